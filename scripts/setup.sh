@@ -1,0 +1,17 @@
+# Sourced by main.sh and test.sh: a virtual environment in .venv with the package
+# (editable) and its test tools. Needs only Python 3.10+ on PATH (python3, or $PYTHON).
+set -eu
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || {
+  echo "ways sensors needs Python 3.10 or newer; set PYTHON=/path/to/python3.1x" >&2
+  exit 1
+}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv || {
+    echo "could not create .venv; on Debian/Ubuntu install python3-venv first" >&2
+    exit 1
+  }
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'

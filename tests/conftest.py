@@ -1,0 +1,182 @@
+"""Shared fixtures: a throwaway install (HOME and every XDG root in tmp), the real
+`ways` command and hook as subprocesses, and a reaper for what tests spawn."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+if not SHARED.is_dir():  # CI clones main into another folder with shared/ beside it
+    SHARED = Path(os.environ.get("WAYS_SHARED", REPO.parent / "shared"))
+REFERENCE = SHARED / "reference"
+PAYLOADS = REFERENCE / "payloads"
+LAUNCHER = REPO / "ways_sensors" / "_launch.py"
+ALL_SECTIONS = [
+    "user_prompt",
+    "queued_message",
+    "assistant_response",
+    "tool_call",
+    "tool_result",
+    "subagent",
+    "compaction",
+    "session_start",
+    "session_end",
+    "way_event",
+]
+
+
+class Install:
+    """A throwaway install: its own HOME, XDG roots and project folder."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.home = root / "home"
+        self.project = root / "proj"
+        for p in (self.home, self.project):
+            p.mkdir(parents=True, exist_ok=True)
+        self.env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAUDE_", "WAYS_"))
+        }
+        self.env.update(
+            {
+                "HOME": str(self.home),
+                "XDG_CONFIG_HOME": str(root / "config"),
+                "XDG_CACHE_HOME": str(root / "cache"),
+                "XDG_STATE_HOME": str(root / "state"),
+                "CLAUDE_PROJECT_DIR": str(self.project),
+                "NO_COLOR": "1",
+            }
+        )
+
+    @property
+    def config_root(self) -> Path:
+        return self.root / "config" / "agent-ways"
+
+    @property
+    def state_root(self) -> Path:
+        return self.root / "state" / "agent-ways"
+
+    @property
+    def user_sensors(self) -> Path:
+        return self.config_root / "sensors"
+
+    @property
+    def project_sensors(self) -> Path:
+        return self.project / ".claude" / "ways-sensors"
+
+    def sensor(self, name: str, text: str, layer: str = "user") -> Path:
+        folder = self.user_sensors if layer == "user" else self.project_sensors
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{name}.yaml"
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    def config(self, text: str) -> Path:
+        self.config_root.mkdir(parents=True, exist_ok=True)
+        path = self.config_root / "config.yaml"
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    def ways(
+        self,
+        *args: str,
+        input: bytes | str | None = None,
+        timeout: float = 60,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess:
+        """The real `ways` console script of this environment."""
+        exe = Path(sys.executable).parent / "ways"
+        return subprocess.run(
+            [str(exe), *args],
+            env=self.env,
+            input=input,
+            capture_output=True,
+            timeout=timeout,
+            cwd=cwd or self.project,
+            text=not isinstance(input, bytes),
+        )
+
+    def hook(
+        self, payload: bytes | str | dict, *, wired: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess:
+        """Run the hook exactly as reconcile wires it (sh -c, -S, the launcher)."""
+        if isinstance(payload, dict):
+            payload = json.dumps(payload)
+        if isinstance(payload, str):
+            payload = payload.encode()
+        if wired:
+            from ways_sensors.commands.reconcile import hook_command
+
+            argv = ["sh", "-c", hook_command(sys.executable, str(LAUNCHER))]
+        else:
+            argv = [str(Path(sys.executable).parent / "ways"), "hook", "sensors"]
+        return subprocess.run(
+            argv,
+            env=self.env,
+            input=payload,
+            capture_output=True,
+            timeout=timeout,
+            cwd=self.project,
+        )
+
+    def sessions(self) -> Path:
+        return self.state_root / "sessions"
+
+
+@pytest.fixture
+def install(tmp_path: Path):
+    yield Install(tmp_path)
+    kill_dispatchers(tmp_path)
+
+
+def everything_sensor(out: Path, **rule_fields) -> str:
+    extra = "".join(f"    {k}: {v}\n" for k, v in rule_fields.items())
+    return (
+        "rules:\n"
+        "  everything:\n"
+        f"    sections: [{', '.join(ALL_SECTIONS)}]\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n" + extra
+    )
+
+
+def payload(name: str) -> dict:
+    return json.loads((PAYLOADS / f"{name}.json").read_text())
+
+
+@pytest.fixture(autouse=True)
+def reap_children():
+    """Kill what a test left running (dispatchers, consumers), grandchildren included."""
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    yield
+    me = psutil.Process()
+    for child in me.children(recursive=True):
+        if child.pid not in before:
+            try:
+                child.send_signal(signal.SIGKILL)
+            except psutil.Error:
+                pass
+
+
+def kill_dispatchers(root: Path) -> None:
+    """Detached dispatchers are not our children: find them by their state root."""
+    for proc in psutil.process_iter(["cmdline", "environ"]):
+        try:
+            cmd = proc.info["cmdline"] or []
+            env = proc.info["environ"] or {}
+        except psutil.Error:
+            continue
+        if "dispatch" in cmd and str(root) in env.get("XDG_STATE_HOME", ""):
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass

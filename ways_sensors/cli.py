@@ -1,0 +1,121 @@
+"""The `ways` command: one argparse tree, each command a function returning an exit code.
+
+`ways hook sensors` is routed before argparse is even imported (it is the hot path),
+and `ways --version` prints without importing anything else. Every other command's
+module is imported only when that command is chosen (the table below, as pip does).
+Errors cross one boundary here: a WaysError becomes one line on stderr, naming the
+next step when there is one, and its exit code (see errors.py).
+"""
+
+from __future__ import annotations
+
+import sys
+
+# (group, command) -> "module:function" under ways_sensors.commands
+COMMANDS = {
+    ("reconcile",): "reconcile:run",
+    ("status",): "status:run",
+    ("demo",): "demo:run",
+    ("sensors", "list"): "sensors_list:run",
+    ("sensors", "lint"): "sensors_lint:run",
+    ("sensors", "dispatch"): "dispatch:run",
+}
+
+
+def build_parser():
+    import argparse
+
+    from . import __version__
+
+    p = argparse.ArgumentParser(
+        prog="ways",
+        description="ways sensors: record a Claude Code session and dispatch it to consumers.",
+    )
+    p.add_argument("--version", action="version", version=f"ways {__version__}")
+    sub = p.add_subparsers(dest="group", metavar="COMMAND")
+
+    hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
+    hook.add_argument("which", choices=["sensors"])
+
+    rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
+    rec.add_argument("--project", metavar="DIR", help="wire DIR/.claude/settings.json")
+    rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
+    rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    rec.add_argument("--settings", metavar="FILE", help=argparse.SUPPRESS)
+
+    st = sub.add_parser("status", help="counters per rule and live dispatchers")
+    st.add_argument("--json", action="store_true")
+
+    demo = sub.add_parser("demo", help="a scripted session through the real hook and dispatcher")
+    demo.add_argument("--keep", action="store_true", help="keep the throwaway install")
+
+    sensors = sub.add_parser("sensors", help="list, lint and run sensors")
+    ss = sensors.add_subparsers(dest="command", metavar="COMMAND")
+    ls = ss.add_parser("list", help="every sensor and rule, with layer, target and flags")
+    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--project", metavar="DIR")
+    lint = ss.add_parser("lint", help="spec errors (exit 3) and warnings")
+    lint.add_argument("--json", action="store_true")
+    lint.add_argument("--project", metavar="DIR")
+    lint.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint alone")
+    disp = ss.add_parser("dispatch", help="the per-session dispatcher (started by the hook)")
+    disp.add_argument("--session", required=True)
+    disp.add_argument("--idle", type=float, default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def _handler(key: tuple[str, ...]):
+    import importlib
+
+    module, func = COMMANDS[key].split(":")
+    return getattr(importlib.import_module(f"ways_sensors.commands.{module}"), func)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["hook", "sensors"]:
+        from .hook import main as hook_main
+
+        hook_main()  # leaves through _exit(0)
+    if argv == ["--version"]:
+        from . import __version__
+
+        print(f"ways {__version__}")
+        return 0
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    key = tuple(k for k in (args.group, getattr(args, "command", None)) if k)
+    if key not in COMMANDS:
+        target = parser
+        if args.group == "sensors":
+            target = next(
+                a
+                for a in parser._subparsers._group_actions[0].choices.values()
+                if a.prog.endswith("sensors")
+            )
+        target.print_help(sys.stderr)
+        return 2
+
+    from .errors import WaysError
+
+    try:
+        return int(_handler(key)(args) or 0)
+    except WaysError as exc:
+        line = f"ways: {exc.message}"
+        if exc.hint:
+            line += f"; {exc.hint}"
+        print(line, file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""`ways sensors list [--json]`: every sensor and rule, with its layer, file and flags.
+
+JSON (stable): {"project": str, "project_allowed": bool,
+  "sensors": [{"name", "layer", "file", "files": [{"layer", "file"}], "enabled",
+               "description", "rules": [{"name", "layer", "file", "enabled",
+               "sections", "target", "destination", "mode", "timeout", "delivery",
+               "chain", "redact", "off_machine"}]}],
+  "refused": [{"name", "layer", "file", "reason"}],
+  "errors": [problem, ...]}   (problem: see `ways sensors lint --json`)
+"""
+
+from __future__ import annotations
+
+import json
+
+from .. import table
+from ..layers import load
+from ..lint import destination, off_machine
+
+
+def rule_row(sensor, rule) -> dict:
+    r = rule.rule
+    return {
+        "name": rule.name,
+        "layer": rule.layer,
+        "file": rule.path,
+        "enabled": bool(sensor.spec.enabled and r.enabled),
+        "sections": list(r.sections),
+        "target": r.dispatch.kind,
+        "destination": destination(rule),
+        "mode": r.mode,
+        "timeout": r.timeout_s,
+        "delivery": r.delivery,
+        "chain": r.chain,
+        "redact": r.redact,
+        "off_machine": off_machine(rule),
+    }
+
+
+def as_json(cat) -> dict:
+    sensors = []
+    for s in cat.sensors.values():
+        sensors.append(
+            {
+                "name": s.name,
+                "layer": s.layer,
+                "file": s.path,
+                "files": [{"layer": src.layer, "file": src.path} for src in s.sources],
+                "enabled": s.spec.enabled,
+                "description": s.spec.description,
+                "rules": [rule_row(s, r) for r in s.rules.values()],
+            }
+        )
+    refused = [
+        {"name": p.sensor, "layer": p.layer, "file": p.path, "reason": p.message}
+        for p in cat.problems
+        if p.layer == "project" and p.severity == "warning" and "refused" in p.message
+    ]
+    return {
+        "project": cat.project,
+        "project_allowed": cat.project_allowed,
+        "sensors": sensors,
+        "refused": refused,
+        "errors": [p.as_json() for p in cat.errors],
+    }
+
+
+def run(args) -> int:
+    cat = load(args.project)
+    data = as_json(cat)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    rows = []
+    for s in data["sensors"]:
+        for r in s["rules"]:
+            rows.append(
+                [
+                    f"{s['name']}/{r['name']}",
+                    "on" if r["enabled"] else "off",
+                    r["layer"],
+                    ",".join(r["sections"]),
+                    r["destination"],
+                    r["mode"],
+                    f"{r['timeout']:g}s",
+                    r["delivery"],
+                    "yes" if r["chain"] else "no",
+                    r["redact"],
+                    "yes" if r["off_machine"] else "no",
+                ]
+            )
+    for ref in data["refused"]:
+        rows.append(
+            [f"{ref['name']}", "refused", "project", "", ref["file"], "", "", "", "", "", ""]
+        )
+    headers = [
+        "RULE",
+        "STATE",
+        "LAYER",
+        "SECTIONS",
+        "TARGET",
+        "MODE",
+        "TIMEOUT",
+        "DELIVERY",
+        "CHAIN",
+        "REDACT",
+        "OFF-MACHINE",
+    ]
+    if rows:
+        print(table.render(headers, rows))
+    else:
+        print("no sensors; shipped ones live in " + _shipped())
+    for s in data["sensors"]:
+        files = ", ".join(f"{f['layer']}: {f['file']}" for f in s["files"])
+        print(table.paint(f"  {s['name']}: {files}", "dim"))
+    if data["refused"]:
+        print(
+            f"{len(data['refused'])} project sensor(s) refused: "
+            f"{cat.project} is not in ways.project_sensors"
+        )
+    if data["errors"]:
+        print(f"{len(data['errors'])} file(s) refused by the spec; see `ways sensors lint`")
+    return 0
+
+
+def _shipped() -> str:
+    from ..roots import shipped_sensor_dir
+
+    return shipped_sensor_dir()

@@ -1,0 +1,73 @@
+"""The events log: one content-free JSON line per thing that went wrong (or notably right).
+
+`<state>/events.log`, 0600 in a 0700 folder, appended with one write per line. A line
+names what happened and where (`kind`, sensor, rule, session, counts, durations, an
+exception's class name), never what the session said: no prompt, no tool input, no
+record, no exception message (those can quote payloads). Writing it must never raise:
+the hook calls it from its last-resort handler. Stdlib-only, import-free (`posix`).
+"""
+
+from __future__ import annotations
+
+from . import roots
+from .roots import posix
+
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+ ")
+
+
+def _text(value: object) -> str:
+    s = str(value)[:200]
+    if all(c in _SAFE for c in s):
+        return '"' + s + '"'
+    return '"' + "".join(c if c in _SAFE else "?" for c in s) + '"'
+
+
+def _value(value: object) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, int) else "%.6g" % value
+    return _text(value)
+
+
+def iso_utc(ns: int) -> str:
+    """ISO 8601 UTC with milliseconds, e.g. 2026-11-29T11:40:02.123Z."""
+    import time
+
+    secs, rem = divmod(ns, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + ".%03dZ" % (rem // 1_000_000)
+
+
+def log(kind: str, **fields: object) -> None:
+    """Append one line; silently gives up when the state root cannot be written."""
+    try:
+        import time
+
+        ns = time.time_ns()
+        parts = ['"ts":"%s"' % iso_utc(ns), '"kind":%s' % _text(kind)]
+        parts += ['"%s":%s' % (k, _value(v)) for k, v in fields.items()]
+        line = ("{" + ",".join(parts) + "}\n").encode("ascii", "replace")
+        root = roots.state_root()
+        roots.makedirs_private(root)
+        fd = posix.open(
+            root + "/events.log", posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600
+        )
+        try:
+            posix.write(fd, line)
+        finally:
+            posix.close(fd)
+    except BaseException:  # the log is the last resort: it must never raise
+        pass
+
+
+def read(limit: int | None = None) -> list[str]:
+    try:
+        with open(roots.state_root() + "/events.log", encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    return lines[-limit:] if limit else lines

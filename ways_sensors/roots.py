@@ -1,0 +1,138 @@
+"""Where ways keeps its files: the config, cache and state roots, and the sensor layers.
+
+XDG on Linux and macOS alike; platformdirs only on Windows, where XDG has no meaning.
+This module is on the hook's fast path, so it imports nothing but `posix` and `sys`
+(both already loaded when Python starts with -S): no `os`, no `pathlib`.
+
+| root    | default                                   | holds                                   |
+|---------|-------------------------------------------|-----------------------------------------|
+| config  | ${XDG_CONFIG_HOME:-~/.config}/agent-ways  | config.yaml, sensors/<name>.yaml (user) |
+| cache   | ${XDG_CACHE_HOME:-~/.cache}/agent-ways    | indexes/ (compiled rule index)          |
+| state   | ${XDG_STATE_HOME:-~/.local/state}/agent-ways | sessions/, events.log, counters, key |
+
+The project layer is `<project>/.claude/ways-sensors/`, where `<project>` is
+`$CLAUDE_PROJECT_DIR`, else the working directory (the payload's `cwd` follows the
+agent's `cd`, so it never picks sensors).
+"""
+
+from __future__ import annotations
+
+import sys
+
+if sys.platform == "win32":  # pragma: no cover - the hook path is POSIX; Windows uses os
+    import os as posix
+else:
+    import posix
+
+APP = "agent-ways"
+SHIPPED_DIRNAME = "_shipped"
+
+
+def env(name: str) -> str | None:
+    """An environment variable as str, or None when unset or empty."""
+    environ = posix.environ
+    if environ and isinstance(next(iter(environ)), bytes):
+        value = environ.get(name.encode())
+        if not value:
+            return None
+        return value.decode("utf-8", "surrogateescape")
+    value = environ.get(name)  # pragma: no cover - Windows
+    return value or None
+
+
+def home() -> str:
+    h = env("HOME")
+    if h:
+        return h.rstrip("/") or "/"
+    import pwd  # rare: HOME unset
+
+    return pwd.getpwuid(posix.getuid()).pw_dir
+
+
+def _xdg(var: str, fallback: str) -> str:
+    base = env(var)
+    if not base or not base.startswith("/"):  # XDG: relative values are ignored
+        base = home() + "/" + fallback
+    return base.rstrip("/") + "/" + APP
+
+
+def config_root() -> str:
+    if sys.platform == "win32":  # pragma: no cover
+        import platformdirs
+
+        return platformdirs.user_config_dir(APP, appauthor=False)
+    return _xdg("XDG_CONFIG_HOME", ".config")
+
+
+def cache_root() -> str:
+    if sys.platform == "win32":  # pragma: no cover
+        import platformdirs
+
+        return platformdirs.user_cache_dir(APP, appauthor=False)
+    return _xdg("XDG_CACHE_HOME", ".cache")
+
+
+def state_root() -> str:
+    if sys.platform == "win32":  # pragma: no cover
+        import platformdirs
+
+        return platformdirs.user_state_dir(APP, appauthor=False)
+    return _xdg("XDG_STATE_HOME", ".local/state")
+
+
+def config_file() -> str:
+    return config_root() + "/config.yaml"
+
+
+def user_sensor_dir() -> str:
+    return config_root() + "/sensors"
+
+
+def package_dir() -> str:
+    return __file__.rpartition("/")[0] or "."
+
+
+def shipped_sensor_dir() -> str:
+    """Shipped sensors: inside the installed package, or the repository's `sensors/`.
+
+    A wheel carries them as `ways_sensors/_shipped`; an editable install runs from the
+    source tree, where they sit beside the package.
+    """
+    pkg = package_dir()
+    inside = pkg + "/" + SHIPPED_DIRNAME
+    try:
+        posix.stat(inside)
+        return inside
+    except OSError:
+        return pkg.rpartition("/")[0] + "/sensors"
+
+
+def project_dir() -> str:
+    """The project whose sensors apply: $CLAUDE_PROJECT_DIR, else the working directory."""
+    p = env("CLAUDE_PROJECT_DIR")
+    if not p:
+        try:
+            p = posix.getcwd()
+        except OSError:
+            p = "/"
+    return p.rstrip("/") or "/"
+
+
+def project_sensor_dir(project: str) -> str:
+    return project.rstrip("/") + "/.claude/ways-sensors"
+
+
+def makedirs_private(path: str) -> None:
+    """Create `path` and missing parents 0700; an existing folder is left as it is."""
+    try:
+        posix.stat(path)
+        return
+    except OSError:
+        pass
+    parent = path.rpartition("/")[0]
+    if parent and parent != path:
+        makedirs_private(parent)
+    try:
+        posix.mkdir(path, 0o700)
+    except FileExistsError:
+        pass

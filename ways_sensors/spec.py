@@ -1,0 +1,257 @@
+"""The typed sensor-file spec (SPEC section 2): one msgspec struct per level.
+
+These structs are the single source of truth: validation, defaults, the generated
+JSON Schema in `schema/`, and (later) the keys `ways settings` offers all come from
+them. A file is decoded with `decode_sensor`, which turns any failure into a
+`SpecError` carrying the field path, so the loader can point at a line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+import msgspec
+from msgspec import Meta, Struct
+
+SPEC_VERSION = 1
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
+NAME_RE = re.compile(NAME_PATTERN)
+
+SECTIONS = (
+    "user_prompt",
+    "queued_message",
+    "assistant_response",
+    "tool_call",
+    "tool_result",
+    "subagent",
+    "compaction",
+    "session_start",
+    "session_end",
+    "way_event",
+)
+Section = Literal[
+    "user_prompt",
+    "queued_message",
+    "assistant_response",
+    "tool_call",
+    "tool_result",
+    "subagent",
+    "compaction",
+    "session_start",
+    "session_end",
+    "way_event",
+]
+TARGET_KINDS = ("file", "http", "command", "otlp")
+SUPPORTED_TARGETS = ("file", "http", "command")
+
+DEFAULT_TIMEOUT = 5.0
+MAX_TIMEOUT = 3600.0
+BLOCKING_CAP = 10.0
+DEFAULT_QUEUE_CAP = 1000
+
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
+DurationText = Annotated[
+    str,
+    Meta(
+        pattern=r"^\s*\d+(\.\d+)?\s*(ms|s|m)?\s*$",
+        description="A duration: '500ms', '5s', '2m', or plain seconds",
+    ),
+]
+Duration = Union[Annotated[float, Meta(gt=0, le=MAX_TIMEOUT)], DurationText]  # noqa: UP007 - a runtime alias on 3.10
+Name = Annotated[str, Meta(pattern=NAME_PATTERN, max_length=64)]
+
+
+def parse_duration(value: float | int | str) -> float:
+    """Seconds from `500ms`, `5s`, `2m` or a plain number; ValueError otherwise."""
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or text like '500ms' or '5s'")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        m = _DURATION_RE.match(value)
+        if not m:
+            raise ValueError(f"{value!r} is not a duration; write e.g. '500ms', '5s' or 2")
+        number, unit = float(m.group(1)), m.group(2) or "s"
+        seconds = number / 1000 if unit == "ms" else number * 60 if unit == "m" else number
+    if not 0 < seconds <= MAX_TIMEOUT:
+        raise ValueError(f"a duration must be above 0 and at most {MAX_TIMEOUT:g}s")
+    return seconds
+
+
+class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Append one line per record to a file; placeholders {session_id} {date} {sensor} {rule}."""
+
+    path: Annotated[str, Meta(min_length=1)]
+    format: Literal["json", "text"] = "json"
+
+    def __post_init__(self) -> None:
+        if not (self.path.startswith("/") or self.path.startswith("~")):
+            raise ValueError("a file target's path must be absolute or start with ~")
+
+
+class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """POST each record as JSON; any 2xx is acceptance. Header values may be ${ENV_NAME}."""
+
+    url: Annotated[str, Meta(pattern=r"^https?://")]
+    headers: dict[str, str] = {}
+
+
+class CommandTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Run argv without a shell; the record on stdin (default) or as the last argument."""
+
+    argv: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
+    input: Literal["stdin", "args"] = "stdin"
+    env: dict[str, str] = {}
+    cwd: str | None = None
+
+
+class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Records as OpenTelemetry log records over OTLP/HTTP (not yet supported)."""
+
+    endpoint: Annotated[str, Meta(pattern=r"^https?://")]
+    headers: dict[str, str] = {}
+
+
+class Dispatch(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Exactly one consumer."""
+
+    file: FileTarget | None = None
+    http: HttpTarget | None = None
+    command: CommandTarget | None = None
+    otlp: OtlpTarget | None = None
+
+    def __post_init__(self) -> None:
+        named = [k for k in TARGET_KINDS if getattr(self, k) is not None]
+        if len(named) != 1:
+            what = " and ".join(named) if named else "none"
+            raise ValueError(
+                f"dispatch needs exactly one of file, http, command; this one has {what}"
+            )
+        if named[0] not in SUPPORTED_TARGETS:
+            raise ValueError(
+                f"the {named[0]} target is not yet supported; use file, http or command"
+            )
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in TARGET_KINDS if getattr(self, k) is not None)
+
+    @property
+    def target(self) -> Any:
+        return getattr(self, self.kind)
+
+
+class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """One selection and one consumer. Fields and defaults are SPEC section 2's table."""
+
+    sections: Annotated[list[Section], Meta(min_length=1)]
+    dispatch: Dispatch
+    enabled: bool = True
+    where: dict[str, Any] | None = None
+    match: Literal["all", "any"] = "all"
+    mode: Literal["async", "blocking"] = "async"
+    timeout: Duration = DEFAULT_TIMEOUT
+    delivery: Literal["best_effort", "at_least_once"] = "best_effort"
+    queue_cap: Annotated[int, Meta(ge=1, le=1_000_000)] = DEFAULT_QUEUE_CAP
+    chain: bool = False
+    redact: Literal["default", "none"] = "default"
+
+    def __post_init__(self) -> None:
+        parse_duration(self.timeout)  # raises ValueError with a readable reason
+
+    @property
+    def timeout_s(self) -> float:
+        return parse_duration(self.timeout)
+
+
+class SensorFile(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """One sensor: a YAML file whose stem is the sensor's name."""
+
+    rules: dict[Name, Rule]
+    spec: Literal[1] = 1
+    kind: Literal["ways"] = "ways"
+    description: str = ""
+    enabled: bool = True
+
+
+class SpecError(ValueError):
+    """A sensor that fails the spec; `path` is the field path as a list of keys."""
+
+    def __init__(self, message: str, path: list[str | int]):
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+
+_PATH_RE = re.compile(r" - at `\$(.*)`$")
+
+
+def _split_path(text: str) -> list[str | int]:
+    """`$.rules.a.timeout` or `$.rules.a.sections[0]` -> ['rules', 'a', 'timeout']."""
+    parts: list[str | int] = []
+    for token in re.findall(r"\.([^.\[]+)|\[(\d+)\]|\[([^\]]+)\]", text):
+        key, index, quoted = token
+        if key:
+            parts.append(key)
+        elif index:
+            parts.append(int(index))
+        else:
+            parts.append(quoted.strip("'\""))
+    return parts
+
+
+def _convert(raw: Any, typ: Any, prefix: list[str | int]) -> Any:
+    try:
+        return msgspec.convert(raw, typ, strict=True)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        m = _PATH_RE.search(text)
+        path = _split_path(m.group(1)) if m else []
+        message = text[: m.start()] if m else text
+        message = message.replace("Object contains unknown field", "unknown field")
+        raise SpecError(message, prefix + path) from None
+
+
+def decode_sensor(raw: Any) -> SensorFile:
+    """Validate a merged sensor mapping; SpecError names the first problem and its path.
+
+    Rules are converted one by one, because msgspec elides mapping keys from its error
+    paths and the rule's name is what a person needs to find the line.
+    """
+    if not isinstance(raw, dict):
+        raise SpecError("a sensor file must be a mapping with a `rules` key", [])
+    if raw.get("kind", "ways") != "ways":
+        raise SpecError(
+            f"kind {raw.get('kind')!r} belongs to another host; ways only loads kind: ways",
+            ["kind"],
+        )
+    rules_raw = raw.get("rules")
+    top = _convert({**raw, "rules": {}} if "rules" in raw else raw, SensorFile, [])
+    if not isinstance(rules_raw, dict):
+        raise SpecError("`rules` must be a mapping from rule name to rule", ["rules"])
+    rules = {}
+    for name, rule in rules_raw.items():
+        if not isinstance(name, str) or not NAME_RE.match(name) or len(name) > 64:
+            raise SpecError(
+                f"{name!r} is not a rule name: use lowercase letters, digits, - and _",
+                ["rules", str(name)],
+            )
+        rules[name] = _convert(rule, Rule, ["rules", name])
+    return msgspec.structs.replace(top, rules=rules)
+
+
+def decode_rule(raw: Any) -> Rule:
+    return _convert(raw, Rule, [])
+
+
+def rule_schema() -> dict[str, Any]:
+    return msgspec.json.schema(Rule)
+
+
+def sensor_schema() -> dict[str, Any]:
+    schema = msgspec.json.schema(SensorFile)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://agent-ways.invalid/schema/sensor.schema.json"
+    schema["title"] = "ways sensor file"
+    return schema

@@ -1,0 +1,203 @@
+"""The per-session spool: where the hook hands events to the dispatcher.
+
+Files, under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
+
+    spool.lock            flock'd (exclusive) by every writer for one append
+    spool/<n>.seg         append-only segments, n = 0000000001, 0000000002, ...
+
+Who writes: the hook (and `ways sensors emit`, and the blocking path re-spooling a
+failed dispatch) appends; nobody rewrites. Who deletes: the dispatcher, a whole
+segment once every rule's cursor has passed it (never the newest one).
+
+A segment is a run of frames:
+
+    WS1 <body length> \n <body> \n
+
+    body = <header JSON object, one line> \n <raw payload bytes, as received>
+
+    header = {"event": "<hook event name>", "ts_ns": <hook clock, ns since epoch>,
+              "project": "<project dir>", "pid": <hook pid>}
+
+The hook never parses the payload; the dispatcher does. A writer holds `spool.lock`
+for the whole append, so concurrent hooks of one session (parallel tool calls) never
+interleave, and the file order is the order `seq` follows. A writer checks the segment
+size before writing and truncates back to it when a write fails (full disk), so a
+failed append leaves no torn frame. Invariants after a SIGKILL anywhere: every complete
+frame is intact; at most the last frame of the newest segment is incomplete, and a
+reader treats an incomplete tail as "not yet written". A reader that meets a frame
+whose header is not `WS1 <n>` skips to the next `\\nWS1 ` (counted as corrupt).
+
+A new segment is started when the newest one reaches SEGMENT_BYTES.
+"""
+
+from __future__ import annotations
+
+from . import roots
+from .roots import posix
+
+MAGIC = b"WS1 "
+SEGMENT_BYTES = 4 << 20
+_SID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+def valid_session_id(sid: str | None) -> bool:
+    """Session ids become folder names: only [A-Za-z0-9_-], 1 to 128 characters."""
+    return bool(sid) and len(sid) <= 128 and all(c in _SID_CHARS for c in sid)
+
+
+def session_dir(session_id: str) -> str:
+    if not valid_session_id(session_id):
+        raise ValueError("invalid session id")
+    return roots.state_root() + "/sessions/" + session_id
+
+
+def json_str(s: str) -> str:
+    """A JSON string literal, without the json module (its import pulls in `re`)."""
+    out = s.replace("\\", "\\\\").replace('"', '\\"')
+    if any(ord(c) < 0x20 for c in out):
+        out = "".join(c if ord(c) >= 0x20 else "\\u%04x" % ord(c) for c in out)
+    return '"' + out + '"'
+
+
+def frame(event: str, ts_ns: int, project: str, payload: bytes) -> bytes:
+    header = '{"event":%s,"ts_ns":%d,"project":%s,"pid":%d}' % (
+        json_str(event),
+        ts_ns,
+        json_str(project),
+        posix.getpid(),
+    )
+    body = header.encode("utf-8", "backslashreplace") + b"\n" + payload
+    return MAGIC + str(len(body)).encode() + b"\n" + body + b"\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = posix.write(fd, view)
+        view = view[n:]
+
+
+def segment_names(spool_dir: str) -> list[str]:
+    try:
+        return sorted(n for n in posix.listdir(spool_dir) if n.endswith(".seg"))
+    except OSError:
+        return []
+
+
+def append(session_id: str, event: str, ts_ns: int, project: str, payload: bytes) -> str:
+    """Append one frame to the session's spool under its lock; returns the segment path."""
+    import fcntl
+
+    base = session_dir(session_id)
+    spool_dir = base + "/spool"
+    roots.makedirs_private(spool_dir)
+    data = frame(event, ts_ns, project, payload)
+    lock = posix.open(base + "/spool.lock", posix.O_RDWR | posix.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        names = segment_names(spool_dir)
+        name = names[-1] if names else "0000000001.seg"
+        path = spool_dir + "/" + name
+        fd = posix.open(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+        try:
+            size = posix.fstat(fd).st_size
+            if size >= SEGMENT_BYTES:
+                posix.close(fd)
+                name = "%010d.seg" % (int(name[:10]) + 1)
+                path = spool_dir + "/" + name
+                fd = posix.open(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+                size = posix.fstat(fd).st_size
+            try:
+                _write_all(fd, data)
+            except BaseException:
+                try:
+                    posix.ftruncate(fd, size)
+                except OSError:
+                    pass
+                raise
+        finally:
+            posix.close(fd)
+    finally:
+        posix.close(lock)  # closing releases the flock
+    return path
+
+
+# --- reading (dispatcher, tests, `ways status`) ------------------------------------------
+
+
+class Entry:
+    """One spool frame: where it sits and what the hook recorded."""
+
+    __slots__ = ("event", "offset", "payload", "pid", "project", "segment", "ts_ns")
+
+    def __init__(self, segment, offset, event, ts_ns, project, pid, payload):
+        self.segment = segment
+        self.offset = offset
+        self.event = event
+        self.ts_ns = ts_ns
+        self.project = project
+        self.pid = pid
+        self.payload = payload
+
+
+def parse_frames(data: bytes, segment: str = "", start: int = 0):
+    """Yield (offset, end, Entry | None) for each complete frame from `start`.
+
+    None marks a corrupt frame that was skipped. Stops before an incomplete tail.
+    """
+    import json
+
+    pos = start
+    n = len(data)
+    while pos < n:
+        if not data.startswith(MAGIC, pos):
+            nxt = data.find(b"\n" + MAGIC, pos)
+            if nxt < 0:
+                return
+            yield pos, nxt + 1, None
+            pos = nxt + 1
+            continue
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            return
+        try:
+            length = int(data[pos + len(MAGIC) : nl])
+        except ValueError:
+            length = -1
+        end = nl + 1 + length + 1
+        if length < 0:
+            nxt = data.find(b"\n" + MAGIC, pos)
+            if nxt < 0:
+                return
+            yield pos, nxt + 1, None
+            pos = nxt + 1
+            continue
+        if end > n:
+            return  # incomplete tail: not yet written
+        body = data[nl + 1 : end - 1]
+        if data[end - 1 : end] != b"\n":
+            nxt = data.find(b"\n" + MAGIC, pos)
+            if nxt < 0:
+                return
+            yield pos, nxt + 1, None
+            pos = nxt + 1
+            continue
+        head, _, payload = body.partition(b"\n")
+        try:
+            h = json.loads(head)
+            entry = Entry(segment, pos, h["event"], h["ts_ns"], h["project"], h.get("pid"), payload)
+        except (ValueError, KeyError, TypeError):
+            entry = None
+        yield pos, end, entry
+        pos = end
+
+
+def read_all(session_id: str) -> list[Entry]:
+    """Every intact entry of a session's spool, in order."""
+    spool_dir = session_dir(session_id) + "/spool"
+    out = []
+    for name in segment_names(spool_dir):
+        with open(spool_dir + "/" + name, "rb") as f:
+            data = f.read()
+        out.extend(e for _, _, e in parse_frames(data, name) if e is not None)
+    return out

@@ -1,0 +1,35 @@
+"""Aligned tables and colour for people; colour only on a terminal without NO_COLOR."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+
+def use_colour(stream=None) -> bool:
+    stream = stream or sys.stdout
+    return (
+        "NO_COLOR" not in os.environ
+        and hasattr(stream, "isatty")
+        and stream.isatty()
+        and os.environ.get("TERM") != "dumb"
+    )
+
+
+def paint(text: str, colour: str, stream=None) -> str:
+    codes = {"red": "31", "yellow": "33", "green": "32", "dim": "2", "bold": "1"}
+    if not use_colour(stream):
+        return text
+    return f"\x1b[{codes[colour]}m{text}\x1b[0m"
+
+
+def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Columns padded to their widest cell; the last column is not padded."""
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for r in cells:
+        parts = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
+        lines.append("  ".join(parts).rstrip())
+    return "\n".join(lines)
