@@ -15,3 +15,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# byte-compile the package as a wheel install would: the hook runs on every tool call
+.venv/bin/python -m compileall -q ways_sensors

@@ -7,8 +7,6 @@ record, no exception message (those can quote payloads). Writing it must never r
 the hook calls it from its last-resort handler. Stdlib-only, import-free (`posix`).
 """
 
-from __future__ import annotations
-
 from . import roots
 from .roots import posix
 

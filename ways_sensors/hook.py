@@ -14,8 +14,6 @@ the session's dispatcher runs. Imports here are `posix`, `sys`, and on the hand-
 `fcntl` and `time`; a test asserts it.
 """
 
-from __future__ import annotations
-
 import sys
 
 from .roots import posix
@@ -105,17 +103,23 @@ def sections_for(event: str, data: bytes) -> tuple[str, ...]:
     return sections
 
 
+def _log(kind: str, **fields) -> None:
+    from . import events  # only when there is something to say
+
+    events.log(kind, **fields)
+
+
 def run() -> None:
-    from . import events, index, roots
+    from . import index, roots
 
     data = read_stdin()
     if data is None:
-        events.log("hook.payload_too_large", limit=MAX_PAYLOAD)
+        _log("hook.payload_too_large", limit=MAX_PAYLOAD)
         return
     event = string_field(data, b"hook_event_name")
     if event is None:
         if data.strip():
-            events.log("hook.no_event_name", size=len(data))
+            _log("hook.no_event_name", size=len(data))
         return
     sections = sections_for(event, data)
     if not sections:
@@ -134,7 +138,7 @@ def run() -> None:
 
     session_id = string_field(data, b"session_id")
     if not spool.valid_session_id(session_id):
-        events.log("hook.bad_session_id", hook_event=event)
+        _log("hook.bad_session_id", hook_event=event)
         return
     if wants_async:
         spool.append(session_id, event, ts_ns, project, data)
@@ -166,9 +170,7 @@ def main() -> None:
         run()
     except BaseException as exc:  # the hook never fails a tool call
         try:
-            from . import events
-
-            events.log("hook.error", error=type(exc).__name__)
+            _log("hook.error", error=type(exc).__name__)
         except BaseException:
             pass
     posix._exit(0)

@@ -20,8 +20,6 @@ The top half is stdlib-only and import-free (`posix`, `sys`); `build()` imports 
 YAML loader lazily, because it only runs when the key changed.
 """
 
-from __future__ import annotations
-
 import sys
 
 from . import __version__, roots

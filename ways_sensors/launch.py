@@ -10,8 +10,6 @@ the second dispatcher then fails to take the lock and exits at once.
 Stdlib-only (`posix`, `fcntl`, `sys`).
 """
 
-from __future__ import annotations
-
 import sys
 
 from . import roots

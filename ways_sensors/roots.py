@@ -15,8 +15,6 @@ The project layer is `<project>/.claude/ways-sensors/`, where `<project>` is
 agent's `cd`, so it never picks sensors).
 """
 
-from __future__ import annotations
-
 import sys
 
 if sys.platform == "win32":  # pragma: no cover - the hook path is POSIX; Windows uses os

@@ -30,8 +30,6 @@ whose header is not `WS1 <n>` skips to the next `\\nWS1 ` (counted as corrupt).
 A new segment is started when the newest one reaches SEGMENT_BYTES.
 """
 
-from __future__ import annotations
-
 from . import roots
 from .roots import posix
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 _decoder = json.JSONDecoder()
@@ -137,22 +137,3 @@ def classify_user(obj: dict[str, Any]) -> str:
     if text in INTERRUPT_MARKERS or text.startswith(INTERRUPT_MARKERS):
         return "interrupt"
     return "prompt"
-
-
-@dataclass
-class Line:
-    """A transcript object with the fields records.py needs, read defensively."""
-
-    obj: dict[str, Any]
-    kind: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        t = self.obj.get("type")
-        if t == "user":
-            self.kind = "user:" + classify_user(self.obj)
-        elif t == "assistant":
-            self.kind = "assistant"
-        elif isinstance(t, str):
-            self.kind = t
-        else:
-            self.kind = "unknown"

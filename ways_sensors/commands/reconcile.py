@@ -192,6 +192,19 @@ def atomic_write(path: str, text: str) -> None:
         raise
 
 
+def _compile_package() -> None:
+    """Byte-compile the package so the hook never compiles on a tool call (an editable
+    install, or PYTHONDONTWRITEBYTECODE, would otherwise leave it to every run)."""
+    import compileall
+
+    from ..roots import package_dir
+
+    try:
+        compileall.compile_dir(package_dir(), quiet=2, force=False)
+    except OSError:
+        pass  # a read-only install was compiled by pip already
+
+
 def run(args) -> int:
     from filelock import FileLock, Timeout
 
@@ -220,6 +233,8 @@ def run(args) -> int:
         ) from None
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {exc.strerror}") from None
+    if not args.remove:
+        _compile_package()
     if args.remove:
         print(f"{path}: removed ways hook sensors")
     else:

@@ -1,0 +1,285 @@
+"""The record builder over a live-growing transcript: queued messages and replies once each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ways_sensors.records import Builder, Tracker, envelope, split_mcp
+
+from .conftest import REFERENCE, payload
+
+SAMPLE = (REFERENCE / "transcript-sample.jsonl").read_bytes().splitlines(keepends=True)
+T0 = 1_795_000_000_000_000_000
+
+
+class Session:
+    """A transcript that grows line by line while hook events arrive, as in real life."""
+
+    def __init__(self, tmp_path: Path):
+        self.path = tmp_path / "session.jsonl"
+        self.path.write_bytes(b"")
+        self.builder = Builder()
+        self.drafts = []
+        self.ts = T0
+
+    def write(self, *lines: bytes | dict) -> None:
+        with open(self.path, "ab") as f:
+            for line in lines:
+                if isinstance(line, dict):
+                    line = json.dumps(line).encode() + b"\n"
+                f.write(line)
+
+    def fire(self, name: str, **fields):
+        p = {**payload(name), "transcript_path": str(self.path), **fields}
+        self.ts += 1_000_000
+        # the tracker survives a dispatcher restart: round-trip it through JSON each time
+        self.builder = Builder(Tracker.from_json(self.builder.tracker.to_json()))
+        got = self.builder.build(p["hook_event_name"], p, self.ts)
+        self.drafts += got
+        return got
+
+    def of(self, section):
+        return [d for d in self.drafts if d.section == section]
+
+
+def prompt(text, uuid):
+    return {
+        "type": "user",
+        "uuid": uuid,
+        "timestamp": "2026-10-06T10:00:00.000Z",
+        "message": {"role": "user", "content": text},
+        "origin": {"kind": "human"},
+    }
+
+
+def reply(text, uuid, msg="msg_x"):
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "timestamp": "2026-10-06T10:00:01.000Z",
+        "message": {"id": msg, "role": "assistant", "content": [{"type": "text", "text": text}]},
+    }
+
+
+def thinking(text, uuid, msg="msg_x"):
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "message": {
+            "id": msg,
+            "role": "assistant",
+            "content": [{"type": "thinking", "thinking": text}],
+        },
+    }
+
+
+INTERRUPT = {
+    "type": "user",
+    "uuid": "int-1",
+    "message": {
+        "role": "user",
+        "content": [{"type": "text", "text": "[Request interrupted by user]"}],
+    },
+}
+
+
+def test_reference_transcript_played_live(tmp_path):
+    s = Session(tmp_path)
+    s.write(*SAMPLE[:2])
+    s.fire("SessionStart")
+    s.fire("UserPromptSubmit")
+    s.write(*SAMPLE[2:13])
+    s.fire("PostToolUse")
+    s.write(*SAMPLE[13:17])
+    s.fire("PostToolUse")
+    s.fire("Stop")
+    s.write(*SAMPLE[17:23])
+    s.fire("PreCompact")
+    s.fire("SessionStart", source="compact")
+    s.write(*SAMPLE[23:])
+    s.fire("PostToolUseFailure")
+    s.fire("SessionEnd")
+
+    queued = s.of("queued_message")
+    assert [q.data["text"] for q in queued] == ["also cover the 429 Retry-After case"]
+    assert queued[0].timestamp == "2026-10-06T09:14:17.020Z"  # the transcript's own time
+    replies = s.of("assistant_response")
+    assert [r.data["text"] for r in replies] == [payload("Stop")["last_assistant_message"]]
+    everything = json.dumps([d.data for d in s.drafts])
+    assert "Look at the current sender first" not in everything  # thinking never exported
+    assert [c.data["phase"] for c in s.of("compaction")] == ["before", "after"]
+
+
+def test_interrupted_reply_is_recovered_at_the_next_stop_once(tmp_path):
+    s = Session(tmp_path)
+    s.fire("SessionStart")
+    s.write(
+        prompt("first question", "p1"),
+        thinking("SECRET-THOUGHT", "a0", "m1"),
+        reply("Partial answer, then", "a1", "m1"),
+        reply("more of it", "a2", "m1"),
+        INTERRUPT,
+    )
+    # no Stop: the user interrupted. Next turn:
+    s.write(prompt("second question", "p2"), reply("Second answer", "a3", "m2"))
+    s.fire("Stop", last_assistant_message="Second answer")
+    s.write(prompt("third", "p3"), reply("Third answer", "a4", "m3"))
+    s.fire("Stop", last_assistant_message="Third answer")
+    s.fire("SessionEnd")
+    texts = [(r.data["text"], r.data.get("interrupted", False)) for r in s.of("assistant_response")]
+    assert texts == [
+        ("Partial answer, then\nmore of it", True),
+        ("Second answer", False),
+        ("Third answer", False),
+    ]
+    assert "SECRET-THOUGHT" not in json.dumps([d.data for d in s.drafts])
+
+
+def test_interrupted_last_turn_is_recovered_at_session_end(tmp_path):
+    s = Session(tmp_path)
+    s.fire("SessionStart")
+    s.write(prompt("q", "p1"), reply("A", "a1", "m1"))
+    s.fire("Stop", last_assistant_message="A")
+    s.write(prompt("q2", "p2"), reply("Cut off mid", "a2", "m2"), INTERRUPT)
+    s.fire("SessionEnd")
+    texts = [r.data["text"] for r in s.of("assistant_response")]
+    assert texts == ["A", "Cut off mid"]
+
+
+def test_stop_before_its_prompt_reaches_the_transcript(tmp_path):
+    s = Session(tmp_path)
+    s.fire("SessionStart")
+    s.fire("Stop", last_assistant_message="early")  # transcript lags behind
+    s.write(prompt("q", "p1"), reply("early", "a1"))
+    s.write(prompt("q2", "p2"), reply("next", "a2", "m2"))
+    s.fire("Stop", last_assistant_message="next")
+    s.fire("SessionEnd")
+    assert [r.data["text"] for r in s.of("assistant_response")] == ["early", "next"]
+
+
+def test_resumed_session_does_not_reexport_old_turns(tmp_path):
+    s = Session(tmp_path)
+    s.write(prompt("old, interrupted", "p0"), reply("old partial", "a0"), INTERRUPT)
+    s.fire("SessionStart", source="resume")  # a new tracker: starts at the end
+    s.write(prompt("new", "p1"), reply("new answer", "a1", "m1"))
+    s.fire("Stop", last_assistant_message="new answer")
+    s.fire("SessionEnd")
+    assert [r.data["text"] for r in s.of("assistant_response")] == ["new answer"]
+
+
+def test_queued_messages_each_once(tmp_path):
+    s = Session(tmp_path)
+    s.fire("SessionStart")
+    enq = {
+        "type": "queue-operation",
+        "operation": "enqueue",
+        "content": "typed while working",
+        "timestamp": "2026-10-06T10:00:02.000Z",
+    }
+    s.write(prompt("q", "p1"), enq)
+    s.fire("PostToolUse")
+    s.write(
+        {"type": "queue-operation", "operation": "remove", "content": "typed while working"},
+        {
+            "type": "attachment",
+            "uuid": "att1",
+            "attachment": {
+                "type": "queued_command",
+                "prompt": "typed while working",
+                "commandMode": "prompt",
+                "origin": {"kind": "human"},
+            },
+        },
+        {
+            "type": "attachment",
+            "uuid": "att2",
+            "attachment": {
+                "type": "queued_command",
+                "prompt": [{"type": "text", "text": "only attached"}],
+                "commandMode": "prompt",
+            },
+        },
+        {
+            "type": "queue-operation",
+            "operation": "enqueue",
+            "content": "<task-notification>done</task-notification>",
+        },
+        {
+            "type": "attachment",
+            "uuid": "att3",
+            "attachment": {
+                "type": "queued_command",
+                "prompt": "<task-notification>x",
+                "commandMode": "task-notification",
+            },
+        },
+    )
+    s.fire("PostToolUse")
+    s.fire("Stop")
+    s.fire("SessionEnd")
+    assert [q.data["text"] for q in s.of("queued_message")] == [
+        "typed while working",
+        "only attached",
+    ]
+
+
+def test_half_written_line_is_read_once_complete(tmp_path):
+    s = Session(tmp_path)
+    s.fire("SessionStart")
+    line = (
+        json.dumps(
+            {"type": "queue-operation", "operation": "enqueue", "content": "split write"}
+        ).encode()
+        + b"\n"
+    )
+    s.write(line[:20])
+    s.fire("PostToolUse")
+    assert s.of("queued_message") == []
+    s.write(line[20:])
+    s.fire("PostToolUse")
+    assert [q.data["text"] for q in s.of("queued_message")] == ["split write"]
+
+
+def test_internal_agents_and_mcp_tools():
+    b = Builder()
+    stop = {**payload("SubagentStop"), "agent_type": "", "agent_id": "aint"}
+    sub, rep = b.build("SubagentStop", stop, T0)
+    assert sub.agent_type == rep.agent_type == "internal"
+    b.tracker.started = True
+    never_started = {**payload("SubagentStop"), "agent_id": "a-unknown"}
+    assert b.build("SubagentStop", never_started, T0)[1].agent_type == "internal"
+    b.build("SubagentStart", payload("SubagentStart"), T0)
+    assert b.build("SubagentStop", payload("SubagentStop"), T0)[1].agent_type == "Explore"
+
+    call = {
+        **payload("PreToolUse"),
+        "tool_name": "mcp__plugin_x_tracker__create_issue",
+        "mcp_server": {"name": "tracker", "source": "plugin"},
+    }
+    [d] = b.build("PreToolUse", call, T0)
+    assert (d.data["mcp_server"], d.data["mcp_tool"]) == ("plugin_x_tracker", "create_issue")
+    assert d.data["extra"]["mcp_server"] == {"name": "tracker", "source": "plugin"}
+    assert split_mcp("Bash") is None and split_mcp("mcp__x") is None
+
+
+def test_envelope_shape():
+    [d] = Builder().build("UserPromptSubmit", payload("UserPromptSubmit"), T0)
+    rec = envelope(d, 7, "sid", "/p")
+    assert list(rec) == [
+        "schema",
+        "section",
+        "seq",
+        "session_id",
+        "agent_id",
+        "agent_type",
+        "timestamp",
+        "project",
+        "hook_event",
+        "prompt_id",
+        "data",
+    ]
+    assert rec["schema"] == "ways.sensor.record/1" and rec["seq"] == 7
+    assert rec["timestamp"].endswith("Z") and len(rec["timestamp"]) == 24
+    assert rec["data"]["prompt"].startswith("Add retry")
+    assert "prompt" not in rec["data"]["extra"] and "session_id" not in rec["data"]["extra"]

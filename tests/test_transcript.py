@@ -1,0 +1,85 @@
+"""Robust transcript reading (reference section 4.11)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ways_sensors import transcript
+from ways_sensors.transcript import ReadStats, classify_user, decode_line, read_from
+
+from .conftest import REFERENCE
+
+
+def test_reference_sample_parses_as_documented():
+    stats = ReadStats()
+    objs = list(transcript.iter_file(str(REFERENCE / "transcript-sample.jsonl"), stats))
+    # 25 lines parse directly, 1 line yields 2 objects, 1 line is malformed
+    assert stats.lines == 27
+    assert stats.malformed == 1
+    assert len(objs) == 27
+    assert {"last-prompt", "ai-title"} <= {o.get("type") for o in objs}
+
+
+def test_nul_padding_two_objects_malformed_and_half_written_tail(tmp_path):
+    a = json.dumps({"type": "a", "n": 1}).encode()
+    b = json.dumps({"type": "b", "n": 2}).encode()
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(
+        a
+        + b"\n"
+        + b"\x00" * 40
+        + b"\n"
+        + a
+        + b
+        + b"\n"
+        + b'{"broken": \n'
+        + b
+        + b"\n"
+        + b'{"type": "half'
+    )
+    stats = ReadStats()
+    objs, offset = read_from(str(path), 0, stats)
+    assert [o["type"] for o in objs] == ["a", "a", "b", "b"]
+    assert stats.malformed == 1
+    assert offset == path.stat().st_size - len(b'{"type": "half')
+    with open(path, "ab") as f:
+        f.write(b'", "n": 3}\n')
+    more, offset2 = read_from(str(path), offset)
+    assert more == [{"type": "half", "n": 3}]
+    assert offset2 == path.stat().st_size
+
+
+def test_missing_file_reads_nothing(tmp_path):
+    assert read_from(str(tmp_path / "none.jsonl"), 5) == ([], 5)
+
+
+def test_user_line_classes():
+    def user(content, **kw):
+        return {"type": "user", "message": {"role": "user", "content": content}, **kw}
+
+    assert classify_user(user("hello")) == "prompt"
+    assert classify_user(user("<command-name>/compact</command-name>")) == "prompt"
+    assert classify_user(user("x", isCompactSummary=True)) == "summary"
+    assert classify_user(user([{"type": "tool_result", "tool_use_id": "t"}])) == "tool_result"
+    assert classify_user(user("x", toolUseResult={})) == "tool_result"
+    assert classify_user(user("x", isMeta=True)) == "meta"
+    assert classify_user(user("<local-command-stdout>ok")) == "command_output"
+    assert (
+        classify_user(user([{"type": "text", "text": "[Request interrupted by user]"}]))
+        == "interrupt"
+    )
+
+
+@given(st.binary(max_size=300))
+def test_decode_line_never_raises(data):
+    out = decode_line(data)
+    assert all(isinstance(o, dict) for o in out)
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=5), st.integers(), max_size=3), max_size=4))
+def test_concatenated_objects_are_all_recovered(objs):
+    line = "".join(json.dumps(o) for o in objs).encode()
+    assert decode_line(line) == objs
