@@ -176,7 +176,8 @@ def test_only_events_whose_sections_are_selected_are_spooled(install, tmp_path):
     with dispatcher_lock(install):
         for name in HOOK_EVENTS:
             install.hook((PAYLOADS / f"{name}.json").read_bytes())
-        assert [e.event for e in entries(install)] == ["PreToolUse", "PreToolUse"]
+        # and SessionEnd, since this session has a spool: the dispatcher's cue to finish
+        assert [e.event for e in entries(install)] == ["PreToolUse", "PreToolUse", "SessionEnd"]
 
 
 def test_disabled_rules_and_sensors_take_the_fast_path(install, tmp_path):

@@ -129,7 +129,11 @@ def run() -> None:
     wants_async = [s for s in sections if s in idx.async_sections]
     wants_blocking = [s for s in sections if s in idx.blocking_sections]
     if not wants_async and not wants_blocking:
-        return
+        if event == "SessionEnd" and _has_spool(data):
+            wants_async = ["session_end"]  # tell the dispatcher: drain, then clean up
+        else:
+            _resume_pending(event, data)
+            return
 
     import time
 
@@ -145,10 +149,52 @@ def run() -> None:
         from . import launch
 
         launch.ensure_dispatcher(session_id)
+        if event == "SessionStart":
+            _resume_pending(event, data)
     if wants_blocking:
         from . import blocking
 
         blocking.run(session_id, event, ts_ns, project, data, wants_blocking)
+
+
+def _has_spool(data: bytes) -> bool:
+    from . import roots, spool
+
+    sid = string_field(data, b"session_id")
+    if not spool.valid_session_id(sid):
+        return False
+    try:
+        posix.stat(roots.state_root() + "/sessions/" + sid + "/spool")
+        return True
+    except OSError:
+        return False
+
+
+def _resume_pending(event: str, data: bytes) -> None:
+    """Restart dispatchers that exited owing records: this session's at its next event,
+    every session's at any session start (a consumer that was down gets its records)."""
+    from . import roots
+
+    folder = roots.state_root() + "/pending"
+    if event == "SessionStart":
+        try:
+            owed = posix.listdir(folder)
+        except OSError:
+            return
+    else:
+        sid = string_field(data, b"session_id")
+        if not sid or "/" in sid or sid.startswith("."):
+            return
+        try:
+            posix.stat(folder + "/" + sid)
+        except OSError:
+            return
+        owed = [sid]
+    from . import launch, spool
+
+    for sid in owed:
+        if spool.valid_session_id(sid):
+            launch.ensure_dispatcher(sid)
 
 
 def _silence() -> None:

@@ -175,6 +175,8 @@ def build(project: str, key: str | None = None) -> Index:
         site.main()
     import json
 
+    import msgspec
+
     from .layers import load
 
     key = key or compute_key(project)
@@ -195,6 +197,7 @@ def build(project: str, key: str | None = None) -> Index:
                     "enabled": enabled,
                     "layer": rule.layer,
                     "file": rule.path,
+                    "spec": msgspec.to_builtins(r),
                 }
             )
     text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}))
@@ -213,3 +216,25 @@ def build(project: str, key: str | None = None) -> Index:
     parsed = parse(text)
     assert parsed is not None
     return parsed
+
+
+def enabled_rules(idx: Index, mode: str | None = None) -> dict:
+    """{rule id: (sensor, LoadedRule)} of the index's enabled rules (optionally one mode)."""
+    import json
+
+    from .conditions import compile_where
+    from .layers import LoadedRule
+    from .spec import decode_rule
+
+    out = {}
+    for item in json.loads(idx.rules_text).get("rules", []):
+        if not item.get("enabled"):
+            continue
+        rule = decode_rule(item["spec"])
+        if mode and rule.mode != mode:
+            continue
+        loaded = LoadedRule(
+            item["rule"], rule, compile_where(rule.where, rule.match), item["layer"], item["file"]
+        )
+        out[item["sensor"] + "." + item["rule"]] = (item["sensor"], loaded)
+    return out

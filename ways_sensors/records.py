@@ -115,8 +115,9 @@ def _tool_data(p: dict[str, Any]) -> dict[str, Any]:
 class Builder:
     """Turns one session's spool entries into drafts, in spool order."""
 
-    def __init__(self, tracker: Tracker | None = None):
+    def __init__(self, tracker: Tracker | None = None, transcript: bool = True):
         self.tracker = tracker or Tracker()
+        self.transcript = transcript  # False: payload-only (the blocking path)
 
     # --- entry point ----------------------------------------------------------------
 
@@ -226,7 +227,7 @@ class Builder:
 
     def _SessionStart(self, p, draft):
         t = self.tracker
-        if not t.started and not t.turns and t.offset == 0:
+        if self.transcript and not t.started and not t.turns and t.offset == 0:
             self._fast_forward(p)
         t.started = True
         out = [
@@ -315,7 +316,7 @@ class Builder:
         """Read the transcript's new complete lines; return the queued messages found."""
         t = self.tracker
         path = p.get("transcript_path")
-        if not isinstance(path, str) or not path:
+        if not self.transcript or not isinstance(path, str) or not path:
             return []
         if t.transcript != path:
             t.transcript, t.offset = path, 0
@@ -394,8 +395,8 @@ class Builder:
         return []
 
 
-def envelope(d: Draft, seq: int, session_id: str, project: str) -> dict[str, Any]:
-    """The session-level record (without the rule fields)."""
+def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[str, Any]:
+    """The session-level record (without the rule fields); seq None off the spool."""
     rec: dict[str, Any] = {
         "schema": SCHEMA,
         "section": d.section,

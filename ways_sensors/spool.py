@@ -90,9 +90,15 @@ def append(session_id: str, event: str, ts_ns: int, project: str, payload: bytes
     spool_dir = base + "/spool"
     roots.makedirs_private(spool_dir)
     data = frame(event, ts_ns, project, payload)
-    lock = posix.open(base + "/spool.lock", posix.O_RDWR | posix.O_CREAT, 0o600)
-    try:
+    for _ in range(5):
+        lock = posix.open(base + "/spool.lock", posix.O_RDWR | posix.O_CREAT, 0o600)
         fcntl.flock(lock, fcntl.LOCK_EX)
+        if posix.fstat(lock).st_nlink:
+            break
+        # the dispatcher removed the session folder while we waited: start again
+        posix.close(lock)
+        roots.makedirs_private(spool_dir)
+    try:
         names = segment_names(spool_dir)
         name = names[-1] if names else "0000000001.seg"
         path = spool_dir + "/" + name
@@ -138,56 +144,53 @@ class Entry:
         self.payload = payload
 
 
-def parse_frames(data: bytes, segment: str = "", start: int = 0):
-    """Yield (offset, end, Entry | None) for each complete frame from `start`.
+def scan_frames(data: bytes, magic: bytes = MAGIC, start: int = 0):
+    """Yield (offset, end, body | None) for each complete frame of `data` from `start`.
 
-    None marks a corrupt frame that was skipped. Stops before an incomplete tail.
+    None marks a corrupt stretch that was skipped up to the next frame start. Stops
+    before an incomplete tail, which a reader treats as not yet written.
     """
-    import json
-
     pos = start
     n = len(data)
     while pos < n:
-        if not data.startswith(MAGIC, pos):
-            nxt = data.find(b"\n" + MAGIC, pos)
-            if nxt < 0:
+        body = None
+        if data.startswith(magic, pos):
+            nl = data.find(b"\n", pos)
+            if nl < 0:
                 return
-            yield pos, nxt + 1, None
-            pos = nxt + 1
-            continue
-        nl = data.find(b"\n", pos)
-        if nl < 0:
+            try:
+                length = int(data[pos + len(magic) : nl])
+            except ValueError:
+                length = -1
+            end = nl + 1 + length + 1
+            if length >= 0:
+                if end > n:
+                    return  # incomplete tail: not yet written
+                if data[end - 1 : end] == b"\n":
+                    yield pos, end, data[nl + 1 : end - 1]
+                    pos = end
+                    continue
+        nxt = data.find(b"\n" + magic, pos)
+        if nxt < 0:
             return
-        try:
-            length = int(data[pos + len(MAGIC) : nl])
-        except ValueError:
-            length = -1
-        end = nl + 1 + length + 1
-        if length < 0:
-            nxt = data.find(b"\n" + MAGIC, pos)
-            if nxt < 0:
-                return
-            yield pos, nxt + 1, None
-            pos = nxt + 1
-            continue
-        if end > n:
-            return  # incomplete tail: not yet written
-        body = data[nl + 1 : end - 1]
-        if data[end - 1 : end] != b"\n":
-            nxt = data.find(b"\n" + MAGIC, pos)
-            if nxt < 0:
-                return
-            yield pos, nxt + 1, None
-            pos = nxt + 1
-            continue
-        head, _, payload = body.partition(b"\n")
-        try:
-            h = json.loads(head)
-            entry = Entry(segment, pos, h["event"], h["ts_ns"], h["project"], h.get("pid"), payload)
-        except (ValueError, KeyError, TypeError):
-            entry = None
-        yield pos, end, entry
-        pos = end
+        yield pos, nxt + 1, body
+        pos = nxt + 1
+
+
+def parse_entry(body: bytes | None, segment: str = "", offset: int = 0) -> Entry | None:
+    """A spool frame's body as an Entry; None when its header is unreadable."""
+    import json
+
+    if body is None:
+        return None
+    head, _, payload = body.partition(b"\n")
+    try:
+        h = json.loads(head)
+        return Entry(
+            segment, offset, h["event"], int(h["ts_ns"]), h["project"], h.get("pid"), payload
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def read_all(session_id: str) -> list[Entry]:
@@ -197,5 +200,8 @@ def read_all(session_id: str) -> list[Entry]:
     for name in segment_names(spool_dir):
         with open(spool_dir + "/" + name, "rb") as f:
             data = f.read()
-        out.extend(e for _, _, e in parse_frames(data, name) if e is not None)
+        for off, _, body in scan_frames(data):
+            entry = parse_entry(body, name, off)
+            if entry is not None:
+                out.append(entry)
     return out

@@ -1,0 +1,113 @@
+"""Real loopback HTTP consumers for tests: one that accepts, refuses, hangs or trickles."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+
+class Server:
+    """A tiny HTTP/1.1 server on 127.0.0.1 in a thread; `mode` picks its behaviour.
+
+    accept: 200 and keep the JSON body; refuse: 503; hang: read the request, never
+    answer; trickle: send the response one byte a second.
+    """
+
+    def __init__(self, mode: str = "accept", port: int = 0):
+        self.mode = mode
+        self.bodies: list[dict] = []
+        self.headers: list[dict[str, str]] = []
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/records"
+        self.stopped = threading.Event()
+        self.conns: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        self.sock.settimeout(0.2)
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            self.conns.append(conn)
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _read_request(self, conn: socket.socket):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            k, _, v = line.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        length = int(headers.get("content-length", 0))
+        while len(body) < length:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            body += chunk
+        return headers, body
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            while not self.stopped.is_set():
+                req = self._read_request(conn)
+                if req is None:
+                    return
+                headers, body = req
+                if self.mode == "hang":
+                    self.stopped.wait()
+                    return
+                if self.mode == "trickle":
+                    for b in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok":
+                        if self.stopped.wait(1.0):
+                            return
+                        conn.sendall(bytes([b]))
+                    return
+                if self.mode == "refuse":
+                    conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+                    continue
+                self.headers.append(headers)
+                self.bodies.append(json.loads(body))
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        except (OSError, ValueError):  # a client cut at its deadline; a torn body
+            return
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.sock.close()
+        for c in self.conns:
+            try:
+                c.close()
+            except OSError:
+                pass
+        self.thread.join(timeout=2)
+
+    def wait_for(self, n: int, timeout: float = 30.0) -> list[dict]:
+        end = time.monotonic() + timeout
+        while len(self.bodies) < n and time.monotonic() < end:
+            time.sleep(0.02)
+        return self.bodies
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

@@ -1,0 +1,454 @@
+"""The detached dispatcher as a real process, started by the real hook."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ways_sensors import spool
+
+from .conftest import ALL_SECTIONS, payload
+from .servers import Server, free_port
+
+SID = "5c1e7a2b-3f4d-4e8a-9b6c-0d2f1a3b4c5d"
+SESSION = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreToolUse-in-subagent",
+    "PostToolUseFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "PreCompact",
+    "SessionEnd",
+]
+PY = sys.executable
+
+
+def wait_until(pred, timeout=30.0, step=0.05):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
+def lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def dispatcher_alive(install, sid=SID) -> bool:
+    lock = install.sessions() / sid / "dispatch.lock"
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def dispatcher_pid(install, sid=SID) -> int | None:
+    try:
+        return json.loads((install.sessions() / sid / "dispatcher.json").read_text())["pid"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def play(install, names=SESSION, **overrides):
+    for name in names:
+        p = {**payload(name), **overrides}
+        r = install.hook(p)
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+
+
+def sections_list():
+    return "[" + ", ".join(ALL_SECTIONS) + "]"
+
+
+def status(install) -> dict:
+    r = install.ways("status", "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def counters_of(install, rule: str) -> dict:
+    return next(r["counters"] for r in status(install)["rules"] if r["rule"] == rule)
+
+
+def test_records_reach_file_http_and_command_consumers(install, tmp_path):
+    server = Server("accept")
+    try:
+        out = tmp_path / "out"
+        append_stdin = f"import sys; open('{out}/cmd.jsonl','a').write(sys.stdin.read())"
+        install.sensor(
+            "fanout",
+            f"""\
+            rules:
+              to-file:
+                sections: {sections_list()}
+                dispatch: {{file: {{path: '{out}/{{session_id}}.jsonl'}}}}
+                chain: true
+                delivery: at_least_once
+              to-http:
+                sections: [tool_call, tool_result]
+                dispatch: {{http: {{url: '{server.url}'}}}}
+              to-command:
+                sections: [user_prompt]
+                dispatch:
+                  command:
+                    argv: [{PY}, -c, "{append_stdin}"]
+            """,
+        )
+        play(install)
+        assert wait_until(lambda: not (install.sessions() / SID).exists())
+        got = lines(out / f"{SID}.jsonl")
+        assert [r["rule_seq"] for r in got] == list(range(1, len(got) + 1))
+        assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)
+        assert {r["section"] for r in got} >= {
+            "session_start",
+            "user_prompt",
+            "tool_call",
+            "tool_result",
+            "subagent",
+            "assistant_response",
+            "compaction",
+            "session_end",
+        }
+        assert all(r["sensor"] == "fanout" and r["rule"] == "to-file" for r in got)
+        assert all("chain" in r for r in got)
+        http = server.wait_for(4)
+        assert [r["section"] for r in http] == [
+            "tool_call",
+            "tool_result",
+            "tool_call",
+            "tool_result",
+        ]
+        assert [r["rule_seq"] for r in http] == [1, 2, 3, 4]
+        cmd = lines(out / "cmd.jsonl")
+        assert [r["data"]["prompt"] for r in cmd] == [payload("UserPromptSubmit")["prompt"]]
+        # drained after session_end: the folder is gone, the ledger stays
+        assert (install.state_root / "ledger" / f"{SID}.json").exists()
+        c = counters_of(install, "fanout/to-file")
+        assert c["dispatched"] == c["delivered"] == len(got)
+    finally:
+        server.close()
+
+
+def test_a_stuck_consumer_never_delays_another(install, tmp_path):
+    out = tmp_path / "fast.jsonl"
+    install.sensor(
+        "two",
+        f"""\
+        rules:
+          stuck:
+            sections: [tool_call]
+            dispatch: {{command: {{argv: [sleep, "1000"]}}}}
+            timeout: 60s
+          fast:
+            sections: [tool_call]
+            dispatch: {{file: {{path: '{out}'}}}}
+        """,
+    )
+    play(install, ["PreToolUse"] * 5)
+    assert wait_until(lambda: len(lines(out)) == 5, timeout=30)
+    # the stuck rule's consumer is still within its first 60 s dispatch
+    assert counters_of(install, "two/stuck")["timeouts"] == 0
+
+
+def test_failures_are_counted_and_logged_content_free(install, tmp_path):
+    refuse, hang = Server("refuse"), Server("hang")
+    try:
+        install.sensor(
+            "bad",
+            f"""\
+            rules:
+              exit1:
+                sections: [user_prompt]
+                dispatch: {{command: {{argv: [{PY}, -c, "import sys; sys.exit(1)"]}}}}
+              sleeper:
+                sections: [user_prompt]
+                timeout: 500ms
+                dispatch: {{command: {{argv: [sleep, "1000"]}}}}
+              refused:
+                sections: [user_prompt]
+                dispatch: {{http: {{url: '{refuse.url}'}}}}
+              hung:
+                sections: [user_prompt]
+                timeout: 1s
+                dispatch: {{http: {{url: '{hang.url}'}}}}
+            """,
+        )
+        secret = "prompt with hunter2 inside"
+        play(install, ["SessionStart"])
+        install.hook({**payload("UserPromptSubmit"), "prompt": secret})
+        play(install, ["SessionEnd"])
+        assert wait_until(lambda: not (install.sessions() / SID).exists(), timeout=30)
+        assert counters_of(install, "bad/exit1")["refusals"] == 1
+        assert counters_of(install, "bad/refused")["refusals"] == 1
+        sl = counters_of(install, "bad/sleeper")
+        assert sl["timeouts"] == 1 and sl["kills"] == 1 and sl["lost"] == 1
+        assert counters_of(install, "bad/hung")["timeouts"] == 1
+        log = (install.state_root / "events.log").read_text()
+        kinds = [json.loads(x)["kind"] for x in log.splitlines()]
+        assert kinds.count("dispatch.refused") == 2 and kinds.count("dispatch.timeout") == 2
+        assert "hunter2" not in log
+    finally:
+        refuse.close()
+        hang.close()
+
+
+def test_second_dispatcher_exits_at_once(install, tmp_path):
+    install.config("ways:\n  dispatch_idle_seconds: 30\n")
+    install.sensor(
+        "f",
+        f"rules:\n  r:\n    sections: [tool_call]\n"
+        f"    dispatch: {{file: {{path: '{tmp_path}/o.jsonl'}}}}\n",
+    )
+    play(install, ["PreToolUse"])
+    assert wait_until(lambda: dispatcher_alive(install))
+    first = dispatcher_pid(install)
+    r = install.ways("sensors", "dispatch", "--session", SID, timeout=20)
+    assert r.returncode == 0 and (r.stdout, r.stderr) == ("", "")
+    assert dispatcher_pid(install) == first and dispatcher_alive(install)
+
+
+def test_idle_exit_keeps_the_session_and_the_next_event_restarts(install, tmp_path):
+    install.config("ways:\n  dispatch_idle_seconds: 1\n")
+    out = tmp_path / "o.jsonl"
+    install.sensor(
+        "f", f"rules:\n  r:\n    sections: [tool_call]\n    dispatch: {{file: {{path: '{out}'}}}}\n"
+    )
+    play(install, ["PreToolUse"])
+    assert wait_until(lambda: len(lines(out)) == 1)
+    assert wait_until(lambda: not dispatcher_alive(install), timeout=15)
+    assert (install.sessions() / SID).exists()
+    play(install, ["PreToolUse"])
+    assert wait_until(lambda: len(lines(out)) == 2)
+    assert [r["rule_seq"] for r in lines(out)] == [1, 2]
+    assert [r["seq"] for r in lines(out)] == [1, 2]
+
+
+def test_an_edited_sensor_takes_effect_without_a_restart(install, tmp_path):
+    install.config("ways:\n  dispatch_idle_seconds: 30\n")
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    install.sensor(
+        "f", f"rules:\n  a:\n    sections: [tool_call]\n    dispatch: {{file: {{path: '{a}'}}}}\n"
+    )
+    play(install, ["PreToolUse"])
+    assert wait_until(lambda: len(lines(a)) == 1)
+    pid = dispatcher_pid(install)
+    install.sensor(
+        "g", f"rules:\n  b:\n    sections: [tool_call]\n    dispatch: {{file: {{path: '{b}'}}}}\n"
+    )
+    play(install, ["PreToolUse"])
+    assert wait_until(lambda: len(lines(b)) == 1 and len(lines(a)) == 2)
+    assert dispatcher_pid(install) == pid
+
+
+def spool_directly(install, entries: list[tuple[str, dict]]) -> None:
+    """Append entries with the hook's own spool writer (fast, for large runs)."""
+    old = {k: os.environ.get(k) for k in ("XDG_STATE_HOME",)}
+    os.environ["XDG_STATE_HOME"] = install.env["XDG_STATE_HOME"]
+    try:
+        for event, p in entries:
+            spool.append(SID, event, time.time_ns(), str(install.project), json.dumps(p).encode())
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def start_dispatcher(install):
+    import subprocess
+
+    return subprocess.Popen(
+        [str(Path(PY).parent / "ways"), "sensors", "dispatch", "--session", SID],
+        env=install.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def test_queue_cap_drops_best_effort_and_keeps_at_least_once(install, tmp_path):
+    be, alo = tmp_path / "be.jsonl", tmp_path / "alo.jsonl"
+    install.sensor(
+        "cap",
+        f"""\
+        rules:
+          be:
+            sections: [tool_call]
+            queue_cap: 5
+            dispatch: {{file: {{path: '{be}'}}}}
+          alo:
+            sections: [tool_call]
+            queue_cap: 5
+            delivery: at_least_once
+            dispatch: {{file: {{path: '{alo}'}}}}
+        """,
+    )
+    spool_directly(
+        install,
+        [("PreToolUse", payload("PreToolUse"))] * 50 + [("SessionEnd", payload("SessionEnd"))],
+    )
+    start_dispatcher(install).wait(timeout=60)
+    assert [r["rule_seq"] for r in lines(be)] == list(range(46, 51))  # the gap shows
+    assert [r["rule_seq"] for r in lines(alo)] == list(range(1, 51))
+    assert counters_of(install, "cap/be")["drops"] == 45
+    assert "dispatch.drop" in (install.state_root / "events.log").read_text()
+
+
+@pytest.mark.slow
+def test_sigkill_twenty_times_loses_nothing_at_least_once(install, tmp_path):
+    out = tmp_path / "audit.jsonl"
+    install.sensor(
+        "audit",
+        f"""\
+        enabled: true
+        rules:
+          all:
+            dispatch: {{file: {{path: '{out}'}}}}
+        """,
+    )  # the shipped audit sensor: every section, at_least_once, chained
+    base = payload("PreToolUse")
+    entries = [("SessionStart", payload("SessionStart"))]
+    entries += [("PreToolUse", {**base, "tool_use_id": f"toolu_{i:05d}"}) for i in range(2000)]
+    entries += [("SessionEnd", payload("SessionEnd"))]
+    spool_directly(install, entries)
+    rnd = random.Random(20261129)
+    kills = 0
+    proc = start_dispatcher(install)
+    while kills < 20:
+        time.sleep(rnd.uniform(0.02, 0.4))
+        if proc.poll() is not None:
+            break
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kills += 1
+        proc = start_dispatcher(install)
+    proc.wait(timeout=300)
+    got = lines(out)
+    seqs = {r["rule_seq"] for r in got}
+    last = max(seqs)
+    assert last == 2002  # session_start, 2000 tool calls, session_end
+    assert seqs == set(range(1, last + 1)), f"missing {sorted(set(range(1, last + 1)) - seqs)[:10]}"
+    assert kills >= 10, "the run finished before it could be killed enough"
+    by_seq: dict[int, dict] = {}
+    for r in got:  # a re-delivery is the same record: same seq, same hash
+        assert by_seq.setdefault(r["rule_seq"], r) == r
+    prev = "0" * 64
+    for s in range(1, last + 1):
+        assert by_seq[s]["chain"]["prev"] == prev
+        prev = by_seq[s]["chain"]["hash"]
+
+
+def test_consumer_down_for_the_whole_session_gets_everything_later(install, tmp_path):
+    install.config("ways:\n  dispatch_idle_seconds: 1\n")
+    port = free_port()
+    install.sensor(
+        "remote",
+        f"""\
+        rules:
+          r:
+            sections: [user_prompt, tool_call, session_end]
+            delivery: at_least_once
+            timeout: 1s
+            dispatch: {{http: {{url: 'http://127.0.0.1:{port}/in'}}}}
+        """,
+    )
+    play(install)  # nobody listens on the port for the whole session
+    assert wait_until(lambda: (install.state_root / "pending" / SID).exists(), timeout=60)
+    assert wait_until(lambda: not dispatcher_alive(install), timeout=30)
+    assert SID in status(install)["pending_sessions"]
+    server = Server("accept", port=port)
+    try:
+        other = "0e4b8f31-6a2c-4d7e-b915-3c8a2f6d1e70"
+        play(install, ["SessionStart"], session_id=other)  # any later session's start
+        got = server.wait_for(4, timeout=60)
+        assert [r["section"] for r in got] == [
+            "user_prompt",
+            "tool_call",
+            "tool_call",
+            "session_end",
+        ]
+        assert [r["rule_seq"] for r in got] == [1, 2, 3, 4]
+        assert wait_until(lambda: not (install.state_root / "pending" / SID).exists())
+        assert counters_of(install, "remote/r")["retries"] >= 1
+    finally:
+        server.close()
+
+
+def test_blocking_rule_against_a_hung_consumer(install, tmp_path):
+    out = tmp_path / "b.jsonl"
+    install.sensor(
+        "blk",
+        f"""\
+        rules:
+          hung:
+            sections: [tool_call]
+            mode: blocking
+            timeout: 30s
+            dispatch: {{command: {{argv: [sleep, "1000"]}}}}
+          second:
+            sections: [tool_call]
+            mode: blocking
+            timeout: 2s
+            dispatch: {{file: {{path: '{out}'}}}}
+        """,
+    )
+    r = install.hook(payload("PreToolUse"), timeout=25)  # raises if the cap failed
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    [rec] = lines(out)
+    assert rec["rule"] == "second" and rec["rule_seq"] == 1 and rec["seq"] is None
+    log = [json.loads(x) for x in (install.state_root / "events.log").read_text().splitlines()]
+    [timeout] = [e for e in log if e["kind"] == "blocking.timeout"]
+    assert timeout["rule"] == "hung" and timeout["killed"] is True
+    # killed at the shared deadline: the capped 10 s, not the rule's own 30 s
+    assert 9000 <= timeout["duration_ms"] < 30000
+    assert counters_of(install, "blk/hung")["kills"] == 1
+
+
+def test_blocking_at_least_once_failure_is_redelivered(install, tmp_path):
+    port = free_port()
+    install.sensor(
+        "blk",
+        f"""\
+        rules:
+          r:
+            sections: [user_prompt]
+            mode: blocking
+            delivery: at_least_once
+            timeout: 1s
+            dispatch: {{http: {{url: 'http://127.0.0.1:{port}/in'}}}}
+        """,
+    )
+    install.config("ways:\n  dispatch_idle_seconds: 30\n")
+    play(install, ["UserPromptSubmit"])  # refused: nobody listens
+    server = Server("accept", port=port)
+    try:
+        [got] = server.wait_for(1, timeout=60)
+        assert got["rule"] == "r" and got["rule_seq"] == 1
+        assert got["data"]["prompt"] == payload("UserPromptSubmit")["prompt"]
+    finally:
+        server.close()

@@ -1,0 +1,171 @@
+"""The blocking path: `mode: blocking` rules dispatched by the hook itself, in parallel.
+
+All matching blocking rules of one hook event run at once, each under its own timeout,
+and the hook waits for them under one shared deadline: the largest of their timeouts,
+capped at 10 s. Whatever is still running then is abandoned (a command's process group
+is killed by its target at its own deadline, which is never later) and the hook exits
+0. So one hook event waits at most 10 s, however many rules match.
+
+Records here are built from the payload alone, with the same builder as the dispatcher
+but without the transcript (queued messages and interrupted replies are the
+dispatcher's), and they carry `seq: null`: `seq` numbers the spool, which they skip.
+`rule_seq` and the chain head of a blocking rule live in `cursors/<rule id>.head` of the
+session, updated under `cursors/<rule id>.lock`, since concurrent hooks of one session
+(parallel tool calls) share them. A failed `at_least_once` dispatch is appended to the
+spool as a `WaysRetry` entry holding the finished record; the dispatcher delivers it
+as it is (same rule_seq, same hash).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+import threading
+import time
+
+from .spec import BLOCKING_CAP
+
+GRACE = 0.05
+
+
+def _site() -> None:
+    if sys.flags.no_site and "yaml" not in sys.modules:
+        import site
+
+        site.main()
+
+
+def head_paths(session_dir: str, rid: str) -> tuple[str, str]:
+    base = os.path.join(session_dir, "cursors", rid)
+    return base + ".head", base + ".lock"
+
+
+def run(
+    session_id: str, event: str, ts_ns: int, project: str, data: bytes, sections: list[str]
+) -> None:
+    _site()
+    from . import counters, events, index, records, spool
+    from .chain import GENESIS
+    from .pipeline import dumps, finish, match
+    from .session import Session, read_json, write_json
+    from .targets import get
+
+    payload = records.parse_payload(data)
+    if payload is None:
+        events.log("blocking.unreadable_payload", hook_event=event)
+        return
+    rules = index.enabled_rules(index.current(project), mode="blocking")
+    drafts = records.Builder(transcript=False).build(event, payload, ts_ns)
+    envs = [records.envelope(d, None, session_id, project) for d in drafts]
+    jobs = [
+        (rid, sensor, rule, rec)
+        for rid, (sensor, rule) in rules.items()
+        for rec in envs
+        if match(rule, rec)
+    ]
+    if not jobs:
+        return
+    session = Session(session_id)
+    session.create()
+    start = time.monotonic()
+    shared = start + min(BLOCKING_CAP, max(rule.rule.timeout_s for _, _, rule, _ in jobs))
+    retry: list[dict] = []
+    done = threading.Semaphore(0)
+
+    def number(rid, sensor, rule, rec):
+        head, lock = head_paths(session.dir, rid)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            st = read_json(head)
+            if not isinstance(st, dict):
+                prior = session.read_ledger().get("rules", {}).get(f"{sensor}/{rule.name}")
+                st = (
+                    {"rule_seq": prior[0], "hash": prior[1]}
+                    if prior
+                    else {"rule_seq": 0, "hash": GENESIS}
+                )
+            out, h = finish(rec, sensor, rule, st["rule_seq"] + 1, st["hash"])
+            write_json(head, {"rule_seq": st["rule_seq"] + 1, "hash": h})
+            return out
+        finally:
+            os.close(fd)
+
+    def one(rid, sensor, rule, rec):
+        tally = counters.Tally(rid)
+        try:
+            out = number(rid, sensor, rule, rec)
+            tally.count("dispatched")
+            if out.get("redactions"):
+                tally.count("redactions", len(out["redactions"]))
+            ctx = {
+                "session_id": session_id,
+                "sensor": sensor,
+                "rule": rule.name,
+                "date": str(out.get("timestamp", ""))[:10],
+            }
+            t0 = time.monotonic()
+            deadline = min(t0 + rule.rule.timeout_s, shared)
+            outcome = get(rule.rule.dispatch.kind).deliver(
+                rule.rule.dispatch.target, out, dumps(out), ctx, deadline
+            )
+            if outcome.accepted:
+                tally.count("delivered")
+            else:
+                kind = {"timeout": "timeouts", "refused": "refusals"}.get(outcome.status, "errors")
+                tally.count(kind)
+                if outcome.killed:
+                    tally.count("kills")
+                events.log(
+                    "blocking." + outcome.status,
+                    sensor=sensor,
+                    rule=rule.name,
+                    session=session_id,
+                    rule_seq=out.get("rule_seq"),
+                    duration_ms=round((time.monotonic() - t0) * 1000),
+                    detail=outcome.detail,
+                    killed=outcome.killed,
+                )
+                if rule.rule.delivery == "at_least_once":
+                    retry.append({"rule": rid, "record": out})
+                else:
+                    tally.count("lost")
+        except Exception as exc:
+            events.log(
+                "blocking.error",
+                sensor=sensor,
+                rule=rule.name,
+                session=session_id,
+                error=type(exc).__name__,
+            )
+        finally:
+            tally.flush()
+            done.release()
+
+    threads = [threading.Thread(target=one, args=job, daemon=True) for job in jobs]
+    for t in threads:
+        t.start()
+    finished = 0
+    while finished < len(threads):
+        # every target returns by its own deadline, never later than `shared`; the
+        # grace only collects outcomes of targets returning at that instant
+        if not done.acquire(timeout=max(0.0, shared + GRACE - time.monotonic())):
+            break
+        finished += 1
+    if finished < len(threads):
+        events.log(
+            "blocking.deadline",
+            session=session_id,
+            hook_event=event,
+            unfinished=len(threads) - finished,
+            waited_ms=round((time.monotonic() - start) * 1000),
+        )
+    for item in list(retry):
+        body = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
+        spool.append(session_id, "WaysRetry", ts_ns, project, body)
+    if retry:
+        from . import launch
+
+        launch.ensure_dispatcher(session_id)

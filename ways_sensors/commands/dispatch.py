@@ -1,0 +1,30 @@
+"""`ways sensors dispatch --session ID`: the per-session dispatcher (started by the hook).
+
+`ways.dispatch_idle_seconds` in the user's config.yaml sets how long it waits for new
+records before exiting (default 60); a new hook event starts it again.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..spool import valid_session_id
+
+
+def idle_seconds(default: float) -> float:
+    from ..layers import read_config
+
+    config, _ = read_config()
+    ways = config.get("ways") if isinstance(config.get("ways"), dict) else {}
+    value = ways.get("dispatch_idle_seconds")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400:
+        return float(value)
+    return default
+
+
+def run(args) -> int:
+    if not valid_session_id(args.session):
+        raise UsageError(f"{args.session!r} is not a session id")
+    from ..dispatcher import IDLE, Dispatcher
+
+    idle = args.idle if args.idle is not None else idle_seconds(IDLE)
+    return Dispatcher(args.session, idle=idle).run()

@@ -1,0 +1,126 @@
+"""`ways status [--json]`: every rule's counters and each live dispatcher.
+
+JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
+  "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
+  "pending_sessions": [session ids], "events_log": path}
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+
+from .. import counters, roots, table
+from ..session import pending_sessions, read_json
+
+SHOWN = (
+    "dispatched",
+    "delivered",
+    "timeouts",
+    "kills",
+    "refusals",
+    "errors",
+    "drops",
+    "retries",
+    "lost",
+    "redactions",
+)
+
+
+def live_dispatchers() -> list[dict]:
+    folder = os.path.join(roots.state_root(), "sessions")
+    out = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for sid in names:
+        lock = os.path.join(folder, sid, "dispatch.lock")
+        try:
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            continue  # nobody holds it
+        except BlockingIOError:
+            info = read_json(os.path.join(folder, sid, "dispatcher.json"), {}) or {}
+            out.append(
+                {
+                    "session": sid,
+                    "pid": info.get("pid"),
+                    "age_s": round(time.time() - info.get("started", time.time()), 1),
+                }
+            )
+        finally:
+            os.close(fd)
+    return out
+
+
+def run(args) -> int:
+    from ..layers import load
+
+    cat = load()
+    totals = counters.read_all()
+    rules = []
+    seen = set()
+    for s in cat.sensors.values():
+        for r in s.rules.values():
+            rid = f"{s.name}.{r.name}"
+            seen.add(rid)
+            rules.append(
+                {
+                    "rule": f"{s.name}/{r.name}",
+                    "enabled": bool(s.spec.enabled and r.rule.enabled),
+                    "mode": r.rule.mode,
+                    "delivery": r.rule.delivery,
+                    "counters": {k: totals.get(rid, {}).get(k, 0) for k in SHOWN},
+                }
+            )
+    for rid, c in totals.items():
+        if rid not in seen:
+            sensor, _, rule = rid.partition(".")
+            rules.append(
+                {
+                    "rule": f"{sensor}/{rule}",
+                    "enabled": None,
+                    "mode": None,
+                    "delivery": None,
+                    "counters": {k: c.get(k, 0) for k in SHOWN},
+                }
+            )
+    data = {
+        "rules": rules,
+        "dispatchers": live_dispatchers(),
+        "pending_sessions": pending_sessions(),
+        "events_log": os.path.join(roots.state_root(), "events.log"),
+    }
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
+    rows = [
+        [r["rule"], {True: "on", False: "off", None: "gone"}[r["enabled"]]]
+        + [r["counters"][k] for k in SHOWN]
+        for r in rules
+    ]
+    print(table.render(headers, rows))
+    print()
+    if data["dispatchers"]:
+        print(
+            table.render(
+                ["SESSION", "PID", "AGE"],
+                [[d["session"], d["pid"], f"{d['age_s']:g}s"] for d in data["dispatchers"]],
+            )
+        )
+    else:
+        print("no live dispatchers")
+    if data["pending_sessions"]:
+        print(
+            f"{len(data['pending_sessions'])} session(s) with records still owed; "
+            "their dispatcher restarts at their next hook event or any session start"
+        )
+    print(f"failures are logged in {data['events_log']}")
+    return 0

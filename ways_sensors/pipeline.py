@@ -1,0 +1,63 @@
+"""From a session record to what one rule's consumer receives: a pipeline of small stages.
+
+    match(rule, record)            sections, then `where`        -> bool
+    for_rule(record, ...)          copy + sensor, rule, rule_seq (and `test`)
+    mask(record, rule)             secret masking (SPEC section 7)
+    seal(record, prev)             the hash chain, when `chain: true` (chain.py)
+
+Every path that sends a record anywhere (the dispatcher, the blocking hook path, `fire`)
+goes through `finish`, so no path can skip masking or chaining.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from . import chain
+from .layers import LoadedRule
+
+
+def match(rule: LoadedRule, record: dict[str, Any]) -> bool:
+    return record.get("section") in rule.rule.sections and rule.where(record)
+
+
+def for_rule(
+    record: dict[str, Any], sensor: str, rule: str, rule_seq: int, test: bool = False
+) -> dict[str, Any]:
+    out = copy.deepcopy(record)
+    out["sensor"], out["rule"], out["rule_seq"] = sensor, rule, rule_seq
+    if test:
+        out["test"] = True
+    return out
+
+
+def mask(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
+    """Mask secrets unless the rule says `redact: none` (redact.py)."""
+    if rule.rule.redact == "none":
+        return record
+    from . import redact
+
+    return redact.mask_record(record)
+
+
+def finish(
+    record: dict[str, Any],
+    sensor: str,
+    rule: LoadedRule,
+    rule_seq: int,
+    prev: str,
+    test: bool = False,
+) -> tuple[dict[str, Any], str]:
+    """The record a consumer receives, and the rule's next chain head."""
+    out = mask(for_rule(record, sensor, rule.name, rule_seq, test), rule)
+    if rule.rule.chain:
+        prev = chain.seal(out, prev)
+    return out, prev
+
+
+def dumps(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str).encode(
+        "utf-8", "surrogatepass"
+    )
