@@ -429,6 +429,20 @@ def test_blocking_rule_against_a_hung_consumer(install, tmp_path):
     assert counters_of(install, "blk/hung")["kills"] == 1
 
 
+def test_blocking_rules_on_a_warm_index(install, tmp_path):
+    out = tmp_path / "b.jsonl"
+    install.sensor(
+        "blk",
+        f"rules:\n  r:\n    sections: [tool_call]\n    mode: blocking\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n",
+    )
+    for _ in range(3):  # the first run builds the index, the others find it current
+        r = install.hook(payload("PreToolUse"))
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    assert [x["rule_seq"] for x in lines(out)] == [1, 2, 3]
+    assert not (install.state_root / "events.log").exists()
+
+
 def test_blocking_at_least_once_failure_is_redelivered(install, tmp_path):
     port = free_port()
     install.sensor(

@@ -25,9 +25,7 @@ import sys
 import threading
 import time
 
-from .spec import BLOCKING_CAP
-
-GRACE = 0.05
+GRACE = 0.02
 
 
 def _site() -> None:
@@ -43,13 +41,21 @@ def head_paths(session_dir: str, rid: str) -> tuple[str, str]:
 
 
 def run(
-    session_id: str, event: str, ts_ns: int, project: str, data: bytes, sections: list[str]
+    session_id: str,
+    event: str,
+    ts_ns: int,
+    project: str,
+    data: bytes,
+    sections: list[str],
+    started: float | None = None,
 ) -> None:
-    _site()
+    """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
+    _site()  # before anything that needs site-packages (msgspec, yaml)
     from . import counters, events, index, records, spool
     from .chain import GENESIS
     from .pipeline import dumps, finish, match
     from .session import Session, read_json, write_json
+    from .spec import BLOCKING_CAP
     from .targets import get
 
     payload = records.parse_payload(data)
@@ -69,7 +75,7 @@ def run(
         return
     session = Session(session_id)
     session.create()
-    start = time.monotonic()
+    start = started if started is not None else time.monotonic()
     shared = start + min(BLOCKING_CAP, max(rule.rule.timeout_s for _, _, rule, _ in jobs))
     retry: list[dict] = []
     done = threading.Semaphore(0)

@@ -443,7 +443,7 @@ class Dispatcher:
             elif event == "SessionStart":
                 b["ended"] = False
             try:
-                drafts = self.builder.build(event, payload, entry.ts_ns)
+                drafts = self.builder.build(event, payload, entry.ts_ns, entry.transcript_size)
             except Exception as exc:
                 events.log(
                     "dispatch.build_error",

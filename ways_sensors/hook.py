@@ -15,8 +15,11 @@ the session's dispatcher runs. Imports here are `posix`, `sys`, and on the hand-
 """
 
 import sys
+import time  # already loaded by the interpreter's start-up: free
 
 from .roots import posix
+
+STARTED = time.monotonic()  # the blocking path's shared deadline counts from here
 
 MAX_PAYLOAD = 64 << 20
 
@@ -135,8 +138,6 @@ def run() -> None:
             _resume_pending(event, data)
             return
 
-    import time
-
     ts_ns = time.time_ns()
     from . import spool
 
@@ -145,7 +146,8 @@ def run() -> None:
         _log("hook.bad_session_id", hook_event=event)
         return
     if wants_async:
-        spool.append(session_id, event, ts_ns, project, data)
+        size = _transcript_size(data) if event == "SessionStart" else -1
+        spool.append(session_id, event, ts_ns, project, data, size)
         from . import launch
 
         launch.ensure_dispatcher(session_id)
@@ -154,7 +156,19 @@ def run() -> None:
     if wants_blocking:
         from . import blocking
 
-        blocking.run(session_id, event, ts_ns, project, data, wants_blocking)
+        blocking.run(session_id, event, ts_ns, project, data, wants_blocking, STARTED)
+
+
+def _transcript_size(data: bytes) -> int:
+    """Where the transcript ends as this session (re)starts: the dispatcher may build the
+    entry later, when the transcript has grown."""
+    path = string_field(data, b"transcript_path")
+    if not path:
+        return -1
+    try:
+        return posix.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _has_spool(data: bytes) -> bool:

@@ -121,7 +121,12 @@ class Builder:
 
     # --- entry point ----------------------------------------------------------------
 
-    def build(self, event: str, payload: dict[str, Any], ts_ns: int) -> list[Draft]:
+    def build(
+        self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1
+    ) -> list[Draft]:
+        """Drafts for one hook event; `transcript_size` is the transcript's size when the
+        hook ran (SessionStart only), where a new tracker starts reading."""
+        self._transcript_size = transcript_size
         ts = iso_utc(ts_ns)
         agent_id = payload.get("agent_id") or None
         agent_type = "main"
@@ -299,15 +304,16 @@ class Builder:
         return d
 
     def _fast_forward(self, p: dict[str, Any]) -> None:
-        """A new tracker at a session start: what the transcript holds already was handled
-        by the process (or dispatcher) before us, so start reading at its end."""
+        """A new tracker at a session start: what the transcript held when the hook ran
+        was handled by the process (or dispatcher) before us, so start reading there."""
         path = p.get("transcript_path")
         if not isinstance(path, str):
             return
         self.tracker.transcript = path
+        size = getattr(self, "_transcript_size", -1)
         try:
             with open(path, "rb") as f:
-                data = f.read()
+                data = f.read(size) if size >= 0 else f.read()
         except OSError:
             return
         self.tracker.offset = data.rfind(b"\n") + 1

@@ -32,7 +32,7 @@ class Record(msgspec.Struct, omit_defaults=True):
 
     schema: Literal["ways.sensor.record/1"]
     section: Section
-    seq: int
+    seq: int | None  # None on the blocking path, which skips the spool
     session_id: str
     agent_id: str | None
     agent_type: str

@@ -16,7 +16,11 @@ A segment is a run of frames:
     body = <header JSON object, one line> \n <raw payload bytes, as received>
 
     header = {"event": "<hook event name>", "ts_ns": <hook clock, ns since epoch>,
-              "project": "<project dir>", "pid": <hook pid>}
+              "project": "<project dir>", "pid": <hook pid>,
+              "transcript_size": <bytes in the transcript at SessionStart, else -1>}
+
+The transcript size tells the dispatcher, which may build the entry much later, where
+a resumed session's transcript was when this process of the session began.
 
 The hook never parses the payload; the dispatcher does. A writer holds `spool.lock`
 for the whole append, so concurrent hooks of one session (parallel tool calls) never
@@ -57,12 +61,13 @@ def json_str(s: str) -> str:
     return '"' + out + '"'
 
 
-def frame(event: str, ts_ns: int, project: str, payload: bytes) -> bytes:
-    header = '{"event":%s,"ts_ns":%d,"project":%s,"pid":%d}' % (
+def frame(event: str, ts_ns: int, project: str, payload: bytes, transcript_size: int = -1) -> bytes:
+    header = '{"event":%s,"ts_ns":%d,"project":%s,"pid":%d,"transcript_size":%d}' % (
         json_str(event),
         ts_ns,
         json_str(project),
         posix.getpid(),
+        transcript_size,
     )
     body = header.encode("utf-8", "backslashreplace") + b"\n" + payload
     return MAGIC + str(len(body)).encode() + b"\n" + body + b"\n"
@@ -82,14 +87,16 @@ def segment_names(spool_dir: str) -> list[str]:
         return []
 
 
-def append(session_id: str, event: str, ts_ns: int, project: str, payload: bytes) -> str:
+def append(
+    session_id: str, event: str, ts_ns: int, project: str, payload: bytes, transcript_size: int = -1
+) -> str:
     """Append one frame to the session's spool under its lock; returns the segment path."""
     import fcntl
 
     base = session_dir(session_id)
     spool_dir = base + "/spool"
     roots.makedirs_private(spool_dir)
-    data = frame(event, ts_ns, project, payload)
+    data = frame(event, ts_ns, project, payload, transcript_size)
     for _ in range(5):
         lock = posix.open(base + "/spool.lock", posix.O_RDWR | posix.O_CREAT, 0o600)
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -132,9 +139,18 @@ def append(session_id: str, event: str, ts_ns: int, project: str, payload: bytes
 class Entry:
     """One spool frame: where it sits and what the hook recorded."""
 
-    __slots__ = ("event", "offset", "payload", "pid", "project", "segment", "ts_ns")
+    __slots__ = (
+        "event",
+        "offset",
+        "payload",
+        "pid",
+        "project",
+        "segment",
+        "transcript_size",
+        "ts_ns",
+    )
 
-    def __init__(self, segment, offset, event, ts_ns, project, pid, payload):
+    def __init__(self, segment, offset, event, ts_ns, project, pid, payload, transcript_size=-1):
         self.segment = segment
         self.offset = offset
         self.event = event
@@ -142,6 +158,7 @@ class Entry:
         self.project = project
         self.pid = pid
         self.payload = payload
+        self.transcript_size = transcript_size
 
 
 def scan_frames(data: bytes, magic: bytes = MAGIC, start: int = 0):
@@ -187,7 +204,14 @@ def parse_entry(body: bytes | None, segment: str = "", offset: int = 0) -> Entry
     try:
         h = json.loads(head)
         return Entry(
-            segment, offset, h["event"], int(h["ts_ns"]), h["project"], h.get("pid"), payload
+            segment,
+            offset,
+            h["event"],
+            int(h["ts_ns"]),
+            h["project"],
+            h.get("pid"),
+            payload,
+            int(h.get("transcript_size", -1)),
         )
     except (ValueError, KeyError, TypeError):
         return None
