@@ -361,6 +361,8 @@ def test_sigkill_twenty_times_loses_nothing_at_least_once(install, tmp_path):
     for s in range(1, last + 1):
         assert by_seq[s]["chain"]["prev"] == prev
         prev = by_seq[s]["chain"]["hash"]
+    r = install.ways("sensors", "verify", str(out), "--rule", "audit/all")
+    assert r.returncode == 0, r.stdout
 
 
 def test_consumer_down_for_the_whole_session_gets_everything_later(install, tmp_path):

@@ -72,7 +72,7 @@ CASES = {
         "https://discord.com/developers/docs",
     ),
     "discord-bot-token": (
-        "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+        "Authorization: Bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
         "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
         "Mozilla.Firefox.Nightly",
     ),
@@ -180,6 +180,7 @@ def test_same_secret_same_token_across_records_and_another_install(tmp_path, mon
     text = f"push with ghp_{A36} then again ghp_{A36}"
     masked, found = redact.mask_text(text)
     assert found[0] == found[1]
+    assert masked.count(f"[REDACTED:github-token:{found[0][1]}]") == 2
     again, _ = redact.mask_text(f"later: ghp_{A36}")
     assert found[0][1] in again
     key = tmp_path / "one" / "agent-ways" / "redaction.key"

@@ -19,6 +19,7 @@ COMMANDS = {
     ("sensors", "list"): "sensors_list:run",
     ("sensors", "lint"): "sensors_lint:run",
     ("sensors", "dispatch"): "dispatch:run",
+    ("sensors", "verify"): "sensors_verify:run",
 }
 
 
@@ -58,6 +59,12 @@ def build_parser():
     lint.add_argument("--json", action="store_true")
     lint.add_argument("--project", metavar="DIR")
     lint.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint alone")
+    ver = ss.add_parser("verify", help="check a chained file: exit 0 intact, 3 broken")
+    ver.add_argument("file", metavar="FILE")
+    ver.add_argument(
+        "--rule", metavar="SENSOR/RULE", help="also check the tail against the stored chain head"
+    )
+    ver.add_argument("--json", action="store_true")
     disp = ss.add_parser("dispatch", help="the per-session dispatcher (started by the hook)")
     disp.add_argument("--session", required=True)
     disp.add_argument("--idle", type=float, default=None, help=argparse.SUPPRESS)

@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import os
 import re
+import string
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -41,9 +42,13 @@ from . import roots
 class Pattern:
     kind: str
     regex: re.Pattern[str]
-    keywords: tuple[str, ...]  # lower-case; a match contains at least one of them
-    group: int = 0  # the group that is the secret (0: the whole match)
+    keywords: tuple[str, ...]  # a match contains one; lower-case unless `cased`
+    group: int | str = 0  # the group that is the secret (0: the whole match)
     check: Callable[[str, re.Match[str]], bool] | None = None  # the value looks real
+    cased: bool = False  # keywords are looked for in the text as it is, not lower-cased
+    whole: bool = False  # always scan the whole text (a match can outgrow a window)
+    lead: bool = False  # the match must not follow a letter or digit (a \b, checked in
+    # Python: a leading \b or lookbehind stops the engine's fast literal-prefix search)
 
 
 _PLACEHOLDER = re.compile(
@@ -99,177 +104,134 @@ def _not_example(value: str) -> bool:
 def _p(
     kind: str,
     regex: str,
-    keywords: Iterable[str],
-    group: int = 0,
-    flags: int = 0,
+    keywords: Iterable[str] = (),
+    group: int | str = 1,
     check: Callable[[str], bool] | None = _not_example,
+    cased: bool = False,
+    whole: bool = False,
+    lead: bool = True,
 ) -> Pattern:
+    """A shape. Without keywords the regex must start with a literal: the engine then
+    finds candidates as fast as str.find, and one scan is the whole cost."""
     wrapped = (lambda v, m: check(v)) if check else None
-    return Pattern(kind, re.compile(regex, flags), tuple(keywords), group, wrapped)
+    return Pattern(kind, re.compile(regex), tuple(keywords), group, wrapped, cased, whole, lead)
 
 
-_SECRET_NAME = (
-    r"(?:password|passwd|passphrase|pwd|pass|secret|secret[_-]?key|client[_-]?secret|"
-    r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|auth[_-]?token|access[_-]?token|"
-    r"refresh[_-]?token|bearer[_-]?token|token|credentials?|salt|signing[_-]?key|"
-    r"encryption[_-]?key|master[_-]?key|session[_-]?key|webhook[_-]?secret|dsn)"
-)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def name_of(text: str, kw_start: int, kw_end: int) -> tuple[str, int]:
+    """The whole name a keyword ends (`DB_PASSWORD` for `PASSWORD`) and where it starts."""
+    i = kw_start
+    while i > 0 and text[i - 1] in _NAME_CHARS:
+        i -= 1
+    return text[i:kw_end], i
+
+
 _PASSWORD_NAME = re.compile(
     r"(?:password|passwd|passphrase|pwd|pass|secret|credentials?|salt)$", re.I
 )
 
 
-def _named(value: str, m: re.Match[str]) -> bool:
-    name = m.group("name")
-    if _PASSWORD_NAME.search(name.replace("-", "_")):
-        return _password_like(value)
-    return _random_enough(value)
-
-
 # Ordered: specific shapes before generic ones (a span masked once is not masked again).
+# Most start with a literal and need no keywords; the others name the keywords that
+# must occur (lower-case unless cased) and are searched only in windows around them.
+_W = r"(?![A-Za-z0-9])"  # a trailing boundary (cheap: it only runs after a match)
 PATTERNS: tuple[Pattern, ...] = (
     _p(
         "private-key",
         r"-----BEGIN[ A-Z0-9]*PRIVATE KEY( BLOCK)?-----[\s\S]*?"
         r"(?:-----END[ A-Z0-9]*PRIVATE KEY( BLOCK)?-----|\Z)",
-        ["private key"],
+        group=0,
         check=None,
+        lead=False,
     ),
-    _p("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", ["age-secret-key"]),
-    _p(
-        "aws-access-key-id",
-        r"\b((?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z2-7]{16})\b",
-        ["akia", "asia", "abia", "acca", "aroa", "aida"],
-        1,
-    ),
+    _p("age-secret-key", r"(AGE-SECRET-KEY-1[0-9A-Z]{58})" + _W),
+    _p("aws-access-key-id", r"(A(?:KIA|SIA|BIA|CCA|ROA|IDA)[A-Z2-7]{16})(?![A-Z0-9])"),
     _p(
         "aws-secret-access-key",
         r"(?i)(?:aws|amazon)[\w .\-]{0,30}?(?:secret|private)[\w .\-]{0,20}?(?:key)?"
         r"[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
         ["aws", "amazon"],
-        1,
+        lead=False,
     ),
-    _p(
-        "github-token",
-        r"\b(gh[pousr]_[A-Za-z0-9]{36,255})\b",
-        ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-        1,
-    ),
-    _p("github-fine-grained-token", r"\b(github_pat_[A-Za-z0-9_]{60,255})\b", ["github_pat_"], 1),
-    _p(
-        "gitlab-token",
-        r"\b((?:glpat|gldt|glrt|glptt|glsoat|glcbt)-[A-Za-z0-9_\-]{20,}|"
-        r"GR1348941[A-Za-z0-9_\-]{20,})",
-        ["glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "gr1348941"],
-        1,
-    ),
-    _p(
-        "anthropic-api-key",
-        r"\b(sk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{32,200})",
-        ["sk-ant-"],
-        1,
-    ),
+    _p("github-token", r"(gh[pousr]_[A-Za-z0-9]{36,255})" + _W),
+    _p("github-fine-grained-token", r"(github_pat_[A-Za-z0-9_]{60,255})" + _W),
+    _p("gitlab-token", r"(gl(?:pat|dt|rt|ptt|soat|cbt)-[A-Za-z0-9_\-]{20,})"),
+    _p("gitlab-token", r"(GR1348941[A-Za-z0-9_\-]{20,})"),
+    _p("anthropic-api-key", r"(sk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{32,200})"),
     _p(
         "openai-api-key",
-        r"\b(sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{16,}T3BlbkFJ[A-Za-z0-9_\-]{16,}"
+        r"(sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{16,}T3BlbkFJ[A-Za-z0-9_\-]{16,}"
         r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,})",
-        ["sk-"],
-        1,
     ),
-    _p("groq-api-key", r"\b(gsk_[A-Za-z0-9]{48,56})\b", ["gsk_"], 1),
-    _p("xai-api-key", r"\b(xai-[A-Za-z0-9]{70,90})\b", ["xai-"], 1),
-    _p("perplexity-api-key", r"\b(pplx-[A-Za-z0-9]{40,56})\b", ["pplx-"], 1),
-    _p("replicate-api-token", r"\b(r8_[A-Za-z0-9]{37})\b", ["r8_"], 1),
-    _p("huggingface-token", r"\b(hf_[A-Za-z0-9]{34,40})\b", ["hf_"], 1),
-    _p("google-api-key", r"\b(AIza[0-9A-Za-z_\-]{35})(?![0-9A-Za-z_\-])", ["aiza"], 1),
-    _p(
-        "google-oauth-client-secret",
-        r"\b(GOCSPX-[A-Za-z0-9_\-]{28})(?![A-Za-z0-9_\-])",
-        ["gocspx-"],
-        1,
-    ),
-    _p(
-        "slack-token",
-        r"\b(xox[abposre]-(?:\d+-)*[A-Za-z0-9\-]{10,}|xapp-\d-[A-Z0-9]+-\d+-"
-        r"[a-f0-9]{32,})",
-        ["xox", "xapp-"],
-        1,
-    ),
+    _p("groq-api-key", r"(gsk_[A-Za-z0-9]{48,56})" + _W),
+    _p("xai-api-key", r"(xai-[A-Za-z0-9]{70,90})" + _W),
+    _p("perplexity-api-key", r"(pplx-[A-Za-z0-9]{40,56})" + _W),
+    _p("replicate-api-token", r"(r8_[A-Za-z0-9]{37})" + _W),
+    _p("huggingface-token", r"(hf_[A-Za-z0-9]{34,40})" + _W),
+    _p("google-api-key", r"(AIza[0-9A-Za-z_\-]{35})(?![0-9A-Za-z_\-])"),
+    _p("google-oauth-client-secret", r"(GOCSPX-[A-Za-z0-9_\-]{28})(?![A-Za-z0-9_\-])"),
+    _p("slack-token", r"(xox[abposre]-(?:\d+-)*[A-Za-z0-9\-]{10,})"),
+    _p("slack-token", r"(xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{32,})"),
     _p(
         "slack-webhook",
         r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,})",
-        ["hooks.slack.com"],
-        1,
+        lead=False,
     ),
     _p(
         "discord-webhook",
         r"(https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d{15,20}/[A-Za-z0-9_\-]{60,70})",
-        ["discord"],
-        1,
+        lead=False,
     ),
     _p(
         "discord-bot-token",
-        r"\b([MNO][A-Za-z\d]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,40})\b",
-        ["."],
-        1,
+        r"([MNO][A-Za-z\d]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,40})" + _W,
+        ["discord", "bot "],
         check=lambda v: bool(re.search(r"\d", v.split(".")[0])),
     ),
     _p(
         "telegram-bot-token",
-        r"(?<![0-9])(\d{8,10}:AA[A-Za-z0-9_\-]{33})(?![A-Za-z0-9_\-])",
-        [":aa"],
-        1,
+        r"(\d{8,10}:AA[A-Za-z0-9_\-]{33})(?![A-Za-z0-9_\-])",
+        [":AA"],
+        cased=True,
+        lead=False,
     ),
     _p(
         "stripe-key",
-        r"\b((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,})",
-        ["sk_live", "sk_test", "rk_live", "rk_test", "whsec_"],
-        1,
+        r"([sr]k_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,})",
+        ["k_live_", "k_test_", "whsec_"],
+        cased=True,
     ),
-    _p("sendgrid-api-key", r"\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})\b", ["sg."], 1),
-    _p("twilio-api-key", r"\b(SK[0-9a-f]{32})\b", ["sk"], 1),
-    _p("mailgun-api-key", r"\b(key-[0-9a-f]{32})\b", ["key-"], 1),
-    _p("npm-token", r"\b(npm_[A-Za-z0-9]{36})\b", ["npm_"], 1),
-    _p("pypi-token", r"\b(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})", ["pypi-ageichlwas5vcmc"], 1),
-    _p(
-        "digitalocean-token", r"\b(do[por]_v1_[a-f0-9]{64})\b", ["dop_v1_", "doo_v1_", "dor_v1_"], 1
-    ),
-    _p(
-        "shopify-token",
-        r"\b(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})\b",
-        ["shpat_", "shpca_", "shppa_", "shpss_"],
-        1,
-    ),
-    _p("vault-token", r"\b(hv[sbr]\.[A-Za-z0-9_\-]{24,})\b", ["hvs.", "hvb.", "hvr."], 1),
-    _p("databricks-token", r"\b(dapi[a-f0-9]{32}(?:-\d)?)\b", ["dapi"], 1),
-    _p("linear-api-key", r"\b(lin_(?:api|oauth)_[A-Za-z0-9]{40})\b", ["lin_api_", "lin_oauth_"], 1),
-    _p("azure-storage-key", r"(?i)AccountKey=([A-Za-z0-9+/]{86}==)", ["accountkey="], 1),
-    _p(
-        "jwt",
-        r"\b(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})",
-        ["eyj"],
-        1,
-    ),
+    _p("sendgrid-api-key", r"(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})" + _W),
+    _p("twilio-api-key", r"(SK[0-9a-f]{32})" + _W),
+    _p("mailgun-api-key", r"(key-[0-9a-f]{32})" + _W),
+    _p("npm-token", r"(npm_[A-Za-z0-9]{36})" + _W),
+    _p("pypi-token", r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})"),
+    _p("digitalocean-token", r"(do[por]_v1_[a-f0-9]{64})" + _W),
+    _p("shopify-token", r"(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})" + _W),
+    _p("vault-token", r"(hv[sbr]\.[A-Za-z0-9_\-]{24,})" + _W),
+    _p("databricks-token", r"(dapi[a-f0-9]{32}(?:-\d)?)" + _W),
+    _p("linear-api-key", r"(lin_(?:api|oauth)_[A-Za-z0-9]{40})" + _W),
+    _p("azure-storage-key", r"(?i)AccountKey=([A-Za-z0-9+/]{86}==)", ["accountkey="], lead=False),
+    _p("jwt", r"(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})"),
     _p(
         "connection-string-password",
-        r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"<>]{1,64}:([^\s/'\"<>]{2,200})@"
-        r"[^\s@/'\"<>]+",
-        ["://"],
-        1,
+        r"://[^\s:/@'\"<>]{1,64}:([^\s/'\"<>]{2,200})@[^\s@/'\"<>]+",
         check=_password_like,
+        lead=False,
     ),
     _p(
         "bearer-token",
-        r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9_\-.~+/]{16,}=*)(?![A-Za-z0-9_\-.~+/=])",
-        ["bearer", "token"],
-        1,
+        r"(?i)(?:bearer|authorization:\s*token)\s+([A-Za-z0-9_\-.~+/]{16,}=*)"
+        r"(?![A-Za-z0-9_\-.~+/=])",
+        ["bearer", "authorization"],
         check=_random_enough,
     ),
     _p(
         "basic-auth-header",
-        r"(?i)\bbasic\s+([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
+        r"(?i)basic\s+([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
         ["basic"],
-        1,
         check=_random_enough,
     ),
     _p(
@@ -277,8 +239,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?i)[?&](?:access_token|api_?key|apikey|token|secret|password|auth|sig|signature|"
         r"client_secret|key)=([^&\s#'\"<>]{8,})",
         ["token=", "key=", "secret=", "password=", "auth=", "sig=", "signature="],
-        1,
         check=_random_enough,
+        lead=False,
     ),
     _p(
         "cli-password",
@@ -286,49 +248,87 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\bMYSQL_PWD=|\b(?:mysql|mariadb|mysqldump|mysqladmin)\b[^\n|;]*?\s-p(?=[^\s-]))"
         r"['\"]?([^\s'\"]{3,})['\"]?",
         ["--pass", "sshpass", "pgpassword", "mysql_pwd", "mysql", "mariadb"],
-        1,
         check=_password_like,
+        lead=False,
     ),
 )
 
-# names that say secret: KEY=value, "key": "value", key: value, key = 'value'
-NAMED: tuple[Pattern, ...] = (
-    Pattern(
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+@dataclass(frozen=True)
+class Named:
+    """A value assigned to a name that says secret, found literal-first: one regex per
+    name word (`password`, `token`, ...), each starting with that word, so Python's
+    engine jumps from one occurrence to the next instead of trying every position."""
+
+    kind: str
+    template: str  # `{w}` is the word; group `value` is the secret
+    words: tuple[str, ...]
+    check: Callable[[str, str, int, int], bool]
+    cased: bool  # True: the words are matched as written (UPPER for env names)
+
+    def regexes(self) -> list[tuple[str, re.Pattern[str]]]:
+        out = []
+        for w in self.words:
+            word = _WORD_RX.get(w.lower(), re.escape(w.lower()))
+            word = word.upper() if self.cased else word
+            out.append((w, re.compile(self.template.replace("{w}", word), re.M)))
+        return out
+
+
+def _named(value: str, text: str, kw_start: int, kw_end: int) -> bool:
+    name, _ = name_of(text, kw_start, kw_end)
+    if _PASSWORD_NAME.search(name.replace("-", "_")):
+        return _password_like(value)
+    return _random_enough(value)
+
+
+def _env_named(value: str, text: str, kw_start: int, kw_end: int) -> bool:
+    """An env assignment: the name stands alone (line start, a blank, `;`, `export`...)."""
+    name, i = name_of(text, kw_start, kw_end)
+    before = text[i - 1 : i] if i else ""
+    if "." in name or "-" in name or (before and before not in " \t\n;&|(`"):
+        return False
+    return _named(value, text, kw_start, kw_end)
+
+
+def _yaml_named(value: str, text: str, kw_start: int, kw_end: int) -> bool:
+    """A `name: value` line: only blanks or a list dash before the name."""
+    _, i = name_of(text, kw_start, kw_end)
+    line_start = text.rfind("\n", 0, i) + 1
+    if text[line_start:i].strip(" \t-"):
+        return False
+    return _named(value, text, kw_start, kw_end)
+
+
+def _field(value: str, text: str, kw_start: int, kw_end: int, bare: bool = False) -> bool:
+    return (_yaml_named if bare else _named)(value, text, kw_start, kw_end)
+
+
+_WORDS = ("pass", "pwd", "secret", "key", "token", "credential", "salt", "dsn")
+_WORD_RX = {"pass": "pass(?:word|wd|phrase)?", "credential": "credentials?"}
+NAMED: tuple[Named, ...] = (
+    Named(
         "env-assignment",
-        re.compile(
-            r"(?m)(?:^|[\s;&|(]|\bexport\s+|\bset\s+)(?P<name>[A-Za-z][A-Za-z0-9_]*?"
-            r"(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PWD|PASS|API_?KEY|APIKEY|ACCESS_KEY|"
-            r"SECRET_KEY|PRIVATE_KEY|AUTH_KEY|SIGNING_KEY|ENCRYPTION_KEY|MASTER_KEY|_KEY|"
-            r"CREDENTIALS?|SALT|DSN))[ \t]*=[ \t]*(?P<q>['\"]?)(?P<value>[^\s'\";&|]{3,})"
-        ),
-        ("token", "secret", "pass", "pwd", "key", "credential", "salt", "dsn"),
-        3,
-        _named,
+        r"{w}[ \t]*=[ \t]*['\"]?(?P<value>[^\s'\";&|]{3,})",
+        tuple(w.upper() for w in _WORDS),
+        _env_named,
+        cased=True,
     ),
-    Pattern(
+    # "name": "value", name = 'value', name => "value"; or a YAML line name: value
+    Named(
         "secret-field",
-        re.compile(
-            r"(?i)(?P<name>[\"']?[A-Za-z0-9_.\-]*" + _SECRET_NAME + r")[\"']?\s*(?::|=>|=|:=)\s*"
-            r"(?P<q>[\"'])(?P<value>[^\"'\n]{3,400})(?P=q)"
-        ),
-        ("pass", "pwd", "secret", "key", "token", "credential", "salt", "dsn"),
-        3,
-        _named,
-    ),
-    Pattern(
-        "secret-field",
-        re.compile(
-            r"(?im)^[ \t-]*(?P<name>[A-Za-z0-9_.\-]*" + _SECRET_NAME + r")[ \t]*:[ \t]+"
-            r"(?P<value>[^\s\"'#][^\s#]{2,200})[ \t]*$"
-        ),
-        ("pass", "pwd", "secret", "key", "token", "credential", "salt", "dsn"),
-        2,
-        _named,
+        r"{w}(?:[\"']?\s*(?::|=>|=|:=)\s*(?P<q>[\"'])(?P<value>[^\"'\n]{3,400})"
+        r"(?P=q)|[ \t]*:[ \t]+(?P<bare>[^\s\"'#][^\s#]{2,200})[ \t]*$)",
+        _WORDS,
+        _field,
+        cased=False,
     ),
 )
+_NAMED_REGEXES = [(n, w, rx) for n in NAMED for w, rx in n.regexes()]
 
-ALL: tuple[Pattern, ...] = PATTERNS + NAMED
-KINDS: tuple[str, ...] = tuple(dict.fromkeys(p.kind for p in ALL))
+KINDS: tuple[str, ...] = tuple(dict.fromkeys([p.kind for p in PATTERNS] + [n.kind for n in NAMED]))
 
 _key_lock = threading.Lock()
 _key: bytes | None = None
@@ -371,16 +371,58 @@ def token(secret: str) -> str:
     ).hexdigest()[:8]
 
 
+WINDOW_BACK, WINDOW_AHEAD, MAX_WINDOWS = 256, 4096, 64
+
+
+def _word_end(m: re.Match[str]) -> int:
+    """Where the name word of a Named match ends (its letters from the match start)."""
+    s, i = m.string, m.start()
+    while i < m.end() and s[i].isalpha():
+        i += 1
+    return i
+
+
+def _matches(p: Pattern, text: str, lowered: str):
+    """The pattern's matches, searched only around its keywords when they are few."""
+    if not p.keywords:
+        yield from p.regex.finditer(text)
+        return
+    hay = text if p.cased else lowered
+    hits: list[int] = []
+    for k in p.keywords:
+        i = hay.find(k)
+        while i >= 0 and len(hits) <= MAX_WINDOWS:
+            hits.append(i)
+            i = hay.find(k, i + 1)
+    if not hits:
+        return
+    if p.whole or len(hits) > MAX_WINDOWS:
+        yield from p.regex.finditer(text)
+        return
+    hits.sort()
+    lo, hi = max(0, hits[0] - WINDOW_BACK), hits[0] + WINDOW_AHEAD
+    windows = []
+    for i in hits[1:]:
+        if i - WINDOW_BACK <= hi:
+            hi = i + WINDOW_AHEAD
+        else:
+            windows.append((lo, hi))
+            lo, hi = max(0, i - WINDOW_BACK), i + WINDOW_AHEAD
+    windows.append((lo, hi))
+    for lo, hi in windows:
+        yield from p.regex.finditer(text, lo, min(hi, len(text)))
+
+
 def find(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in `text`, without overlaps, in order."""
     lowered = text.lower()
     spans: list[tuple[int, int, str]] = []
-    for p in ALL:
-        if not any(k in lowered for k in p.keywords):
-            continue
-        for m in p.regex.finditer(text):
+    for p in PATTERNS:
+        for m in _matches(p, text, lowered):
             start, end = m.span(p.group)
             if start < 0 or end <= start:
+                continue
+            if p.lead and m.start() and text[m.start() - 1].isalnum():
                 continue
             value = m.group(p.group)
             if p.check is not None and not p.check(value, m):
@@ -390,6 +432,23 @@ def find(text: str) -> list[tuple[int, int, str]]:
             if any(s < end and start < e for s, e, _ in spans):
                 continue
             spans.append((start, end, p.kind))
+    folded = text.translate(_ASCII_LOWER)  # same length as text, unlike str.lower()
+    for n, _, rx in _NAMED_REGEXES:
+        for m in rx.finditer(text if n.cased else folded):
+            bare = "bare" in rx.groupindex and m.group("bare") is not None
+            start, end = m.span("bare" if bare else "value")
+            value = text[start:end]
+            kw_end = _word_end(m)
+            ok = (
+                n.check(value, text, m.start(), kw_end, bare)
+                if n.check is _field
+                else n.check(value, text, m.start(), kw_end)
+            )
+            if not ok or value.startswith("[REDACTED:"):
+                continue
+            if any(s < end and start < e for s, e, _ in spans):
+                continue
+            spans.append((start, end, n.kind))
     spans.sort()
     return spans
 

@@ -1,0 +1,86 @@
+"""No corpus secret reaches any consumer through the real hook and dispatcher, unless
+the rule says `redact: none`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .conftest import payload
+from .servers import Server
+from .test_dispatcher import SID, wait_until
+from .test_redact import load_corpus
+
+
+def strings(value) -> str:
+    """Every string inside a decoded JSON value, joined by NUL."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return "\0".join(strings(v) for v in value)
+    return ""
+
+
+def test_no_corpus_secret_reaches_a_consumer(install, tmp_path):
+    secrets, _ = load_corpus()
+    server = Server("accept")
+    try:
+        out = tmp_path / "out"
+        out.mkdir()
+        append = f"import sys; open('{out}/cmd.jsonl','a').write(sys.stdin.read())"
+        install.sensor(
+            "leaky",
+            f"""\
+            rules:
+              file:
+                sections: [user_prompt, tool_call, tool_result]
+                dispatch: {{file: {{path: '{out}/file.jsonl'}}}}
+              http:
+                sections: [user_prompt, tool_call, tool_result]
+                dispatch: {{http: {{url: '{server.url}'}}}}
+              command:
+                sections: [user_prompt, tool_call, tool_result]
+                dispatch: {{command: {{argv: [{sys.executable}, -c, "{append}"]}}}}
+              blocking:
+                sections: [tool_call]
+                mode: blocking
+                dispatch: {{file: {{path: '{out}/blocking.jsonl'}}}}
+              raw:
+                sections: [user_prompt, tool_call, tool_result]
+                redact: none
+                dispatch: {{file: {{path: '{out}/raw.jsonl'}}}}
+            """,
+        )
+        # half the corpus as prompts, half as a tool call and its result
+        for i, row in enumerate(secrets):
+            if i % 2:
+                install.hook({**payload("UserPromptSubmit"), "prompt": row["text"]})
+            else:
+                install.hook({**payload("PreToolUse"), "tool_input": {"command": row["text"]}})
+                install.hook({**payload("PostToolUse"), "tool_response": {"stdout": row["text"]}})
+        install.hook(payload("SessionEnd"))
+        assert wait_until(lambda: not (install.sessions() / SID).exists(), timeout=120)
+        received = {
+            "file": (out / "file.jsonl").read_text(),
+            "http": "\n".join(json.dumps(b) for b in server.bodies),
+            "command": (out / "cmd.jsonl").read_text(),
+            "blocking": (out / "blocking.jsonl").read_text(),
+        }
+        n_prompts = len(secrets) // 2
+        assert received["file"].count("\n") == len(secrets) + (len(secrets) - n_prompts)
+        for name, text in received.items():
+            decoded = (
+                server.bodies
+                if name == "http"
+                else [json.loads(x) for x in text.splitlines() if x.strip()]
+            )
+            flat = strings(decoded)  # decoded: a PEM block's newlines are real newlines
+            leaked = [r["kind"] for r in secrets if r["secret"] in flat]
+            assert not leaked, f"{name} received secrets of kinds {sorted(set(leaked))}"
+            assert "[REDACTED:" in flat
+        raw = strings([json.loads(x) for x in (out / "raw.jsonl").read_text().splitlines()])
+        assert all(r["secret"] in raw for r in secrets)  # redact: none is byte-complete
+    finally:
+        server.close()
