@@ -20,6 +20,17 @@ COMMANDS = {
     ("sensors", "lint"): "sensors_lint:run",
     ("sensors", "dispatch"): "dispatch:run",
     ("sensors", "verify"): "sensors_verify:run",
+    ("sensors", "copy"): "sensors_files:copy",
+    ("sensors", "rename"): "sensors_files:rename",
+    ("sensors", "delete"): "sensors_files:delete",
+    ("sensors", "test"): "sensors_test:run",
+    ("sensors", "fire"): "sensors_fire:run",
+    ("sensors", "emit"): "sensors_emit:run",
+    ("settings", "get"): "settings_cmd:cmd_get",
+    ("settings", "set"): "settings_cmd:cmd_set",
+    ("settings", "unset"): "settings_cmd:cmd_unset",
+    ("settings", "help"): "settings_cmd:cmd_help",
+    ("settings", "list"): "settings_cmd:cmd_list",
 }
 
 
@@ -50,6 +61,25 @@ def build_parser():
     demo = sub.add_parser("demo", help="a scripted session through the real hook and dispatcher")
     demo.add_argument("--keep", action="store_true", help="keep the throwaway install")
 
+    settings = sub.add_parser("settings", help="get and set any sensor key")
+    st_sub = settings.add_subparsers(dest="command", metavar="COMMAND")
+    for name, helptext in (
+        ("get", "a key's value"),
+        ("unset", "remove a key at a layer"),
+        ("help", "a key's type, default and meaning"),
+    ):
+        g = st_sub.add_parser(name, help=helptext)
+        g.add_argument("key", metavar="KEY")
+        g.add_argument("--project", metavar="DIR")
+        g.add_argument("--json", action="store_true")
+    sset = st_sub.add_parser("set", help="set a key in the sensor's file at a layer")
+    sset.add_argument("key", metavar="KEY")
+    sset.add_argument("value", metavar="VALUE", help="YAML: true, 5s, [a, b], {k: v}")
+    sset.add_argument("--project", metavar="DIR", help="write DIR's project layer")
+    slist = st_sub.add_parser("list", help="every key with its value and layer")
+    slist.add_argument("--project", metavar="DIR")
+    slist.add_argument("--json", action="store_true")
+
     sensors = sub.add_parser("sensors", help="list, lint and run sensors")
     ss = sensors.add_subparsers(dest="command", metavar="COMMAND")
     ls = ss.add_parser("list", help="every sensor and rule, with layer, target and flags")
@@ -65,6 +95,34 @@ def build_parser():
         "--rule", metavar="SENSOR/RULE", help="also check the tail against the stored chain head"
     )
     ver.add_argument("--json", action="store_true")
+    for name, helptext in (
+        ("copy", "copy a sensor to a new name (rules start disabled)"),
+        ("rename", "rename a user or project sensor"),
+    ):
+        c = ss.add_parser(name, help=helptext)
+        c.add_argument("source", metavar="SENSOR")
+        c.add_argument("dest", metavar="NEW-NAME")
+        c.add_argument("--project", metavar="DIR", help="the project layer of DIR")
+    d = ss.add_parser("delete", help="delete a user or project sensor")
+    d.add_argument("name", metavar="SENSOR")
+    d.add_argument("--project", metavar="DIR")
+    t = ss.add_parser("test", help="replay a recorded session through a rule, dispatch nothing")
+    t.add_argument("rule", metavar="SENSOR/RULE")
+    src = t.add_mutually_exclusive_group()
+    src.add_argument("--session", metavar="ID")
+    src.add_argument("--transcript", metavar="FILE")
+    t.add_argument("--json", action="store_true")
+    t.add_argument("--all", action="store_true", help="show every record, not the first 10")
+    f = ss.add_parser("fire", help="send a test record through the real dispatch path")
+    f.add_argument("target", metavar="SENSOR[/RULE]")
+    f.add_argument("--section", required=True)
+    f.add_argument("--input", metavar="FILE|-")
+    f.add_argument("--dry-run", action="store_true")
+    f.add_argument("--json", action="store_true")
+    e = ss.add_parser("emit", help="hand a way_event record to a session's spool")
+    e.add_argument("--section", required=True)
+    e.add_argument("--session", required=True, metavar="ID")
+    e.add_argument("--input", metavar="FILE|-")
     disp = ss.add_parser("dispatch", help="the per-session dispatcher (started by the hook)")
     disp.add_argument("--session", required=True)
     disp.add_argument("--idle", type=float, default=None, help=argparse.SUPPRESS)
@@ -95,12 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     key = tuple(k for k in (args.group, getattr(args, "command", None)) if k)
     if key not in COMMANDS:
         target = parser
-        if args.group == "sensors":
-            target = next(
-                a
-                for a in parser._subparsers._group_actions[0].choices.values()
-                if a.prog.endswith("sensors")
-            )
+        if args.group in ("sensors", "settings"):
+            target = parser._subparsers._group_actions[0].choices[args.group]
         target.print_help(sys.stderr)
         return 2
 

@@ -118,6 +118,7 @@ class Builder:
     def __init__(self, tracker: Tracker | None = None, transcript: bool = True):
         self.tracker = tracker or Tracker()
         self.transcript = transcript  # False: payload-only (the blocking path)
+        self._seen = set(self.tracker.seen)  # membership; the list keeps the order
 
     # --- entry point ----------------------------------------------------------------
 
@@ -285,7 +286,7 @@ class Builder:
         ]
 
     def _WayEvent(self, p, draft):
-        data = dict(p)
+        data = {k: v for k, v in p.items() if k not in COMMON}
         data.setdefault("kind", "fired")
         return [draft("way_event", data)]
 
@@ -334,11 +335,13 @@ class Builder:
             last_ts = ts
             uid = obj.get("uuid")
             if isinstance(uid, str):
-                if uid in t.seen:
+                if uid in self._seen:
                     continue
                 t.seen.append(uid)
-                if len(t.seen) > MAX_SEEN:
+                self._seen.add(uid)
+                if len(t.seen) > 2 * MAX_SEEN:
                     del t.seen[: len(t.seen) - MAX_SEEN]
+                    self._seen = set(t.seen)
             if obj.get("isSidechain"):
                 continue
             out.extend(self._line(obj, ts, draft))

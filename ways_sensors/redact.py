@@ -47,6 +47,7 @@ class Pattern:
     check: Callable[[str, re.Match[str]], bool] | None = None  # the value looks real
     cased: bool = False  # keywords are looked for in the text as it is, not lower-cased
     whole: bool = False  # always scan the whole text (a match can outgrow a window)
+    prefix: str = ""  # the regex's leading literal: absent from the text, skip the regex
     lead: bool = False  # the match must not follow a letter or digit (a \b, checked in
     # Python: a leading \b or lookbehind stops the engine's fast literal-prefix search)
 
@@ -114,7 +115,27 @@ def _p(
     """A shape. Without keywords the regex must start with a literal: the engine then
     finds candidates as fast as str.find, and one scan is the whole cost."""
     wrapped = (lambda v, m: check(v)) if check else None
-    return Pattern(kind, re.compile(regex), tuple(keywords), group, wrapped, cased, whole, lead)
+    return Pattern(
+        kind,
+        re.compile(regex),
+        tuple(keywords),
+        group,
+        wrapped,
+        cased,
+        whole,
+        "" if keywords else _literal_prefix(regex),
+        lead,
+    )
+
+
+def _literal_prefix(regex: str) -> str:
+    """The characters every match of `regex` starts with (up to the first metacharacter)."""
+    out = []
+    for ch in regex.lstrip("("):
+        if ch in "\\.[](){}*+?|^$":
+            break
+        out.append(ch)
+    return "".join(out)
 
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -413,11 +434,19 @@ def _matches(p: Pattern, text: str, lowered: str):
         yield from p.regex.finditer(text, lo, min(hi, len(text)))
 
 
+MIN_SECRET = 8  # no pattern matches in fewer characters (`PWD=abcd` is the shortest)
+
+
 def find(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in `text`, without overlaps, in order."""
-    lowered = text.lower()
     spans: list[tuple[int, int, str]] = []
+    if len(text) < MIN_SECRET:
+        return spans
+    lowered = text.lower()
+    small = len(text) < 4096  # an `in` test is cheaper than starting a regex scan
     for p in PATTERNS:
+        if p.prefix and small and p.prefix not in text:
+            continue
         for m in _matches(p, text, lowered):
             start, end = m.span(p.group)
             if start < 0 or end <= start:
@@ -433,8 +462,11 @@ def find(text: str) -> list[tuple[int, int, str]]:
                 continue
             spans.append((start, end, p.kind))
     folded = text.translate(_ASCII_LOWER)  # same length as text, unlike str.lower()
-    for n, _, rx in _NAMED_REGEXES:
-        for m in rx.finditer(text if n.cased else folded):
+    for n, word, rx in _NAMED_REGEXES:
+        hay = text if n.cased else folded
+        if small and (word if n.cased else word.lower()) not in hay:
+            continue
+        for m in rx.finditer(hay):
             bare = "bare" in rx.groupindex and m.group("bare") is not None
             start, end = m.span("bare" if bare else "value")
             value = text[start:end]

@@ -145,17 +145,39 @@ class Dispatch(Struct, forbid_unknown_fields=True, omit_defaults=True):
 class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
     """One selection and one consumer. Fields and defaults are SPEC section 2's table."""
 
-    sections: Annotated[list[Section], Meta(min_length=1)]
-    dispatch: Dispatch
-    enabled: bool = True
-    where: dict[str, Any] | None = None
-    match: Literal["all", "any"] = "all"
-    mode: Literal["async", "blocking"] = "async"
-    timeout: Duration = DEFAULT_TIMEOUT
-    delivery: Literal["best_effort", "at_least_once"] = "best_effort"
-    queue_cap: Annotated[int, Meta(ge=1, le=1_000_000)] = DEFAULT_QUEUE_CAP
-    chain: bool = False
-    redact: Literal["default", "none"] = "default"
+    sections: Annotated[
+        list[Section], Meta(min_length=1, description="what the rule selects (SPEC section 5)")
+    ]
+    dispatch: Annotated[
+        Dispatch, Meta(description="the consumer: exactly one of file, http, command")
+    ]
+    enabled: Annotated[bool, Meta(description="false turns the rule off")] = True
+    where: Annotated[
+        dict[str, Any] | None,
+        Meta(description="conditions on record paths: a scalar, a glob or one operator"),
+    ] = None
+    match: Annotated[Literal["all", "any"], Meta(description="how where conditions combine")] = (
+        "all"
+    )
+    mode: Annotated[
+        Literal["async", "blocking"],
+        Meta(description="async: the dispatcher delivers; blocking: the hook waits (10 s cap)"),
+    ] = "async"
+    timeout: Annotated[
+        Duration, Meta(description="per dispatch, enforced by the watchdog: 500ms, 5s, 2m")
+    ] = DEFAULT_TIMEOUT
+    delivery: Annotated[
+        Literal["best_effort", "at_least_once"],
+        Meta(description="best_effort: one attempt; at_least_once: retried until accepted"),
+    ] = "best_effort"
+    queue_cap: Annotated[
+        int, Meta(ge=1, le=1_000_000, description="records waiting per rule before drops")
+    ] = DEFAULT_QUEUE_CAP
+    chain: Annotated[bool, Meta(description="hash chain across the rule's records")] = False
+    redact: Annotated[
+        Literal["default", "none"],
+        Meta(description="default masks secrets; none dispatches unmasked content"),
+    ] = "default"
 
     def __post_init__(self) -> None:
         parse_duration(self.timeout)  # raises ValueError with a readable reason
@@ -168,11 +190,11 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
 class SensorFile(Struct, forbid_unknown_fields=True, omit_defaults=True):
     """One sensor: a YAML file whose stem is the sensor's name."""
 
-    rules: dict[Name, Rule]
-    spec: Literal[1] = 1
-    kind: Literal["ways"] = "ways"
-    description: str = ""
-    enabled: bool = True
+    rules: Annotated[dict[Name, Rule], Meta(description="rule name -> rule")]
+    spec: Annotated[Literal[1], Meta(description="the sensor-file spec version")] = 1
+    kind: Annotated[Literal["ways"], Meta(description="ways sensors are kind: ways")] = "ways"
+    description: Annotated[str, Meta(description="what the sensor is for")] = ""
+    enabled: Annotated[bool, Meta(description="false turns every rule off")] = True
 
 
 class SpecError(ValueError):

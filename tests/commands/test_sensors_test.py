@@ -1,0 +1,198 @@
+"""`ways sensors test` on recorded sessions: the reference sample and a long one."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from ..conftest import REFERENCE
+
+SAMPLE = REFERENCE / "transcript-sample.jsonl"
+ALL = (
+    "[user_prompt, queued_message, assistant_response, tool_call, tool_result, subagent, "
+    "compaction, session_start, session_end]"
+)
+
+
+def run_test(install, rule, transcript, *extra):
+    r = install.ways(
+        "sensors", "test", rule, "--transcript", str(transcript), "--json", *extra, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_reference_sample_counts_and_nothing_dispatched(install, tmp_path):
+    out = tmp_path / "never.jsonl"
+    install.sensor(
+        "all", f"rules:\n  r:\n    sections: {ALL}\n    dispatch: {{file: {{path: '{out}'}}}}\n"
+    )
+    data = run_test(install, "all/r", SAMPLE)
+    assert data["lines"] == 27 and data["malformed"] == 1
+    assert data["matched"] == {
+        "session_start": 2,
+        "user_prompt": 2,
+        "tool_call": 4,
+        "tool_result": 4,
+        "queued_message": 1,
+        "subagent": 2,
+        "assistant_response": 2,
+        "compaction": 2,
+    }
+    sent = data["sent"]
+    assert not out.exists()  # a preview dispatches nothing
+    calls = [r for r in sent if r["section"] == "tool_call"]
+    results = {r["data"]["tool_use_id"]: r for r in sent if r["section"] == "tool_result"}
+    assert {c["data"]["tool_use_id"] for c in calls} == set(results)  # paired by id
+    failing = [r for r in results.values() if r["data"]["status"] == "failure"]
+    assert len(failing) == 1 and failing[0]["data"]["error"].startswith("Exit code 1")
+    sub = [r for r in sent if r["section"] == "subagent"]
+    assert {(r["agent_id"], r["agent_type"]) for r in sub} == {("a3f9c2e18b7d4a6e0", "Explore")}
+    replies = [r["data"]["text"] for r in sent if r["section"] == "assistant_response"]
+    assert any(t.startswith("send() now retries") for t in replies)
+    assert "Look at the current sender first" not in json.dumps(sent)  # no thinking
+    assert [r["rule_seq"] for r in sent] == list(range(1, len(sent) + 1))
+
+
+def test_where_and_masking_apply_in_the_preview(install, tmp_path):
+    install.sensor(
+        "bash",
+        f"rules:\n  r:\n    sections: [tool_call]\n"
+        f"    where: {{data.tool_name: Bash}}\n"
+        f"    dispatch: {{file: {{path: '{tmp_path}/o'}}}}\n",
+    )
+    transcript = tmp_path / "s.jsonl"
+    call = {
+        "type": "assistant",
+        "uuid": "a1",
+        "timestamp": "2026-11-29T10:00:00.000Z",
+        "message": {
+            "id": "m1",
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Bash",
+                    "input": {"command": "git push https://x:ghp_" + "Zq4v" * 9 + "@h/r.git"},
+                }
+            ],
+        },
+    }
+    edit = {
+        "type": "assistant",
+        "uuid": "a2",
+        "message": {
+            "id": "m2",
+            "content": [
+                {"type": "tool_use", "id": "t2", "name": "Edit", "input": {"file_path": "/x"}}
+            ],
+        },
+    }
+    transcript.write_text(json.dumps(call) + "\n" + json.dumps(edit) + "\n")
+    data = run_test(install, "bash/r", transcript)
+    assert data["matched"] == {"tool_call": 1}
+    [rec] = data["sent"]
+    assert "Zq4v" not in json.dumps(rec) and rec["redactions"][0]["kind"] == "github-token"
+
+
+def generated(path, turns: int) -> dict[str, int]:
+    """A long transcript: prompts, tool calls and results, replies, queued messages,
+    bookkeeping and a broken line now and then. Returns the expected counts."""
+    rnd = random.Random(5)
+    n = {
+        "user_prompt": 0,
+        "tool_call": 0,
+        "tool_result": 0,
+        "assistant_response": 0,
+        "queued_message": 0,
+    }
+    lines = []
+    for t in range(turns):
+        lines.append(
+            {
+                "type": "user",
+                "uuid": f"u{t}",
+                "timestamp": "2026-11-29T10:00:00.000Z",
+                "message": {"role": "user", "content": f"prompt {t}"},
+            }
+        )
+        n["user_prompt"] += 1
+        for c in range(rnd.randint(1, 4)):
+            tid = f"toolu_{t}_{c}"
+            lines.append(
+                {
+                    "type": "assistant",
+                    "uuid": f"a{t}_{c}",
+                    "message": {
+                        "id": f"m{t}_{c}",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": tid,
+                                "name": "Bash",
+                                "input": {"command": f"echo {t} {c}"},
+                            }
+                        ],
+                    },
+                }
+            )
+            lines.append(
+                {
+                    "type": "user",
+                    "uuid": f"r{t}_{c}",
+                    "toolUseResult": {"stdout": str(c)},
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": tid, "content": str(c)}],
+                    },
+                }
+            )
+            n["tool_call"] += 1
+            n["tool_result"] += 1
+            lines.append(
+                {"type": "attachment", "uuid": f"h{t}_{c}", "attachment": {"type": "hook_success"}}
+            )
+            if rnd.random() < 0.05:
+                lines.append(
+                    {
+                        "type": "queue-operation",
+                        "operation": "enqueue",
+                        "content": f"queued {t} {c}",
+                    }
+                )
+                n["queued_message"] += 1
+        lines.append(
+            {
+                "type": "assistant",
+                "uuid": f"f{t}",
+                "message": {
+                    "id": f"mf{t}",
+                    "stop_reason": "end_turn",
+                    "content": [{"type": "text", "text": f"done {t}"}],
+                },
+            }
+        )
+        n["assistant_response"] += 1
+        lines.append({"type": "system", "subtype": "turn_duration", "uuid": f"d{t}"})
+    with open(path, "w") as f:
+        for i, line in enumerate(lines):
+            f.write(json.dumps(line) + "\n")
+            if i % 997 == 0:
+                f.write('{"type": "user", "broken\n')  # a torn line, skipped alone
+        f.write('{"type": "half-written')  # an incomplete tail
+    return n, len(lines)
+
+
+def test_a_fifty_thousand_line_transcript(install, tmp_path):
+    install.sensor(
+        "all",
+        f"rules:\n  r:\n    sections: {ALL}\n    dispatch: {{file: {{path: '{tmp_path}/o'}}}}\n",
+    )
+    path = tmp_path / "long.jsonl"
+    expected, lines = generated(path, 4800)
+    assert lines >= 50_000
+    data = run_test(install, "all/r", path)
+    expected["session_start"] = 1
+    assert data["matched"] == {k: v for k, v in expected.items() if v}
+    assert data["malformed"] == len(range(0, lines, 997))

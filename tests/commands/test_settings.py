@@ -1,0 +1,204 @@
+"""`ways settings` through the real command: exact edits, layers, every exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..conftest import REFERENCE
+
+HAND_WRITTEN = """\
+# Our team's export sensor. Keep the comments!
+spec: 1
+kind: ways
+description: "Tool calls to the team collector"   # shown in `ways sensors list`
+enabled: true
+
+rules:
+  # every tool call, to a local log first
+  calls:
+    sections: [tool_call, tool_result]   # both halves
+    where:
+      data.tool_name: {in: [Bash, Edit]}
+    dispatch:
+      file: {path: '/tmp/team/calls.jsonl', format: json}
+    timeout: 2s      # generous
+    delivery: at_least_once
+
+  # flagged shell commands
+  risky:
+    sections:
+      - tool_call
+    dispatch:
+      command:
+        argv: [logger, -t, agent-risk]
+    timeout: 500ms
+"""
+
+
+def get(install, key, *extra):
+    r = install.ways("settings", "get", key, "--json", *extra)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_set_changes_exactly_the_targeted_line(install):
+    path = install.sensor("team", HAND_WRITTEN)
+    cases = [
+        ("ways.sensors.team.rules.calls.timeout", "3s", "    timeout: 3s      # generous"),
+        ("ways.sensors.team.rules.risky.timeout", "750ms", "    timeout: 750ms"),
+        (
+            "ways.sensors.team.description",
+            "Tool calls, all of them",
+            'description: "Tool calls, all of them"   # shown in `ways sensors list`',
+        ),
+        (
+            "ways.sensors.team.rules.calls.dispatch.file.path",
+            "/tmp/team/all.jsonl",
+            "      file: {path: '/tmp/team/all.jsonl', format: json}",
+        ),
+        ("ways.sensors.team.rules.calls.delivery", "best_effort", "    delivery: best_effort"),
+        ("ways.sensors.team.enabled", "false", "enabled: false"),
+    ]
+    for key, value, expected_line in cases:
+        before = path.read_text().splitlines()
+        r = install.ways("settings", "set", key, value)
+        assert r.returncode == 0, r.stderr
+        after = path.read_text().splitlines()
+        assert len(before) == len(after), key
+        changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        assert len(changed) == 1, (key, changed)
+        assert after[changed[0]] == expected_line
+    assert get(install, "ways.sensors.team.rules.calls.timeout")["value"] == "3s"
+
+
+def test_get_names_value_layer_default_and_file(install):
+    data = get(install, "ways.sensors.audit.rules.all.chain")
+    assert data["value"] is True and data["layer"] == "shipped" and data["default"] is False
+    assert data["file"].endswith("sensors/audit.yaml")
+    assert get(install, "ways.sensors.audit.rules.all.queue_cap")["layer"] == "default"
+    assert (
+        install.ways("settings", "get", "ways.sensors.audit.rules.all.delivery").stdout
+        == "at_least_once\n"
+    )
+
+
+def test_set_on_a_shipped_sensor_creates_a_user_file_with_only_that_field(install):
+    r = install.ways("settings", "set", "ways.sensors.audit.rules.all.timeout", "1s")
+    assert r.returncode == 0, r.stderr
+    path = install.user_sensors / "audit.yaml"
+    assert path.read_text() == "rules:\n  all:\n    timeout: 1s\n"
+    data = get(install, "ways.sensors.audit.rules.all.timeout")
+    assert (data["value"], data["layer"], data["file"]) == ("1s", "user", str(path))
+    assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_exit_2_unknown_key_or_sensor(install):
+    for args in (
+        ["get", "ways.sensors.audit.rules.all.colour"],
+        ["get", "nope"],
+        ["get", "ways.sensors.ghost.enabled"],
+        ["set", "ways.x", "1"],
+        ["help", "ways.sensors.audit.rules.all.dispatch.ftp.url"],
+    ):
+        r = install.ways("settings", *args)
+        assert r.returncode == 2, args
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("ways: ")
+
+
+def test_exit_3_value_rejected_and_nothing_written(install):
+    path = install.sensor("team", HAND_WRITTEN)
+    before = path.read_bytes()
+    for key, value in (
+        ("ways.sensors.team.rules.calls.timeout", "forever"),
+        ("ways.sensors.team.rules.calls.sections", "[tool_calls]"),
+        ("ways.sensors.team.rules.calls.mode", "sometimes"),
+        ("ways.sensors.team.rules.calls.where.data.x", "{matches: '('}"),
+    ):
+        r = install.ways("settings", "set", key, value)
+        assert r.returncode == 3, (key, r.stderr)
+        assert "ways settings help" in r.stderr
+    assert path.read_bytes() == before
+
+
+def test_exit_4_when_a_project_layer_overrides(install):
+    install.config(f"ways:\n  project_sensors: ['{install.project}']\n")
+    install.sensor("audit", "rules:\n  all:\n    timeout: 9s\n", layer="project")
+    r = install.ways("settings", "set", "ways.sensors.audit.rules.all.timeout", "2s")
+    assert r.returncode == 4, r.stderr
+    assert "project layer" in r.stderr and "9s" in r.stderr
+    assert (install.user_sensors / "audit.yaml").read_text().endswith("timeout: 2s\n")
+    r = install.ways(
+        "settings",
+        "set",
+        "ways.sensors.audit.rules.all.timeout",
+        "3s",
+        "--project",
+        str(install.project),
+    )
+    assert r.returncode == 0
+    assert get(install, "ways.sensors.audit.rules.all.timeout")["value"] == "3s"
+
+
+def test_exit_5_read_only_file(install):
+    path = install.sensor("team", HAND_WRITTEN)
+    os.chmod(path, 0o444)
+    r = install.ways("settings", "set", "ways.sensors.team.rules.calls.timeout", "3s")
+    assert r.returncode == 5, r.stderr
+    assert "read-only" in r.stderr
+    assert path.read_text() == HAND_WRITTEN
+
+
+def test_new_rules_start_disabled_until_previewed(install, tmp_path):
+    rule = f"{{sections: [tool_call], dispatch: {{file: {{path: '{tmp_path}/o.jsonl'}}}}}}"
+    r = install.ways("settings", "set", "ways.sensors.mine.rules.r", rule)
+    assert r.returncode == 0, r.stderr
+    assert get(install, "ways.sensors.mine.rules.r.enabled")["value"] is False
+    r = install.ways("settings", "set", "ways.sensors.mine.rules.r.enabled", "true")
+    assert r.returncode == 3 and "ways sensors test mine/r" in r.stderr
+    t = install.ways(
+        "sensors", "test", "mine/r", "--transcript", str(REFERENCE / "transcript-sample.jsonl")
+    )
+    assert t.returncode == 0, t.stderr
+    assert (
+        install.ways("settings", "set", "ways.sensors.mine.rules.r.enabled", "true").returncode == 0
+    )
+    # hand-written rules are never gated
+    install.sensor(
+        "hand",
+        f"rules:\n  h:\n    enabled: false\n    sections: [tool_call]\n"
+        f"    dispatch: {{file: {{path: '{tmp_path}/h'}}}}\n",
+    )
+    assert (
+        install.ways("settings", "set", "ways.sensors.hand.rules.h.enabled", "true").returncode == 0
+    )
+
+
+def test_unset_help_and_list(install):
+    install.ways("settings", "set", "ways.sensors.audit.rules.all.timeout", "1s")
+    install.ways("settings", "set", "ways.sensors.audit.enabled", "true")
+    r = install.ways("settings", "unset", "ways.sensors.audit.rules.all.timeout")
+    assert r.returncode == 0
+    assert (install.user_sensors / "audit.yaml").read_text() == "enabled: true\n"
+    assert get(install, "ways.sensors.audit.rules.all.timeout")["layer"] == "default"
+    h = json.loads(
+        install.ways("settings", "help", "ways.sensors.audit.rules.all.delivery", "--json").stdout
+    )
+    assert h["default"] == "best_effort" and "best_effort" in h["type"] and h["help"]
+    rows = json.loads(install.ways("settings", "list", "--json").stdout)
+    keys = {row["key"]: row for row in rows}
+    assert keys["ways.sensors.audit.enabled"]["layer"] == "user"
+    assert "ways.sensors.risky-actions.rules.shell.where.data.input.command" in keys
+    assert "ways.sensors.audit.rules.all.dispatch.file.path" in keys
+
+
+def test_project_sensors_key(install):
+    r = install.ways("settings", "set", "ways.project_sensors", str(install.project))
+    assert r.returncode == 0
+    assert get(install, "ways.project_sensors")["value"] == [str(install.project)]
+    r = install.ways(
+        "settings", "set", "ways.project_sensors", "/x", "--project", str(install.project)
+    )
+    assert r.returncode == 2  # a project cannot allow itself
+    listed = json.loads(install.ways("sensors", "list", "--json").stdout)
+    assert listed["project_allowed"] is True

@@ -1,0 +1,42 @@
+"""`ways sensors emit --section way_event --session ID [--input FILE|-]`.
+
+The entry for other tools (the ways engine) to hand in their own records through the
+same spool the hook writes: one JSON object, with `kind` one of fired, suppressed,
+judged, becomes a `way_event` record of that session, delivered by its dispatcher.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from .. import launch, roots, spool
+from ..errors import InvalidError, UsageError
+
+KINDS = ("fired", "suppressed", "judged")
+
+
+def run(args) -> int:
+    if args.section != "way_event":
+        raise UsageError("emit takes --section way_event; the other sections come from hooks")
+    if not spool.valid_session_id(args.session):
+        raise UsageError(f"{args.session!r} is not a session id")
+    try:
+        if args.input in (None, "-"):
+            text = sys.stdin.read()
+        else:
+            with open(args.input) as f:
+                text = f.read()
+        data = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read a JSON object from {args.input or 'stdin'}: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError("emit takes one JSON object")
+    if data.get("kind") not in KINDS:
+        raise InvalidError(f"a way_event's kind is one of {', '.join(KINDS)}")
+    body = json.dumps({**data, "session_id": args.session, "hook_event_name": "WayEvent"})
+    spool.append(args.session, "WayEvent", time.time_ns(), roots.project_dir(), body.encode())
+    launch.ensure_dispatcher(args.session)
+    print(f"way_event ({data['kind']}) handed to session {args.session}")
+    return 0

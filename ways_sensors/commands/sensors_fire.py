@@ -1,0 +1,118 @@
+"""`ways sensors fire SENSOR[/RULE] --section S [--input FILE|-] [--dry-run] [--json]`.
+
+Builds a `test: true` record of the section from the input (a hook payload as Claude
+Code sends it, or a `data` object; by default a built-in example), and sends it through
+the real dispatch path of each matching rule of the sensor: masking, chain, target and
+watchdog. Reports delivered, refused, timed out or error, with the duration. Exit 0
+when every dispatch was delivered, 1 otherwise. `--dry-run` prints the records and
+stops. Fire records carry session id `ways-fire` and a chain of their own, so they
+never enter a real session's chain.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from .. import examples
+from ..errors import UsageError
+from ..layers import load
+from ..pipeline import dumps, finish
+from ..records import Builder, Draft, envelope
+from ..spec import SECTIONS
+from ..targets import Outcome, get
+
+
+def _input(args) -> dict:
+    if not args.input:
+        return examples.payload(args.section)
+    try:
+        if args.input == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.input) as f:
+                text = f.read()
+        data = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read a JSON object from {args.input}: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError("--input takes one JSON object")
+    return data
+
+
+def drafts(section: str, data: dict) -> list[Draft]:
+    ts = time.time_ns()
+    event = data.get("hook_event_name")
+    if section == "queued_message" or not event:
+        body = data if not event else {"text": data.get("text", "")}
+        from ..events import iso_utc
+
+        return [Draft(section, event or "WaysFire", iso_utc(ts), body)]
+    payload = {**examples.COMMON, **data, "transcript_path": ""}
+    return [d for d in Builder(transcript=False).build(event, payload, ts) if d.section == section]
+
+
+def run(args) -> int:
+    if args.section not in SECTIONS:
+        raise UsageError(f"unknown section {args.section!r}: one of {', '.join(SECTIONS)}")
+    cat = load()
+    sensor_name, _, rule_name = args.target.partition("/")
+    sensor = cat.sensors.get(sensor_name)
+    if sensor is None or (rule_name and rule_name not in sensor.rules):
+        raise UsageError(f"no sensor or rule {args.target!r}", hint="`ways sensors list`")
+    rules = [
+        r
+        for n, r in sensor.rules.items()
+        if (not rule_name or n == rule_name) and args.section in r.rule.sections
+    ]
+    if not rules:
+        raise UsageError(f"no rule of {args.target} selects {args.section}")
+    made = drafts(args.section, _input(args))
+    if not made:
+        raise UsageError(f"the input gives no {args.section} record")
+    results = []
+    for rule in rules:
+        for i, d in enumerate(made, 1):
+            rec = envelope(d, i, "ways-fire", cat.project)
+            out, _ = finish(rec, sensor.name, rule, i, "0" * 64, test=True)
+            if args.dry_run:
+                print(json.dumps(out, indent=2, ensure_ascii=False))
+                continue
+            t0 = time.monotonic()
+            r = rule.rule
+            ctx = {
+                "session_id": "ways-fire",
+                "sensor": sensor.name,
+                "rule": rule.name,
+                "date": out["timestamp"][:10],
+            }
+            try:
+                outcome = get(r.dispatch.kind).deliver(
+                    r.dispatch.target, out, dumps(out), ctx, t0 + r.timeout_s
+                )
+            except Exception as exc:
+                outcome = Outcome("error", type(exc).__name__)
+            ms = (time.monotonic() - t0) * 1000
+            results.append(
+                {
+                    "rule": f"{sensor.name}/{rule.name}",
+                    "status": outcome.status,
+                    "detail": outcome.detail,
+                    "killed": outcome.killed,
+                    "duration_ms": round(ms, 1),
+                    "timeout_s": r.timeout_s,
+                }
+            )
+    if args.dry_run:
+        return 0
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for res in results:
+            extra = f" ({res['detail']})" if res["detail"] else ""
+            print(
+                f"{res['rule']}: {res['status']}{extra} in {res['duration_ms']:.0f} ms "
+                f"(timeout {res['timeout_s']:g}s)"
+            )
+    return 0 if all(r["status"] == "delivered" for r in results) else 1

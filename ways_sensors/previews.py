@@ -1,0 +1,84 @@
+"""Which new rules still wait for their preview: `<state>/previews.json`.
+
+A rule created by `ways settings set`, by `ways sensors copy` (or the TUI later) is
+written `enabled: false` and recorded here as unseen; `ways sensors test` marks it
+seen; enabling an unseen rule is refused. Hand-written rules are never recorded, so
+they are never gated.
+    {"<sensor>/<rule>": {"created": <unix time>, "seen": <unix time> | null}}
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+
+from . import roots
+
+
+def _path() -> str:
+    return os.path.join(roots.state_root(), "previews.json")
+
+
+def _update(change) -> dict:
+    roots.makedirs_private(roots.state_root())
+    fd = os.open(_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        raw = b""
+        while chunk := os.read(fd, 65536):
+            raw += chunk
+        try:
+            data = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            data = {}
+        if change(data):
+            out = json.dumps(data, sort_keys=True).encode()
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.ftruncate(fd, 0)
+            os.write(fd, out)
+        return data
+    finally:
+        os.close(fd)
+
+
+def created(rule_id: str) -> None:
+    def change(d):
+        d[rule_id] = {"created": time.time(), "seen": None}
+        return True
+
+    _update(change)
+
+
+def seen(rule_id: str) -> None:
+    def change(d):
+        if rule_id in d and d[rule_id].get("seen") is None:
+            d[rule_id]["seen"] = time.time()
+            return True
+        return False
+
+    _update(change)
+
+
+def waiting(rule_id: str) -> bool:
+    """True when the rule was created by a command and its preview was never shown."""
+    try:
+        with open(_path()) as f:
+            entry = json.load(f).get(rule_id)
+    except (OSError, ValueError):
+        return False
+    return bool(entry) and entry.get("seen") is None
+
+
+def renamed(old_sensor: str, new_sensor: str) -> None:
+    def change(d):
+        moved = False
+        for k in list(d):
+            s, _, r = k.partition("/")
+            if s == old_sensor:
+                d[f"{new_sensor}/{r}"] = d.pop(k)
+                moved = True
+        return moved
+
+    _update(change)
