@@ -237,8 +237,26 @@ def test_half_written_line_is_read_once_complete(tmp_path):
     s.fire("PostToolUse")
     assert s.of("queued_message") == []
     s.write(line[20:])
+    s.write({"type": "queue-operation", "operation": "remove", "content": "split write"})
     s.fire("PostToolUse")
     assert [q.data["text"] for q in s.of("queued_message")] == ["split write"]
+
+
+def test_prompts_delivered_as_turns_are_not_queued_messages(tmp_path):
+    # what the real client writes for every prompt: enqueue, dequeue, the user line
+    s = Session(tmp_path)
+    s.fire("SessionStart")
+    s.write(
+        {"type": "queue-operation", "operation": "enqueue", "content": "first"},
+        {"type": "queue-operation", "operation": "dequeue"},
+        prompt("first", "p1"),
+        {"type": "queue-operation", "operation": "enqueue", "content": "pulled back"},
+        {"type": "queue-operation", "operation": "popAll"},
+    )
+    s.fire("PostToolUse")
+    s.fire("Stop")
+    s.fire("SessionEnd")
+    assert s.of("queued_message") == []
 
 
 def test_internal_agents_and_mcp_tools():

@@ -13,9 +13,11 @@ not name are kept whole under `data.extra`: no whitelist.
 Two sections come from the transcript, through the per-session `Tracker` (persisted by
 the dispatcher as JSON, so "exported once" survives restarts):
 
-* `queued_message`: each message typed while the agent worked, from `queue-operation`
-  enqueue lines and `queued_command` attachments (an attachment that matches an
-  enqueue already exported is not exported again); task notifications are not typed.
+* `queued_message`: each message typed while the agent worked and absorbed into the
+  running turn: a `queue-operation` enqueue later `remove`d, or a `queued_command`
+  attachment (one matching an absorbed enqueue is not exported again). Every prompt
+  passes through the queue; one that is `dequeue`d became a turn of its own and is the
+  user_prompt record. Task notifications are not typed; `popAll` was pulled back.
 * `assistant_response` for replies that never reached a `Stop` (interrupted): the
   tracker splits the transcript into turns at each prompt-like user line; a `Stop`
   marks the newest turn as answered (its text comes from the payload's
@@ -68,6 +70,7 @@ class Tracker:
     turns: list[Turn] = field(default_factory=list)
     pending_stops: int = 0
     queued: list[str] = field(default_factory=list)  # digests of exported, unmatched enqueues
+    pending: list[list] = field(default_factory=list)  # [digest, text, ts] still in the queue
     seen: list[str] = field(default_factory=list)  # recent line uuids (resumes repeat lines)
     agents: list[str] = field(default_factory=list)  # agent ids seen at SubagentStart
     compact_trigger: str | None = None
@@ -353,17 +356,49 @@ class Builder:
             d.timestamp = ts
         return d
 
+    def _queue_operation(self, obj: dict[str, Any], ts: str | None, draft) -> list[Draft]:
+        """The input queue's ledger. Every prompt passes through it: one that is dequeued
+        became a turn of its own (UserPromptSubmit exports it as user_prompt); one that is
+        removed was absorbed into the running turn: that is a queued message."""
+        t = self.tracker
+        op, content = obj.get("operation"), obj.get("content")
+        if op == "enqueue":
+            if (
+                isinstance(content, str)
+                and content.strip()
+                and not content.lstrip().startswith("<task-notification>")
+            ):
+                t.pending = [*t.pending[-63:], [_digest(content), content, ts]]
+            else:
+                t.pending = [*t.pending[-63:], ["", "", ts]]  # keeps dequeues in step
+            return []
+        if op == "dequeue":
+            t.pending = t.pending[1:]
+            return []
+        if op == "popAll":
+            t.pending = []
+            return []
+        if op != "remove":
+            return []
+        entry = None
+        if isinstance(content, str) and content:
+            dig = _digest(content)
+            entry = next((e for e in t.pending if e[0] == dig), None)
+        elif t.pending:
+            entry = t.pending[0]
+        if entry is None or not entry[1]:
+            if entry is not None:
+                t.pending.remove(entry)
+            return []
+        t.pending.remove(entry)
+        t.queued = [*t.queued[-255:], entry[0]]  # its queued_command attachment follows
+        return [self._queued(entry[1], entry[2] or ts, draft, "absorbed")]
+
     def _line(self, obj: dict[str, Any], ts: str | None, draft) -> list[Draft]:
         t = self.tracker
         kind = obj.get("type")
         if kind == "queue-operation":
-            content = obj.get("content")
-            if obj.get("operation") == "enqueue" and isinstance(content, str) and content.strip():
-                if content.lstrip().startswith("<task-notification>"):
-                    return []
-                t.queued = [*t.queued[-255:], _digest(content)]
-                return [self._queued(content, ts, draft, "enqueue")]
-            return []
+            return self._queue_operation(obj, ts, draft)
         if kind == "attachment":
             att = obj.get("attachment")
             if not isinstance(att, dict) or att.get("type") != "queued_command":

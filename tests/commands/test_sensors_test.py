@@ -161,6 +161,9 @@ def generated(path, turns: int) -> dict[str, int]:
                         "content": f"queued {t} {c}",
                     }
                 )
+                lines.append(  # absorbed into the running turn
+                    {"type": "queue-operation", "operation": "remove", "content": f"queued {t} {c}"}
+                )
                 n["queued_message"] += 1
         lines.append(
             {

@@ -140,7 +140,13 @@ def script(sid: str, project: str, transcript: str) -> tuple[list, dict]:
                     "operation": "enqueue",
                     "timestamp": now(),
                     "content": "also check the lint",
-                }
+                },
+                {
+                    "type": "queue-operation",
+                    "operation": "remove",
+                    "timestamp": now(),
+                    "content": "also check the lint",
+                },
             ],
         ),
         ({"hook_event_name": "PreToolUse", **task}, []),

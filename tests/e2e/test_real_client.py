@@ -1,0 +1,148 @@
+"""The real Claude Code client, wired by `ways reconcile`, checked record for record
+against what it sent (a raw recording hook beside ours is the ground truth)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from . import harness
+from .messages_api import FAKE_TOKEN, THINKING
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    s = harness.prepare(tmp_path_factory.mktemp("claude-e2e"))
+    harness.run(s)
+    return s
+
+
+def of(records, section):
+    return [r for r in records if r["section"] == section]
+
+
+def sent(truth, event):
+    return [t for t in truth if t.get("hook_event_name") == event]
+
+
+def test_the_session_ran_every_scenario(session):
+    truth = session.truth()
+    events = Counter(t["hook_event_name"] for t in truth)
+    assert events["PostToolUseFailure"] >= 1 and events["SubagentStart"] >= 1
+    assert events["PreCompact"] == 1
+    assert any(t.get("agent_id") for t in sent(truth, "PreToolUse"))
+    assert all(not r.get("is_error") for r in session.results)
+
+
+def test_every_tool_call_exactly_once(session):
+    truth, records = session.truth(), session.records()
+    want = Counter(t["tool_use_id"] for t in sent(truth, "PreToolUse"))
+    got = Counter(r["data"]["tool_use_id"] for r in of(records, "tool_call"))
+    assert got == want and set(got.values()) == {1}
+
+
+def test_every_result_once_paired_and_failures_marked(session):
+    truth, records = session.truth(), session.records()
+    want = {t["tool_use_id"]: "success" for t in sent(truth, "PostToolUse")}
+    want.update({t["tool_use_id"]: "failure" for t in sent(truth, "PostToolUseFailure")})
+    results = of(records, "tool_result")
+    assert len(results) == len(want)
+    assert {r["data"]["tool_use_id"]: r["data"]["status"] for r in results} == want
+    calls = {r["data"]["tool_use_id"] for r in of(records, "tool_call")}
+    assert set(want) <= calls
+    [failed] = [r for r in results if r["data"]["status"] == "failure"]
+    assert failed["data"]["error"].startswith("Exit code 3")
+
+
+def test_subagent_tool_calls_carry_the_subagent(session):
+    truth, records = session.truth(), session.records()
+    by_id = {r["data"]["tool_use_id"]: r for r in of(records, "tool_call")}
+    inside = [t for t in sent(truth, "PreToolUse") if t.get("agent_id")]
+    assert inside
+    for t in inside:
+        rec = by_id[t["tool_use_id"]]
+        assert (rec["agent_id"], rec["agent_type"]) == (t["agent_id"], t["agent_type"])
+    for t in sent(truth, "PreToolUse"):
+        if not t.get("agent_id"):
+            assert by_id[t["tool_use_id"]]["agent_type"] == "main"
+    starts = of(records, "subagent")
+    assert {(r["data"]["phase"], r["agent_type"]) for r in starts} >= {
+        ("start", "general-purpose"),
+        ("stop", "general-purpose"),
+    }
+
+
+def test_every_prompt_once(session):
+    truth, records = session.truth(), session.records()
+    want = Counter(t["prompt"] for t in sent(truth, "UserPromptSubmit"))
+    assert Counter(r["data"]["prompt"] for r in of(records, "user_prompt")) == want
+
+
+def test_every_reply_once_main_subagent_and_internal(session):
+    truth, records = session.truth(), session.records()
+    want = Counter()
+    for t in sent(truth, "Stop"):
+        want[(t["last_assistant_message"], "main")] += 1
+    for t in sent(truth, "SubagentStop"):
+        want[(t["last_assistant_message"], t.get("agent_type") or "internal")] += 1
+    got = Counter((r["data"]["text"], r["agent_type"]) for r in of(records, "assistant_response"))
+    assert got == want
+    assert any(kind == "internal" for _, kind in got)
+    assert of(records, "queued_message") == []  # every prompt went through the queue as a turn
+
+
+def test_compaction_before_and_after(session):
+    phases = [r["data"]["phase"] for r in of(session.records(), "compaction")]
+    assert phases == ["before", "after"]
+    before = of(session.records(), "compaction")[0]
+    assert before["data"]["trigger"] == "manual"
+
+
+def test_every_session_start_and_end(session):
+    truth, records = session.truth(), session.records()
+    assert [r["data"]["source"] for r in of(records, "session_start")] == [
+        t["source"] for t in sent(truth, "SessionStart")
+    ]
+    assert [r["data"]["reason"] for r in of(records, "session_end")] == [
+        t["reason"] for t in sent(truth, "SessionEnd")
+    ]
+
+
+def test_no_thinking_anywhere_and_the_secret_masked(session):
+    text = (session.audit_dir / f"{session.session_id}.jsonl").read_text()
+    assert THINKING in session.transcript().read_text()  # the model did think
+    assert THINKING not in text
+    assert FAKE_TOKEN in session.truth_path.read_text()  # Claude Code sent it to hooks
+    assert FAKE_TOKEN not in text
+    masked = [r for r in session.records() if r.get("redactions")]
+    assert {x["kind"] for r in masked for x in r["redactions"]} == {"github-token"}
+
+
+def test_sequence_numbers_and_the_chain(session):
+    records = session.records()
+    assert [r["rule_seq"] for r in records] == list(range(1, len(records) + 1))
+    seqs = [r["seq"] for r in records]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    path = session.audit_dir / f"{session.session_id}.jsonl"
+    r = session.ways("sensors", "verify", str(path), "--rule", "e2e/all")
+    assert r.returncode == 0, r.stdout
+
+
+def test_claude_code_shows_no_hook_error(session):
+    # Claude Code 2.1.332 records a hook run in the transcript when it printed something
+    # (hook_success) or failed (hook_non_blocking_error, hook_blocking_error ...); ours
+    # must never appear: silent, exit 0, every time.
+    lines = [json.loads(x) for x in session.transcript().read_text().splitlines() if x.strip()]
+    hook_rows = [
+        x["attachment"]
+        for x in lines
+        if x.get("type") == "attachment"
+        and str(x["attachment"].get("type", "")).startswith("hook_")
+    ]
+    ours = [a for a in hook_rows if "hook sensors" in str(a.get("command", ""))]
+    assert ours == []
+    assert all(not r.get("is_error") for r in session.results)
