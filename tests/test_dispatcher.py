@@ -228,6 +228,8 @@ def test_second_dispatcher_exits_at_once(install, tmp_path):
     r = install.ways("sensors", "dispatch", "--session", SID, timeout=20)
     assert r.returncode == 0 and (r.stdout, r.stderr) == ("", "")
     assert dispatcher_pid(install) == first and dispatcher_alive(install)
+    [live] = status(install)["dispatchers"]
+    assert live["session"] == SID and live["pid"] == first and live["age_s"] >= 0
 
 
 def test_idle_exit_keeps_the_session_and_the_next_event_restarts(install, tmp_path):
@@ -244,6 +246,10 @@ def test_idle_exit_keeps_the_session_and_the_next_event_restarts(install, tmp_pa
     assert wait_until(lambda: len(lines(out)) == 2)
     assert [r["rule_seq"] for r in lines(out)] == [1, 2]
     assert [r["seq"] for r in lines(out)] == [1, 2]
+    # everything that holds session content: 0600 files in 0700 folders
+    for p in install.state_root.rglob("*"):
+        mode = p.stat().st_mode & 0o777
+        assert mode == (0o700 if p.is_dir() else 0o600), (p, oct(mode))
 
 
 def test_an_edited_sensor_takes_effect_without_a_restart(install, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import fcntl
 import json
 import os
@@ -467,3 +468,17 @@ def test_mutated_real_payloads_never_fail_or_print(install, tmp_path):
         if rnd.random() < 0.3:
             data = data[: rnd.randrange(len(data))]
         assert run_hook_raw(install, bytes(data)) == (0, b"")
+
+
+def test_version_imports_nothing_it_does_not_need(install):
+    code = (
+        "import sys; from ways_sensors.cli import main; main(['--version']); "
+        "print(sorted(m for m in sys.modules if m.startswith(('ways_sensors', 'argparse',"
+        " 'yaml', 'msgspec', 're'))))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=install.env
+    )
+    assert r.stdout.splitlines()[0].startswith("ways ")
+    mods = ast.literal_eval(r.stdout.splitlines()[1])
+    assert set(mods) <= {"ways_sensors", "ways_sensors.cli", "re"}  # re: site imports it

@@ -146,3 +146,23 @@ def test_claude_code_shows_no_hook_error(session):
     ours = [a for a in hook_rows if "hook sensors" in str(a.get("command", ""))]
     assert ours == []
     assert all(not r.get("is_error") for r in session.results)
+
+
+def test_replaying_the_real_transcript_finds_the_same_tool_calls(session):
+    """`ways sensors test` reads the real transcript (and its subagents/ folder) into the
+    same records the hook path produced."""
+    r = session.ways(
+        "sensors", "test", "e2e/all", "--transcript", str(session.transcript()), "--json"
+    )
+    assert r.returncode == 0, r.stderr
+    replayed = json.loads(r.stdout)["sent"]
+    live = {x["data"]["tool_use_id"]: x for x in of(session.records(), "tool_call")}
+    again = {x["data"]["tool_use_id"]: x for x in of(replayed, "tool_call")}
+    assert set(again) == set(live)
+    for tid, rec in live.items():
+        assert (again[tid]["agent_id"], again[tid]["agent_type"]) == (
+            rec["agent_id"],
+            rec["agent_type"],
+        )
+        assert again[tid]["data"]["input"] == rec["data"]["input"]
+    assert FAKE_TOKEN not in r.stdout and THINKING not in r.stdout
