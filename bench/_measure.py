@@ -82,3 +82,23 @@ def tool() -> str:
         v = subprocess.run(["hyperfine", "--version"], capture_output=True, text=True).stdout
         return v.strip()
     return "a subprocess loop (hyperfine not installed)"
+
+
+def fixture_env(root) -> dict[str, str]:
+    """A throwaway install under `root`: HOME, every XDG root and the project folder, the
+    sensor folder made. PYTHONDONTWRITEBYTECODE is dropped: a real install has its .pyc."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("XDG_", "CLAUDE_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env.update(
+        HOME=str(root / "home"),
+        XDG_CONFIG_HOME=str(root / "config"),
+        XDG_CACHE_HOME=str(root / "cache"),
+        XDG_STATE_HOME=str(root / "state"),
+        CLAUDE_PROJECT_DIR=str(root / "proj"),
+    )
+    for d in (root / "home", root / "proj", root / "config" / "agent-ways" / "sensors"):
+        d.mkdir(parents=True, exist_ok=True)
+    return env

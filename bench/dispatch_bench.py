@@ -23,6 +23,9 @@ from pathlib import Path
 
 import psutil
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import fixture_env
+
 REPO = Path(__file__).resolve().parent.parent
 PAYLOAD = json.loads(
     (REPO.parent / "shared" / "reference" / "payloads" / "PreToolUse.json").read_text()
@@ -30,22 +33,8 @@ PAYLOAD = json.loads(
 
 
 def fixture(root: Path) -> tuple[dict[str, str], Path]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("XDG_", "CLAUDE_")) and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    env.update(
-        HOME=str(root / "home"),
-        XDG_CONFIG_HOME=str(root / "config"),
-        XDG_CACHE_HOME=str(root / "cache"),
-        XDG_STATE_HOME=str(root / "state"),
-        CLAUDE_PROJECT_DIR=str(root / "proj"),
-    )
-    (root / "home").mkdir(parents=True)
-    (root / "proj").mkdir()
+    env = fixture_env(root)
     cfg = root / "config" / "agent-ways"
-    (cfg / "sensors").mkdir(parents=True)
     (cfg / "config.yaml").write_text("ways:\n  dispatch_idle_seconds: 600\n")
     out = root / "out.jsonl"
     (cfg / "sensors" / "bench.yaml").write_text(

@@ -27,29 +27,15 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import measure, tool
+from _measure import fixture_env, measure, tool
 
 REPO = Path(__file__).resolve().parent.parent
 PAYLOAD = REPO.parent / "shared" / "reference" / "payloads" / "PreToolUse.json"
 
 
 def fixture(root: Path, sensors: int) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("XDG_", "CLAUDE_")) and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    env.update(
-        HOME=str(root / "home"),
-        XDG_CONFIG_HOME=str(root / "config"),
-        XDG_CACHE_HOME=str(root / "cache"),
-        XDG_STATE_HOME=str(root / "state"),
-        CLAUDE_PROJECT_DIR=str(root / "proj"),
-    )
-    (root / "home").mkdir(parents=True)
-    (root / "proj").mkdir()
+    env = fixture_env(root)
     folder = root / "config" / "agent-ways" / "sensors"
-    folder.mkdir(parents=True)
     for i in range(sensors):
         (folder / f"s{i:02d}.yaml").write_text(
             f"rules:\n  r:\n    sections: [tool_call, tool_result]\n"

@@ -89,14 +89,20 @@ class Server:
             conn.close()
 
     def close(self) -> None:
+        # stop the accept loop before closing its socket: closing a socket under a blocked
+        # accept() frees the fd for the next test's server while the old thread uses it
         self.stopped.set()
+        self.thread.join(timeout=5)
         self.sock.close()
         for c in self.conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             try:
                 c.close()
             except OSError:
                 pass
-        self.thread.join(timeout=2)
 
     def wait_for(self, n: int, timeout: float = 30.0) -> list[dict]:
         end = time.monotonic() + timeout

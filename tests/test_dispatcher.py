@@ -275,7 +275,8 @@ def spool_directly(install, entries: list[tuple[str, dict]]) -> None:
     os.environ["XDG_STATE_HOME"] = install.env["XDG_STATE_HOME"]
     try:
         for event, p in entries:
-            spool.append(SID, event, time.time_ns(), str(install.project), json.dumps(p).encode())
+            body = p if isinstance(p, bytes) else json.dumps(p).encode()
+            spool.append(SID, event, time.time_ns(), str(install.project), body)
     finally:
         for k, v in old.items():
             if v is None:
@@ -474,3 +475,29 @@ def test_blocking_at_least_once_failure_is_redelivered(install, tmp_path):
         assert got["data"]["prompt"] == payload("UserPromptSubmit")["prompt"]
     finally:
         server.close()
+
+
+def test_a_hostile_payload_never_blocks_the_records_behind_it(install, tmp_path):
+    out = tmp_path / "o.jsonl"
+    install.sensor(
+        "f",
+        f"rules:\n  r:\n    sections: [tool_call, session_end]\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n",
+    )
+    deep = '{"d":' * 100_000 + '"x"' + "}" * 100_000  # deeper than any recursion limit
+    hostile = json.dumps(payload("PreToolUse")).replace(
+        '"tool_input": {', '"tool_input": {"n": ' + deep + ", ", 1
+    )
+    spool_directly(
+        install,
+        [
+            ("PreToolUse", hostile.encode()),
+            ("PreToolUse", payload("PreToolUse")),
+            ("SessionEnd", payload("SessionEnd")),
+        ],
+    )
+    start_dispatcher(install).wait(timeout=60)
+    got = lines(out)
+    assert [r["section"] for r in got] == ["tool_call", "session_end"]
+    log = (install.state_root / "events.log").read_text()
+    assert "dispatch.unreadable_payload" in log or "dispatch.unencodable_entry" in log

@@ -6,13 +6,13 @@ at most about once a second and when it exits, so counting never slows delivery.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import threading
 from collections import Counter
 
 from . import roots
+from .files import update_json_locked
 
 KINDS = (
     "dispatched",
@@ -42,24 +42,13 @@ def add(rid: str, deltas: dict[str, int]) -> None:
     if not deltas:
         return
     roots.makedirs_private(folder())
-    fd = os.open(path_for(rid), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        raw = b""
-        while chunk := os.read(fd, 65536):
-            raw += chunk
-        try:
-            totals = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            totals = {}
+
+    def change(totals: dict) -> bool:
         for k, v in deltas.items():
             totals[k] = int(totals.get(k, 0)) + v
-        data = json.dumps(totals, sort_keys=True).encode()
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.ftruncate(fd, 0)
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+        return True
+
+    update_json_locked(path_for(rid), change)
 
 
 def read_all() -> dict[str, dict[str, int]]:

@@ -176,11 +176,23 @@ class Worker(threading.Thread):
                 self._save()
                 self._deliver_pending()
                 return True
-            if rec is None or not match(self.rule, rec):
+            try:
+                if rec is None or not match(self.rule, rec):
+                    continue
+                out, h = finish(
+                    rec, self.sensor, self.rule, self.state["rule_seq"] + 1, self.state["hash"]
+                )
+                dumps(out)  # a record that cannot be sent must not block the ones behind it
+            except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
+                self.tally.count("lost")
+                events.log(
+                    "dispatch.unsendable_record",
+                    sensor=self.sensor,
+                    rule=self.rule.name,
+                    session=self.disp.session.id,
+                    error=type(exc).__name__,
+                )
                 continue
-            out, h = finish(
-                rec, self.sensor, self.rule, self.state["rule_seq"] + 1, self.state["hash"]
-            )
             self.state["rule_seq"] += 1
             self.state["hash"] = h
             self.state["pending"] = out
@@ -452,14 +464,28 @@ class Dispatcher:
                     error=type(exc).__name__,
                 )
                 continue
-            for d in drafts:
-                b["seq"] += 1
-                rec = records.envelope(d, b["seq"], self.session.id, entry.project)
-                out += frame(
-                    json.dumps(rec, ensure_ascii=False, separators=(",", ":"), default=str).encode(
-                        "utf-8", "surrogatepass"
+            seq, built_frames = b["seq"], []
+            try:
+                for d in drafts:
+                    seq += 1
+                    rec = records.envelope(d, seq, self.session.id, entry.project)
+                    built_frames.append(
+                        frame(
+                            json.dumps(
+                                rec, ensure_ascii=False, separators=(",", ":"), default=str
+                            ).encode("utf-8", "surrogatepass")
+                        )
                     )
+            except Exception as exc:  # nesting too deep to encode: never block the spool
+                events.log(
+                    "dispatch.unencodable_entry",
+                    session=self.session.id,
+                    hook_event=event,
+                    error=type(exc).__name__,
                 )
+                continue
+            b["seq"] = seq
+            out += b"".join(built_frames)
         self._commit(bytes(out))
         return built
 

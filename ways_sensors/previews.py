@@ -9,12 +9,12 @@ they are never gated.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
 
 from . import roots
+from .files import update_json_locked
 
 
 def _path() -> str:
@@ -23,24 +23,7 @@ def _path() -> str:
 
 def _update(change) -> dict:
     roots.makedirs_private(roots.state_root())
-    fd = os.open(_path(), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        raw = b""
-        while chunk := os.read(fd, 65536):
-            raw += chunk
-        try:
-            data = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            data = {}
-        if change(data):
-            out = json.dumps(data, sort_keys=True).encode()
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.ftruncate(fd, 0)
-            os.write(fd, out)
-        return data
-    finally:
-        os.close(fd)
+    return update_json_locked(_path(), change)
 
 
 def created(rule_id: str) -> None:

@@ -461,6 +461,6 @@ def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[s
 def parse_payload(raw: bytes) -> dict[str, Any] | None:
     try:
         obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None

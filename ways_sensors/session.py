@@ -41,10 +41,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from typing import Any
 
 from . import roots
+from .files import replace_atomically
 from .spool import session_dir, valid_session_id
 
 JOURNAL_MAGIC = b"WJ1 "
@@ -53,18 +53,7 @@ JOURNAL_SEGMENT_BYTES = 4 << 20
 
 def write_json(path: str, obj: Any) -> None:
     """Replace `path` atomically with `obj` as JSON, 0600."""
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_atomically(path, json.dumps(obj, separators=(",", ":")))
 
 
 def read_json(path: str, default: Any = None) -> Any:

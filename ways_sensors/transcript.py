@@ -46,7 +46,7 @@ def decode_line(line: bytes, stats: ReadStats | None = None) -> list[dict[str, A
     try:
         obj = json.loads(text)
         out = [obj] if isinstance(obj, dict) else []
-    except ValueError:
+    except (ValueError, RecursionError):
         out = []
         pos = 0
         while pos < len(text):
@@ -56,7 +56,7 @@ def decode_line(line: bytes, stats: ReadStats | None = None) -> list[dict[str, A
                 break
             try:
                 obj, end = _decoder.raw_decode(text, pos)
-            except ValueError:
+            except (ValueError, RecursionError):
                 if stats:
                     stats.malformed += 1
                 break

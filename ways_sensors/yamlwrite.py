@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 from typing import Any
 
 from .errors import WriteError
+from .files import replace_atomically
 
 SCALARS = (str, int, float, bool, type(None))
 
@@ -208,18 +208,13 @@ class _locked:
 
 
 def _replace(path: str, text: str, new_mode: int) -> None:
-    folder = os.path.dirname(path) or "."
     try:
-        mode = os.stat(path).st_mode & 0o7777
+        mode = os.stat(path).st_mode
         if not os.access(path, os.W_OK) or mode & 0o200 == 0:
             raise WriteError(f"{path} is read-only", hint="make it writable, then run again")
     except FileNotFoundError:
-        mode = new_mode
+        pass
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        replace_atomically(path, text, new_mode)
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {exc.strerror}") from None

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ways_sensors.commands.reconcile import EVENTS, TOOL_EVENTS
+
 from . import messages_api
 
 VERSION = "2.1.332"
@@ -30,18 +32,6 @@ PROMPTS = [
     "/compact keep it short",
     "plain",
 ]
-EVENTS = (
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "SessionStart",
-    "SessionEnd",
-    "PreCompact",
-)
 RECORDER = (
     "import os,sys; d=sys.stdin.buffer.read().strip(); "
     "fd=os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND|os.O_CREAT, 0o600); "
@@ -132,7 +122,7 @@ def add_handlers(s: Session, commands: list[str]) -> None:
     settings = json.loads(path.read_text())
     for event in EVENTS:
         hooks = [{"type": "command", "timeout": 15, "command": c} for c in commands]
-        group = {"matcher": "*", "hooks": hooks} if event in EVENTS[:3] else {"hooks": hooks}
+        group = {"matcher": "*", "hooks": hooks} if event in TOOL_EVENTS else {"hooks": hooks}
         settings["hooks"][event].append(group)
     path.write_text(json.dumps(settings, indent=2))
 

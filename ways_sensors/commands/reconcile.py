@@ -21,10 +21,10 @@ import json
 import os
 import shlex
 import sys
-import tempfile
 from typing import Any
 
 from ..errors import WriteError
+from ..files import replace_atomically
 from ..launch import launcher_path
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -170,26 +170,8 @@ def read_settings(path: str) -> tuple[dict[str, Any], str | None]:
 
 
 def atomic_write(path: str, text: str) -> None:
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o600
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    replace_atomically(path, text, fsync=True)  # settings.json: worth a flush to disk
 
 
 def _compile_package() -> None:

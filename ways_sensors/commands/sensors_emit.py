@@ -8,11 +8,11 @@ judged, becomes a `way_event` record of that session, delivered by its dispatche
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 from .. import launch, roots, spool
 from ..errors import InvalidError, UsageError
+from . import read_json_object
 
 KINDS = ("fired", "suppressed", "judged")
 
@@ -22,17 +22,7 @@ def run(args) -> int:
         raise UsageError("emit takes --section way_event; the other sections come from hooks")
     if not spool.valid_session_id(args.session):
         raise UsageError(f"{args.session!r} is not a session id")
-    try:
-        if args.input in (None, "-"):
-            text = sys.stdin.read()
-        else:
-            with open(args.input) as f:
-                text = f.read()
-        data = json.loads(text)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read a JSON object from {args.input or 'stdin'}: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError("emit takes one JSON object")
+    data = read_json_object(args.input, "emit")
     if data.get("kind") not in KINDS:
         raise InvalidError(f"a way_event's kind is one of {', '.join(KINDS)}")
     body = json.dumps({**data, "session_id": args.session, "hook_event_name": "WayEvent"})

@@ -12,7 +12,6 @@ never enter a real session's chain.
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 from .. import examples
@@ -22,23 +21,13 @@ from ..pipeline import dumps, finish
 from ..records import Builder, Draft, envelope
 from ..spec import SECTIONS
 from ..targets import Outcome, get
+from . import read_json_object
 
 
 def _input(args) -> dict:
     if not args.input:
         return examples.payload(args.section)
-    try:
-        if args.input == "-":
-            text = sys.stdin.read()
-        else:
-            with open(args.input) as f:
-                text = f.read()
-        data = json.loads(text)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read a JSON object from {args.input}: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError("--input takes one JSON object")
-    return data
+    return read_json_object(args.input)
 
 
 def drafts(section: str, data: dict) -> list[Draft]:

@@ -15,18 +15,7 @@ import time
 from .. import counters, roots, table
 from ..session import pending_sessions, read_json
 
-SHOWN = (
-    "dispatched",
-    "delivered",
-    "timeouts",
-    "kills",
-    "refusals",
-    "errors",
-    "drops",
-    "retries",
-    "lost",
-    "redactions",
-)
+SHOWN = counters.KINDS
 
 
 def live_dispatchers() -> list[dict]:
