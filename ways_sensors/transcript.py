@@ -69,16 +69,16 @@ def decode_line(line: bytes, stats: ReadStats | None = None) -> list[dict[str, A
 
 
 def read_from(
-    path: str, offset: int = 0, stats: ReadStats | None = None, limit: int | None = None
+    path: str, offset: int = 0, stats: ReadStats | None = None
 ) -> tuple[list[dict[str, Any]], int]:
     """Objects of the complete lines after `offset`, and the offset after the last one.
 
-    A missing file gives ([], offset). `limit` bounds the bytes read in one call.
+    A missing file gives ([], offset).
     """
     try:
         with open(path, "rb") as f:
             f.seek(offset)
-            data = f.read(limit) if limit else f.read()
+            data = f.read()
     except OSError:
         return [], offset
     end = data.rfind(b"\n")
@@ -93,13 +93,9 @@ def read_from(
 def iter_file(path: str, stats: ReadStats | None = None) -> Iterator[dict[str, Any]]:
     """Every object of a whole transcript, line by line (lines can be very long)."""
     with open(path, "rb") as f:
-        pending = b""
         for line in f:
-            if not line.endswith(b"\n"):
-                pending = line  # incomplete tail: skipped, as a live reader would
-                continue
-            yield from decode_line(line, stats)
-        del pending
+            if line.endswith(b"\n"):  # an incomplete tail is skipped, as a live reader would
+                yield from decode_line(line, stats)
 
 
 def message_text(content: Any) -> str:

@@ -79,7 +79,9 @@ def run(args) -> int:
                     f"{s['name']}/{r['name']}",
                     "on" if r["enabled"] else "off",
                     r["layer"],
-                    ",".join(r["sections"]),
+                    ",".join(r["sections"])
+                    if len(r["sections"]) <= 3
+                    else f"{len(r['sections'])} sections",
                     r["destination"],
                     r["mode"],
                     f"{r['timeout']:g}s",
