@@ -128,6 +128,11 @@ CASES = {
     ),
     "cli-password": ("mysql -u root -pS3cretPw shop", "S3cretPw", "mkdir -p /tmp/x"),
     "env-assignment": ("DB_PASSWORD=hunter2", "hunter2", "TOKEN_LIMIT=4096"),
+    "api-key-header": (
+        "curl -H 'X-API-Key: 9f8e7d6c5b4a3210fedcba98' https://api.x.dev",
+        "9f8e7d6c5b4a3210fedcba98",
+        "curl -H 'X-API-Key: $API_KEY' https://x",
+    ),
     "secret-field": ('{"password": "s3cr3t!"}', "s3cr3t!", '{"password": "${DB_PASSWORD}"}'),
 }
 

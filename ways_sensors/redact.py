@@ -264,6 +264,22 @@ PATTERNS: tuple[Pattern, ...] = (
         lead=False,
     ),
     _p(
+        "api-key-header",
+        r"(?i)(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|"
+        r"x-apikey|apikey|x-api-token|x-token)\s*:\s*([^\s\"',;]{8,})",
+        [
+            "api-key",
+            "auth-token",
+            "access-token",
+            "private-token",
+            "apikey",
+            "api-token",
+            "x-token",
+        ],
+        check=_random_enough,
+        lead=False,
+    ),
+    _p(
         "cli-password",
         r"(?:--password[= ]|--passwd[= ]|--pass[= ]|\bsshpass\s+-p\s*|\bPGPASSWORD=|"
         r"\bMYSQL_PWD=|\b(?:mysql|mariadb|mysqldump|mysqladmin)\b[^\n|;]*?\s-p(?=[^\s-]))"
@@ -341,7 +357,7 @@ NAMED: tuple[Named, ...] = (
     Named(
         "secret-field",
         r"{w}(?:[\"']?\s*(?::|=>|=|:=)\s*(?P<q>[\"'])(?P<value>[^\"'\n]{3,400})"
-        r"(?P=q)|[ \t]*:[ \t]+(?P<bare>[^\s\"'#][^\s#]{2,200})[ \t]*$)",
+        r"(?P=q)|[ \t]*[:=][ \t]*(?P<bare>[^\s\"'#;][^\s#;]{2,200})[ \t]*$)",
         _WORDS,
         _field,
         cased=False,

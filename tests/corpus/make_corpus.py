@@ -118,6 +118,7 @@ GEN = {
     "env-assignment": password,
     "secret-field": password,
     "cli-password": password,
+    "api-key-header": lambda: rs(A, 32),
 }
 
 # (kind, template) pairs; {s} is the secret
@@ -221,9 +222,11 @@ TEMPLATES = {
         "password: {s}",
         'db_password = "{s}"',
         '"client_secret": "{s}",',
-        "  secret: {s}",
+        "  secret: {s}", "[client]\npassword = {s}",
         "$password = '{s}';",
     ],
+    "api-key-header": ["curl -H 'X-API-Key: {s}' https://api.acme.dev/v2/items",
+                       "x-api-key: {s}", 'headers = {{"X-Auth-Token": "{s}"}}'],
     "cli-password": [
         "mysql -u root -p{s} shop",
         "psql --password={s} -h db",
