@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -21,6 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.servers import Server
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import fixture_env
 
 REPO = Path(__file__).resolve().parent.parent
 PAYLOAD = (REPO.parent / "shared" / "reference" / "payloads" / "PreToolUse.json").read_bytes()
@@ -37,16 +39,8 @@ def main() -> int:
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAUDE_"))}
-        env.update(
-            HOME=str(root),
-            XDG_CONFIG_HOME=str(root / "c"),
-            XDG_CACHE_HOME=str(root / "k"),
-            XDG_STATE_HOME=str(root / "s"),
-            CLAUDE_PROJECT_DIR=str(root),
-        )
-        folder = root / "c" / "agent-ways" / "sensors"
-        folder.mkdir(parents=True)
+        env = fixture_env(root)
+        folder = root / "config" / "agent-ways" / "sensors"
         (folder / "hung.yaml").write_text(
             "rules:\n"
             "  sleeper:\n    sections: [tool_call]\n    mode: blocking\n    timeout: 30s\n"
@@ -61,7 +55,7 @@ def main() -> int:
             r = subprocess.run(cmd, input=PAYLOAD, env=env, capture_output=True)
             times.append(time.perf_counter() - t)
             assert r.returncode == 0 and r.stdout == b""
-        log = (root / "s" / "agent-ways" / "events.log").read_text().splitlines()
+        log = (root / "state" / "agent-ways" / "events.log").read_text().splitlines()
         kinds = [json.loads(x)["kind"] for x in log]
     server.close()
     print(
