@@ -222,11 +222,15 @@ TEMPLATES = {
         "password: {s}",
         'db_password = "{s}"',
         '"client_secret": "{s}",',
-        "  secret: {s}", "[client]\npassword = {s}",
+        "  secret: {s}",
+        "[client]\npassword = {s}",
         "$password = '{s}';",
     ],
-    "api-key-header": ["curl -H 'X-API-Key: {s}' https://api.acme.dev/v2/items",
-                       "x-api-key: {s}", 'headers = {{"X-Auth-Token": "{s}"}}'],
+    "api-key-header": [
+        "curl -H 'X-API-Key: {s}' https://api.acme.dev/v2/items",
+        "x-api-key: {s}",
+        'headers = {{"X-Auth-Token": "{s}"}}',
+    ],
     "cli-password": [
         "mysql -u root -p{s} shop",
         "psql --password={s} -h db",
