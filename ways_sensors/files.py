@@ -1,4 +1,8 @@
-"""Two file operations every writer of ways shares.
+"""The file operations every writer of ways shares.
+
+`locked`: a lock beside the file (`<file>.lock`, filelock), held for one read-change-
+write; the lock file is left in place, since removing it would let a waiter and a
+newcomer each lock a different inode.
 
 `replace_atomically`: a temporary file in the same folder, renamed over the target, so
 a reader (or a SIGKILL) sees the old file or the new one, never half of either; the
@@ -9,11 +13,12 @@ and rewrite a small JSON file under an flock, for files several processes update
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -65,3 +70,27 @@ def update_json_locked(path: str, change: Callable[[dict[str, Any]], bool]) -> d
         return data
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(path: str, timeout: float = 10) -> Iterator[None]:
+    """Hold `<path>.lock`; a lock held too long or an unwritable folder is a WriteError."""
+    from filelock import FileLock, Timeout
+
+    from .errors import WriteError
+
+    folder = os.path.dirname(path) or "."
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        lock = FileLock(path + ".lock", timeout=timeout)
+        lock.acquire()
+    except Timeout:
+        raise WriteError(
+            f"{path}.lock is held by another process", hint="try again in a moment"
+        ) from None
+    except OSError as exc:
+        raise WriteError(f"cannot write in {folder}: {exc.strerror}") from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,6 +1,6 @@
 """The one writer for sensor files and config.yaml: locked, atomic, comment-preserving.
 
-Every write holds a lock beside the file (`<file>.lock`), writes a temporary file in
+Every write holds a lock beside the file (`<file>.lock`, files.locked), writes a temporary file in
 the same folder and renames it into place, keeping the file's mode (new files 0600:
 a sensor may hold header secrets). Changing a scalar that is already in the file edits
 that one token on its line and nothing else, so comments, quoting, order and layout all
@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from .errors import WriteError
-from .files import replace_atomically
+from .files import locked, replace_atomically
 
 SCALARS = (str, int, float, bool, type(None))
 
@@ -127,7 +127,7 @@ def _ensure_map(node: Any, key: str):
 
 def set_value(path: str, keypath: list[str], value: Any, new_mode: int = 0o600) -> None:
     """Set keypath to value in the YAML file at path (created if missing)."""
-    with _locked(path):
+    with locked(path):
         data, text = load(path)
         new_text = _surgical(text, data, keypath, value) if text else None
         if new_text is None:
@@ -143,7 +143,7 @@ def set_value(path: str, keypath: list[str], value: Any, new_mode: int = 0o600) 
 
 def write_document(path: str, doc: Any) -> None:
     """Write a whole new document (refuses to replace an existing file)."""
-    with _locked(path):
+    with locked(path):
         if os.path.exists(path):
             raise WriteError(f"{path} exists already")
         buf = io.StringIO()
@@ -153,7 +153,7 @@ def write_document(path: str, doc: Any) -> None:
 
 def unset_value(path: str, keypath: list[str]) -> bool:
     """Remove keypath (and mappings it leaves empty); False when it was not there."""
-    with _locked(path):
+    with locked(path):
         data, _ = load(path)
         chain = [data]
         node = data
@@ -176,35 +176,6 @@ def unset_value(path: str, keypath: list[str]) -> bool:
             _yaml().dump(data, buf)
         _replace(path, buf.getvalue(), 0o600)
         return True
-
-
-class _locked:
-    def __init__(self, path: str):
-        self.path = path
-
-    def __enter__(self):
-        from filelock import FileLock, Timeout
-
-        folder = os.path.dirname(self.path) or "."
-        try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            self.lock = FileLock(self.path + ".lock", timeout=10)
-            self.lock.acquire()
-        except Timeout:
-            raise WriteError(
-                f"{self.path}.lock is held by another process", hint="try again in a moment"
-            ) from None
-        except OSError as exc:
-            raise WriteError(f"cannot write in {folder}: {exc.strerror}") from None
-        return self
-
-    def __exit__(self, *exc):
-        self.lock.release()
-        try:
-            os.unlink(self.path + ".lock")
-        except OSError:
-            pass
-        return False
 
 
 def _replace(path: str, text: str, new_mode: int) -> None:

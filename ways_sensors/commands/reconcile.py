@@ -10,8 +10,8 @@ A handler is ours when its command ends in `hook sensors` and names our launcher
 a move of the environment repairs the path. Every other hook, key and order is kept;
 a second run changes nothing; `--remove` deletes our handlers and only the groups,
 event lists and `hooks` key that became empty through that. An unparseable file is
-never overwritten (exit 5). Writes hold a lock beside the file and replace it
-atomically, keeping its mode and indentation.
+never overwritten (exit 5). Writes hold a lock beside the file (files.locked) and
+replace it atomically, keeping its mode and indentation.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 from ..errors import WriteError
-from ..files import replace_atomically
+from ..files import locked, replace_atomically
 from ..launch import launcher_path
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -188,33 +188,25 @@ def _compile_package() -> None:
 
 
 def run(args) -> int:
-    from filelock import FileLock, Timeout
-
     path = args.settings or settings_path(args.project)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        lock = FileLock(path + ".lock", timeout=10)
-        with lock:
-            data, text = read_settings(path)
-            new = unwire(data) if args.remove else wire(data, hook_command())
-            if new == data:
-                print(f"{path}: nothing to change")
-                return 0
-            indent = _indent_of(text) if text else 2
-            new_text = json.dumps(new, indent=indent, ensure_ascii=False) + "\n"
-            if args.dry_run:
-                diff = difflib.unified_diff(
-                    (text or "").splitlines(True), new_text.splitlines(True), path, path + " (new)"
-                )
-                sys.stdout.writelines(diff)
-                return 0
+    with locked(path):
+        data, text = read_settings(path)
+        new = unwire(data) if args.remove else wire(data, hook_command())
+        if new == data:
+            print(f"{path}: nothing to change")
+            return 0
+        indent = _indent_of(text) if text else 2
+        new_text = json.dumps(new, indent=indent, ensure_ascii=False) + "\n"
+        if args.dry_run:
+            diff = difflib.unified_diff(
+                (text or "").splitlines(True), new_text.splitlines(True), path, path + " (new)"
+            )
+            sys.stdout.writelines(diff)
+            return 0
+        try:
             atomic_write(path, new_text)
-    except Timeout:
-        raise WriteError(
-            f"{path}.lock is held by another process", hint="try again in a moment"
-        ) from None
-    except OSError as exc:
-        raise WriteError(f"cannot write {path}: {exc.strerror}") from None
+        except OSError as exc:
+            raise WriteError(f"cannot write {path}: {exc.strerror}") from None
     if not args.remove:
         _compile_package()
     if args.remove:
