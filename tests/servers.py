@@ -1,4 +1,5 @@
-"""Real loopback HTTP consumers for tests: one that accepts, refuses, hangs or trickles."""
+"""Real loopback HTTP consumers for tests: one that accepts, refuses, hangs, trickles,
+floods, or answers a scripted sequence of statuses and headers."""
 
 from __future__ import annotations
 
@@ -12,13 +13,26 @@ class Server:
     """A tiny HTTP/1.1 server on 127.0.0.1 in a thread; `mode` picks its behaviour.
 
     accept: 200 and keep the JSON body; refuse: 503; hang: read the request, never
-    answer; trickle: send the response one byte a second.
+    answer; trickle: send the response one byte a second; flood: 200 with a body of
+    FLOOD bytes (counted in `sent` as they go out); script: answer the requests in turn
+    with `script`'s (status, headers), then 200. Every request is kept in `attempts`
+    as (time.monotonic(), status answered, JSON body); `bodies` keeps the accepted ones.
     """
 
-    def __init__(self, mode: str = "accept", port: int = 0):
+    FLOOD = 1 << 30
+
+    def __init__(
+        self,
+        mode: str = "accept",
+        port: int = 0,
+        script: list[tuple[int, dict[str, str]]] | None = None,
+    ):
         self.mode = mode
+        self.script = list(script or [])
         self.bodies: list[dict] = []
         self.headers: list[dict[str, str]] = []
+        self.attempts: list[tuple[float, int, dict]] = []
+        self.sent = 0
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", port))
@@ -80,6 +94,20 @@ class Server:
                 if self.mode == "refuse":
                     conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
                     continue
+                if self.mode == "flood":
+                    self._flood(conn)
+                    return
+                if self.mode == "script":
+                    status, extra = self.script.pop(0) if self.script else (200, {})
+                    self.attempts.append((time.monotonic(), status, json.loads(body)))
+                    if 200 <= status < 300:
+                        self.headers.append(headers)
+                        self.bodies.append(json.loads(body))
+                    head = f"HTTP/1.1 {status} Scripted\r\nContent-Length: 0\r\n"
+                    head += "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+                    conn.sendall((head + "\r\n").encode("latin-1"))
+                    continue
+                self.attempts.append((time.monotonic(), 200, json.loads(body)))
                 self.headers.append(headers)
                 self.bodies.append(json.loads(body))
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
@@ -87,6 +115,13 @@ class Server:
             return
         finally:
             conn.close()
+
+    def _flood(self, conn: socket.socket) -> None:
+        conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.FLOOD}\r\n\r\n".encode())
+        chunk = b"x" * 65536
+        while self.sent < self.FLOOD and not self.stopped.is_set():
+            conn.sendall(chunk)  # raises once the client has closed the connection
+            self.sent += len(chunk)
 
     def close(self) -> None:
         # stop the accept loop before closing its socket: closing a socket under a blocked
@@ -103,6 +138,12 @@ class Server:
                 c.close()
             except OSError:
                 pass
+
+    def wait_for_attempts(self, n: int, timeout: float = 30.0) -> list[tuple[float, int, dict]]:
+        end = time.monotonic() + timeout
+        while len(self.attempts) < n and time.monotonic() < end:
+            time.sleep(0.02)
+        return self.attempts
 
     def wait_for(self, n: int, timeout: float = 30.0) -> list[dict]:
         end = time.monotonic() + timeout

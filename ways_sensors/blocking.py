@@ -11,9 +11,11 @@ but without the transcript (queued messages and interrupted replies are the
 dispatcher's), and they carry `seq: null`: `seq` numbers the spool, which they skip.
 `rule_seq` and the chain head of a blocking rule live in `cursors/<rule id>.head` of the
 session, updated under `cursors/<rule id>.lock`, since concurrent hooks of one session
-(parallel tool calls) share them. A failed `at_least_once` dispatch is appended to the
-spool as a `WaysRetry` entry holding the finished record; the dispatcher delivers it
-as it is (same rule_seq, same hash).
+(parallel tool calls) share them. Each attempt goes through delivery.py, like the
+dispatcher's: an `at_least_once` dispatch that failed for a retryable reason is
+appended to the spool as a `WaysRetry` entry holding the finished record, which the
+dispatcher delivers as it is (same rule_seq, same hash); one refused for good is
+parked in the rule's dead-letter file by the hook itself.
 """
 
 from __future__ import annotations
@@ -51,12 +53,11 @@ def run(
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
     _site()  # before anything that needs site-packages (msgspec, yaml)
-    from . import counters, events, index, records, spool
+    from . import counters, delivery, events, index, records, spool
     from .chain import GENESIS
-    from .pipeline import dumps, finish, match
+    from .pipeline import finish, match
     from .session import Session, read_json, write_json
     from .spec import BLOCKING_CAP
-    from .targets import get
 
     payload = records.parse_payload(data)
     if payload is None:
@@ -106,38 +107,20 @@ def run(
             tally.count("dispatched")
             if out.get("redactions"):
                 tally.count("redactions", len(out["redactions"]))
-            ctx = {
-                "session_id": session_id,
-                "sensor": sensor,
-                "rule": rule.name,
-                "date": str(out.get("timestamp", ""))[:10],
-            }
-            t0 = time.monotonic()
-            deadline = min(t0 + rule.rule.timeout_s, shared)
-            outcome = get(rule.rule.dispatch.kind).deliver(
-                rule.rule.dispatch.target, out, dumps(out), ctx, deadline
+            outcome = delivery.attempt(
+                sensor,
+                rule,
+                [out],
+                session=session_id,
+                tally=tally,
+                origin="blocking",
+                not_after=shared,
             )
-            if outcome.accepted:
-                tally.count("delivered")
-            else:
-                kind = {"timeout": "timeouts", "refused": "refusals"}.get(outcome.status, "errors")
-                tally.count(kind)
-                if outcome.killed:
-                    tally.count("kills")
-                events.log(
-                    "blocking." + outcome.status,
-                    sensor=sensor,
-                    rule=rule.name,
-                    session=session_id,
-                    rule_seq=out.get("rule_seq"),
-                    duration_ms=round((time.monotonic() - t0) * 1000),
-                    detail=outcome.detail,
-                    killed=outcome.killed,
-                )
-                if rule.rule.delivery == "at_least_once":
-                    retry.append({"rule": rid, "record": out})
-                else:
-                    tally.count("lost")
+            settled = delivery.settle(
+                sensor, rule, [out], outcome, session=session_id, tally=tally, origin="blocking"
+            )
+            if not settled:  # at_least_once and retryable: the dispatcher tries again
+                retry.append({"rule": rid, "record": out})
         except Exception as exc:
             events.log(
                 "blocking.error",

@@ -23,6 +23,7 @@ KINDS = (
     "errors",
     "drops",
     "retries",
+    "rejected",  # at_least_once records a consumer refused for good: dead letters
     "lost",
     "redactions",
 )
@@ -52,7 +53,7 @@ def add(rid: str, deltas: dict[str, int]) -> None:
 
 
 def read_all() -> dict[str, dict[str, int]]:
-    out = {}
+    out: dict[str, dict[str, int]] = {}
     try:
         names = os.listdir(folder())
     except OSError:

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from . import chain, counters, events, index, records, roots, spool
+from . import chain, counters, delivery, events, index, records, roots, spool
 from .layers import LoadedRule
 from .pipeline import dumps, finish, match
 from .session import (
@@ -38,12 +38,11 @@ from .session import (
     rule_id,
     write_json,
 )
-from .targets import Outcome, get
+from .targets import Outcome
 
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
 RETRY_SECTION = "__retry__"
-BACKOFF_FIRST, BACKOFF_CAP = 0.25, 30.0
 FAST_POLL, SLOW_POLL = 0.005, 0.1
 
 
@@ -74,7 +73,6 @@ class Worker(threading.Thread):
         self.retrying = False
         self.buffer: list[tuple[int, Any]] = []
         self.redelivers = rule.rule.mode == "blocking"  # only the hook's failed dispatches
-        self.target = get(rule.rule.dispatch.kind)
 
     # --- state ----------------------------------------------------------------------
 
@@ -207,59 +205,34 @@ class Worker(threading.Thread):
         return True
 
     def _deliver_pending(self) -> None:
+        """Deliver the pending record until the rule is done with it (delivery.settle):
+        accepted, lost (best_effort) or parked (permanent); otherwise back off and retry."""
         rec = self.state["pending"]
-        r = self.rule.rule
-        at_least_once = r.delivery == "at_least_once"
-        backoff = BACKOFF_FIRST
+        backoff = delivery.BACKOFF_FIRST
         while True:
             outcome = self.deliver(rec)
-            if outcome.accepted:
-                self.tally.count("delivered")
-                break
-            if not at_least_once:
-                self.tally.count("lost")
+            if delivery.settle(
+                self.sensor,
+                self.rule,
+                [rec],
+                outcome,
+                session=self.disp.session.id,
+                tally=self.tally,
+            ):
                 break
             self.retrying = True
-            self.tally.count("retries")
-            if self.stop.wait(backoff):
+            if self.stop.wait(delivery.next_wait(backoff, outcome)):
                 return  # leave it pending on disk for the next dispatcher
-            backoff = min(backoff * 2, BACKOFF_CAP)
+            backoff = min(backoff * 2, delivery.BACKOFF_CAP)
         self.retrying = False
         self.state["pending"] = None
         self._save()
 
     def deliver(self, rec: dict[str, Any]) -> Outcome:
-        """One attempt, under the rule's timeout; every failure counted and logged."""
-        r = self.rule.rule
-        ctx = {
-            "session_id": str(rec.get("session_id", "")),
-            "sensor": self.sensor,
-            "rule": self.rule.name,
-            "date": str(rec.get("timestamp", ""))[:10],
-        }
-        started = time.monotonic()
-        try:
-            outcome = self.target.deliver(
-                r.dispatch.target, rec, dumps(rec), ctx, started + r.timeout_s
-            )
-        except Exception as exc:
-            outcome = Outcome("error", type(exc).__name__)
-        if not outcome.accepted:
-            kind = {"timeout": "timeouts", "refused": "refusals"}.get(outcome.status, "errors")
-            self.tally.count(kind)
-            if outcome.killed:
-                self.tally.count("kills")
-            events.log(
-                "dispatch." + outcome.status,
-                sensor=self.sensor,
-                rule=self.rule.name,
-                session=self.disp.session.id,
-                rule_seq=rec.get("rule_seq"),
-                duration_ms=round((time.monotonic() - started) * 1000),
-                detail=outcome.detail,
-                killed=outcome.killed,
-            )
-        return outcome
+        """One attempt, under the rule's timeout; counted and logged (delivery.py)."""
+        return delivery.attempt(
+            self.sensor, self.rule, [rec], session=self.disp.session.id, tally=self.tally
+        )
 
     def done(self) -> bool:
         """Nothing left to deliver: at the committed journal end, nothing pending."""

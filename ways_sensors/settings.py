@@ -23,10 +23,11 @@ import msgspec.inspect as mi
 
 from . import roots
 from .errors import UsageError
-from .spec import NAME_RE, CommandTarget, FileTarget, HttpTarget, Rule, SensorFile
+from .spec import NAME_RE, Rule, SensorFile
+from .targets import TARGETS, names
 
 PROJECT_SENSORS = "ways.project_sensors"
-TARGET_STRUCTS = {"file": FileTarget, "http": HttpTarget, "command": CommandTarget}
+TARGET_STRUCTS = {kind: t.Spec for kind, t in TARGETS.items()}
 
 
 @dataclass
@@ -137,7 +138,7 @@ def parse_key(text: str) -> Key:
     if field == "dispatch" and sub:
         kind = sub[0]
         if kind not in TARGET_STRUCTS:
-            raise UsageError(f"unknown target {kind!r}: use file, http or command")
+            raise UsageError(f"unknown target {kind!r}: use {names()}")
         if len(sub) == 1:
             return Key(
                 text,

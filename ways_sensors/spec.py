@@ -1,18 +1,22 @@
 """The typed sensor-file spec (SPEC section 2): one msgspec struct per level.
 
 These structs are the single source of truth: validation, defaults, the generated
-JSON Schema in `schema/`, and (later) the keys `ways settings` offers all come from
-them. A file is decoded with `decode_sensor`, which turns any failure into a
-`SpecError` carrying the field path, so the loader can point at a line.
+JSON Schema in `schema/`, and the keys `ways settings` offers all come from them. The
+consumers' structs live with their targets (targets/<kind>.py); `Dispatch` has one
+field per kind of the registry. A file is decoded with `decode_sensor`, which turns
+any failure into a `SpecError` carrying the field path, so the loader can point at a
+line.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union
 
 import msgspec
 from msgspec import Meta, Struct
+
+from .targets import PLANNED, TARGETS, names
 
 SPEC_VERSION = 1
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
@@ -42,8 +46,6 @@ Section = Literal[
     "session_end",
     "way_event",
 ]
-TARGET_KINDS = ("file", "http", "command", "otlp")
-SUPPORTED_TARGETS = ("file", "http", "command")
 
 DEFAULT_TIMEOUT = 5.0
 MAX_TIMEOUT = 3600.0
@@ -79,67 +81,39 @@ def parse_duration(value: float | int | str) -> float:
     return seconds
 
 
-class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Append one line per record to a file; placeholders {session_id} {date} {sensor} {rule}."""
-
-    path: Annotated[str, Meta(min_length=1)]
-    format: Literal["json", "text"] = "json"
-
-    def __post_init__(self) -> None:
-        if not (self.path.startswith("/") or self.path.startswith("~")):
-            raise ValueError("a file target's path must be absolute or start with ~")
-
-
-class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """POST each record as JSON; any 2xx is acceptance. Header values may be ${ENV_NAME}."""
-
-    url: Annotated[str, Meta(pattern=r"^https?://")]
-    headers: dict[str, str] = {}
-
-
-class CommandTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Run argv without a shell; the record on stdin (default) or as the last argument."""
-
-    argv: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
-    input: Literal["stdin", "args"] = "stdin"
-    env: dict[str, str] = {}
-    cwd: str | None = None
-
-
-class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Records as OpenTelemetry log records over OTLP/HTTP (not yet supported)."""
-
-    endpoint: Annotated[str, Meta(pattern=r"^https?://")]
-    headers: dict[str, str] = {}
-
-
-class Dispatch(Struct, forbid_unknown_fields=True, omit_defaults=True):
+class _Dispatch(Struct, forbid_unknown_fields=True, omit_defaults=True):
     """Exactly one consumer."""
 
-    file: FileTarget | None = None
-    http: HttpTarget | None = None
-    command: CommandTarget | None = None
-    otlp: OtlpTarget | None = None
-
     def __post_init__(self) -> None:
-        named = [k for k in TARGET_KINDS if getattr(self, k) is not None]
+        named = [k for k in TARGETS if getattr(self, k) is not None]
         if len(named) != 1:
             what = " and ".join(named) if named else "none"
             raise ValueError(
-                f"dispatch needs exactly one of file, http, command; this one has {what}"
-            )
-        if named[0] not in SUPPORTED_TARGETS:
-            raise ValueError(
-                f"the {named[0]} target is not yet supported; use file, http or command"
+                f"dispatch needs exactly one of {', '.join(TARGETS)}; this one has {what}"
             )
 
     @property
     def kind(self) -> str:
-        return next(k for k in TARGET_KINDS if getattr(self, k) is not None)
+        return next(k for k in TARGETS if getattr(self, k) is not None)
 
     @property
     def target(self) -> Any:
+        """The kind's spec struct (targets/<kind>.py's Spec)."""
         return getattr(self, self.kind)
+
+
+if TYPE_CHECKING:
+    Dispatch = _Dispatch
+else:  # one optional field per registered kind: the registry is the only list
+    Dispatch = msgspec.defstruct(
+        "Dispatch",
+        [(kind, Optional[t.Spec], None) for kind, t in TARGETS.items()],  # noqa: UP045 - runtime
+        bases=(_Dispatch,),
+        module=__name__,
+        namespace={"__doc__": _Dispatch.__doc__},
+        forbid_unknown_fields=True,
+        omit_defaults=True,
+    )
 
 
 class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -149,7 +123,7 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
         list[Section], Meta(min_length=1, description="what the rule selects (SPEC section 5)")
     ]
     dispatch: Annotated[
-        Dispatch, Meta(description="the consumer: exactly one of file, http, command")
+        Dispatch, Meta(description=f"the consumer: exactly one of {', '.join(TARGETS)}")
     ]
     enabled: Annotated[bool, Meta(description="false turns the rule off")] = True
     where: Annotated[
@@ -207,6 +181,7 @@ class SpecError(ValueError):
 
 
 _PATH_RE = re.compile(r" - at `\$(.*)`$")
+_UNKNOWN_RE = re.compile(r"^unknown field `([^`]*)`$")
 
 
 def _split_path(text: str) -> list[str | int]:
@@ -232,6 +207,14 @@ def _convert(raw: Any, typ: Any, prefix: list[str | int]) -> Any:
         path = _split_path(m.group(1)) if m else []
         message = text[: m.start()] if m else text
         message = message.replace("Object contains unknown field", "unknown field")
+        unknown = _UNKNOWN_RE.match(message)
+        if unknown and path and path[-1] == "dispatch":  # a target kind, not a typo'd field
+            kind = unknown.group(1)
+            message = (
+                f"the {kind} target is not yet supported; use {names()}"
+                if kind in PLANNED
+                else f"unknown target `{kind}`: use {names()}"
+            )
         raise SpecError(message, prefix + path) from None
 
 

@@ -20,8 +20,36 @@ def test_fire_against_a_hanging_consumer_reports_the_timeout(install):
         r = install.ways("sensors", "fire", "remote/r", "--section", "tool_call", "--json")
         assert r.returncode == 1
         [res] = json.loads(r.stdout)
-        assert res["status"] == "timeout" and res["timeout_s"] == 1.5
+        assert (res["outcome"], res["cause"]) == ("retryable", "timeout")
+        assert res["timeout_s"] == 1.5
         assert 1500 <= res["duration_ms"] < 15000  # cut at the rule's timeout, not later
+    finally:
+        server.close()
+
+
+def test_fire_tells_permanent_from_retryable_and_parks_nothing(install, tmp_path):
+    server = Server("script", script=[(400, {}), (429, {"Retry-After": "3"})])
+    try:
+        install.sensor(
+            "remote",
+            f"rules:\n  r:\n    sections: [tool_call]\n    delivery: at_least_once\n"
+            f"    dispatch: {{http: {{url: '{server.url}'}}}}\n",
+        )
+        fire = ("sensors", "fire", "remote/r", "--section", "tool_call")
+        r = install.ways(*fire)
+        assert r.returncode == 1
+        assert "remote/r: permanent (refused: HTTP 400)" in r.stdout, r.stdout
+        [res] = json.loads(install.ways(*fire, "--json").stdout)
+        assert (res["outcome"], res["cause"], res["detail"]) == ("retryable", "refused", "HTTP 429")
+        assert res["retry_after"] == 3
+        [res] = json.loads(install.ways(*fire, "--json").stdout)
+        assert res["outcome"] == "accepted" and res["cause"] is None
+        assert len(server.attempts) == 3
+        # a fire is a test: no dead letter, nothing in the rule's totals
+        assert not (install.state_root / "deadletters").exists()
+        assert not (install.state_root / "counters").exists()
+        log = (install.state_root / "events.log").read_text()
+        assert '"kind":"fire.refused"' in log and '"outcome":"permanent"' in log
     finally:
         server.close()
 
@@ -43,7 +71,7 @@ def test_fire_delivers_a_masked_test_record_with_its_own_chain(install, tmp_path
         )
     )
     r = install.ways("sensors", "fire", "audit", "--section", "tool_call", "--input", str(src))
-    assert r.returncode == 0 and "audit/all: delivered" in r.stdout
+    assert r.returncode == 0 and "audit/all: accepted" in r.stdout
     [rec] = lines(out)
     assert rec["test"] is True and rec["session_id"] == "ways-fire"
     assert rec["chain"]["prev"] == "0" * 64

@@ -1,4 +1,4 @@
-"""The command target with real commands: exit codes, stdin/args, and group kills."""
+"""The command target with real commands: exit codes, stdin/args, batches, group kills."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import time
 
 import psutil
 
-from ways_sensors.spec import CommandTarget
-from ways_sensors.targets import DELIVERED, ERROR, REFUSED, TIMEOUT
+from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, REFUSED, RETRYABLE, TIMEOUT, Item
 from ways_sensors.targets import command as target
+from ways_sensors.targets.command import CommandTarget
 
 REC = {"section": "tool_call", "seq": 3}
 LINE = json.dumps(REC).encode()
@@ -20,13 +20,13 @@ PY = sys.executable
 
 def run(argv, timeout=2.0, **kw):
     t = time.monotonic()
-    return target.deliver(CommandTarget(argv=argv, **kw), REC, LINE, {}, t + timeout)
+    return target.deliver(CommandTarget(argv=argv, **kw), [Item(REC, LINE)], {}, t + timeout)
 
 
 def test_exit_zero_with_the_record_on_stdin(tmp_path):
     out_file = tmp_path / "got"
     code = f"import sys; open({str(out_file)!r}, 'w').write(sys.stdin.read())"
-    assert run([PY, "-c", code]).status == DELIVERED
+    assert run([PY, "-c", code]).status == ACCEPTED
     assert json.loads(out_file.read_text()) == REC
     assert out_file.read_text().endswith("\n")
 
@@ -38,23 +38,53 @@ def test_record_as_the_last_argument_and_env_and_cwd(tmp_path):
         "sys.argv[-1] + '|' + os.environ['WAYS_X'] + '|' + os.getcwd())"
     )
     out = run([PY, "-c", code], input="args", env={"WAYS_X": "y"}, cwd=str(tmp_path))
-    assert out.status == DELIVERED
+    assert out.status == ACCEPTED
     arg, env, cwd = out_file.read_text().split("|")
     assert json.loads(arg) == REC and env == "y" and cwd == str(tmp_path)
 
 
-def test_non_zero_exit_is_a_refusal():
+def test_non_zero_exit_is_a_retryable_refusal():
     out = run([PY, "-c", "import sys; sys.exit(1)"])
-    assert (out.status, out.detail) == (REFUSED, "exit 1")
+    assert (out.status, out.cause, out.detail) == (RETRYABLE, REFUSED, "exit 1")
 
 
-def test_missing_program_is_an_error():
-    assert run(["/nonexistent/consumer"]).status == ERROR
+def test_a_command_that_cannot_run_is_permanent(tmp_path):
+    missing = run(["/nonexistent/consumer"])
+    assert (missing.status, missing.cause) == (PERMANENT, ERROR)
+    assert "ENOENT" in missing.detail
+    plain = tmp_path / "consumer.sh"
+    plain.write_text("#!/bin/sh\nexit 0\n")
+    plain.chmod(0o644)  # not executable
+    assert run([str(plain)]).status == PERMANENT
+    assert run([str(tmp_path)]).status == PERMANENT  # a folder
+    assert run(["true"], cwd=str(tmp_path / "no-such-folder")).status == PERMANENT
 
 
 def test_sleeping_forever_is_killed_at_the_timeout():
     out = run(["sleep", "1000"], timeout=0.5)
-    assert out.status == TIMEOUT and out.killed
+    assert (out.status, out.cause) == (RETRYABLE, TIMEOUT) and out.killed
+
+
+def test_a_batch_is_one_stdin_or_one_run_per_record_with_args(tmp_path):
+    got = tmp_path / "got"
+    recs = [{"n": i} for i in range(3)]
+    batch = [Item(r, json.dumps(r).encode()) for r in recs]
+    code = f"import sys; open({str(got)!r}, 'a').write(sys.stdin.read() + '|')"
+    spec = CommandTarget(argv=[PY, "-c", code])
+    assert target.deliver(spec, batch, {}, time.monotonic() + 10).status == ACCEPTED
+    [one_run] = got.read_text().split("|")[:-1]
+    assert [json.loads(x) for x in one_run.splitlines()] == recs
+    got.unlink()
+    code = f"import sys; open({str(got)!r}, 'a').write(sys.argv[-1] + '\\n')"
+    spec = CommandTarget(argv=[PY, "-c", code], input="args")
+    assert target.deliver(spec, batch, {}, time.monotonic() + 10).status == ACCEPTED
+    assert [json.loads(x) for x in got.read_text().splitlines()] == recs
+
+
+def test_describes_itself():
+    spec = CommandTarget(argv=["nc", "example.com", "9"])
+    assert target.destination(spec) == "command nc example.com 9"
+    assert target.off_machine(spec)
 
 
 def test_a_command_ignoring_sigterm_and_its_grandchild_are_killed(tmp_path):
@@ -67,7 +97,7 @@ def test_a_command_ignoring_sigterm_and_its_grandchild_are_killed(tmp_path):
         "while True: time.sleep(1)\n"
     )
     out = run([PY, "-c", code], timeout=1.5)
-    assert out.status == TIMEOUT and out.killed
+    assert out.cause == TIMEOUT and out.killed
     parent, grandchild = map(int, pids.read_text().split())
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(
@@ -82,6 +112,7 @@ def test_a_command_ignoring_sigterm_and_its_grandchild_are_killed(tmp_path):
 def test_a_consumer_that_does_not_read_stdin_does_not_hang():
     big = {"data": "x" * 300_000}
     t = time.monotonic()
-    out = target.deliver(CommandTarget(argv=["true"]), big, json.dumps(big).encode(), {}, t + 2)
-    assert out.status == DELIVERED
+    batch = [Item(big, json.dumps(big).encode())]
+    out = target.deliver(CommandTarget(argv=["true"]), batch, {}, t + 2)
+    assert out.status == ACCEPTED
     assert os.environ.get("WAYS_NEVER_SET") is None

@@ -1,4 +1,5 @@
-"""The file target: whole lines, placeholders, private folders, json and text."""
+"""The file target: whole lines, placeholders, private folders, json and text, batches,
+and which failures are permanent."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import stat
 import threading
 import time
 
-from ways_sensors.spec import FileTarget
-from ways_sensors.targets import DELIVERED, ERROR
+from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, Item
 from ways_sensors.targets import file as target
+from ways_sensors.targets.file import FileTarget
 
 REC = {
     "section": "tool_call",
@@ -25,7 +26,7 @@ CTX = {"session_id": "s1", "date": "2026-11-29", "sensor": "audit", "rule": "all
 
 def test_placeholders_folders_and_modes(tmp_path):
     spec = FileTarget(path=str(tmp_path / "{date}" / "{sensor}-{rule}-{session_id}.jsonl"))
-    assert target.deliver(spec, REC, LINE, CTX, time.monotonic() + 1).status == DELIVERED
+    assert target.deliver(spec, [Item(REC, LINE)], CTX, time.monotonic() + 1).status == ACCEPTED
     path = tmp_path / "2026-11-29" / "audit-all-s1.jsonl"
     assert json.loads(path.read_text()) == REC
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -35,13 +36,13 @@ def test_placeholders_folders_and_modes(tmp_path):
 def test_home_expansion(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     spec = FileTarget(path="~/logs/x.jsonl")
-    assert target.deliver(spec, REC, LINE, CTX, time.monotonic() + 1).status == DELIVERED
+    assert target.deliver(spec, [Item(REC, LINE)], CTX, time.monotonic() + 1).status == ACCEPTED
     assert (tmp_path / "logs" / "x.jsonl").exists()
 
 
 def test_text_format_is_one_readable_line(tmp_path):
     spec = FileTarget(path=str(tmp_path / "t.log"), format="text")
-    target.deliver(spec, REC, LINE, CTX, time.monotonic() + 1)
+    target.deliver(spec, [Item(REC, LINE)], CTX, time.monotonic() + 1)
     text = (tmp_path / "t.log").read_text()
     assert text.count("\n") == 1
     assert text.startswith("2026-11-29T11:40:02.123Z #4 tool_call main Bash")
@@ -55,7 +56,7 @@ def test_concurrent_writers_never_interleave(tmp_path):
 
     def write():
         for _ in range(20):
-            target.deliver(spec, big, line, CTX, time.monotonic() + 5)
+            target.deliver(spec, [Item(big, line)], CTX, time.monotonic() + 5)
 
     threads = [threading.Thread(target=write) for _ in range(8)]
     for t in threads:
@@ -66,7 +67,36 @@ def test_concurrent_writers_never_interleave(tmp_path):
     assert len(lines) == 160 and all(json.loads(x) == big for x in lines)
 
 
-def test_unwritable_path_is_an_error(tmp_path):
+def test_a_path_through_a_file_or_that_is_a_folder_is_permanent(tmp_path):
     (tmp_path / "f").write_text("a file, not a folder")
-    spec = FileTarget(path=str(tmp_path / "f" / "x.jsonl"))
-    assert target.deliver(spec, REC, LINE, CTX, time.monotonic() + 1).status == ERROR
+    for path in (tmp_path / "f" / "x.jsonl", tmp_path / "f" / "deeper" / "x.jsonl", tmp_path):
+        out = target.deliver(
+            FileTarget(path=str(path)), [Item(REC, LINE)], CTX, time.monotonic() + 1
+        )
+        assert (out.status, out.cause) == (PERMANENT, ERROR), (path, out)
+    assert (
+        target.deliver(
+            FileTarget(path=str(tmp_path)), [Item(REC, LINE)], CTX, time.monotonic() + 1
+        ).detail
+        == "EISDIR"
+    )
+
+
+def test_a_batch_is_one_write_per_file_and_each_record_keeps_its_date(tmp_path):
+    recs = [
+        {**REC, "rule_seq": 1, "timestamp": "2026-11-29T23:59:59.999Z"},
+        {**REC, "rule_seq": 2, "timestamp": "2026-11-30T00:00:00.001Z"},
+        {**REC, "rule_seq": 3, "timestamp": "2026-11-30T00:00:01.000Z"},
+    ]
+    spec = FileTarget(path=str(tmp_path / "{date}.jsonl"))
+    batch = [Item(r, json.dumps(r).encode()) for r in recs]
+    assert target.deliver(spec, batch, CTX, time.monotonic() + 1).status == ACCEPTED
+    first = [json.loads(x) for x in (tmp_path / "2026-11-29.jsonl").read_text().splitlines()]
+    second = [json.loads(x) for x in (tmp_path / "2026-11-30.jsonl").read_text().splitlines()]
+    assert [r["rule_seq"] for r in first] == [1] and [r["rule_seq"] for r in second] == [2, 3]
+
+
+def test_describes_itself():
+    spec = FileTarget(path="/var/log/x.jsonl")
+    assert target.destination(spec) == "file /var/log/x.jsonl"
+    assert not target.off_machine(spec)

@@ -3,9 +3,10 @@
 Builds a `test: true` record of the section from the input (a hook payload as Claude
 Code sends it, or a `data` object; by default a built-in example), and sends it through
 the real dispatch path of each matching rule of the sensor: masking, chain, target and
-watchdog. Reports delivered, refused, timed out or error, with the duration. Exit 0
-when every dispatch was delivered, 1 otherwise. `--dry-run` prints the records and
-stops. Fire records carry session id `ways-fire` and a chain of their own, so they
+watchdog, through delivery.attempt like every other path (but not into the counters).
+Reports each outcome (accepted, retryable or permanent, with its cause and detail) and
+the duration. Exit 0 when every dispatch was accepted, 1 otherwise. `--dry-run` prints
+the records and stops. Fire records carry session id `ways-fire` and a chain of their own, so they
 never enter a real session's chain.
 """
 
@@ -13,14 +14,15 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
-from .. import examples
+from .. import delivery, examples
 from ..errors import UsageError
 from ..layers import load
-from ..pipeline import dumps, finish
+from ..pipeline import finish
 from ..records import Builder, Draft, envelope
 from ..spec import SECTIONS
-from ..targets import Outcome, get
+from ..targets import ACCEPTED
 from . import read_json_object
 
 
@@ -60,7 +62,7 @@ def run(args) -> int:
     made = drafts(args.section, _input(args))
     if not made:
         raise UsageError(f"the input gives no {args.section} record")
-    results = []
+    results: list[dict[str, Any]] = []
     for rule in rules:
         for i, d in enumerate(made, 1):
             rec = envelope(d, i, "ways-fire", cat.project)
@@ -69,28 +71,20 @@ def run(args) -> int:
                 print(json.dumps(out, indent=2, ensure_ascii=False))
                 continue
             t0 = time.monotonic()
-            r = rule.rule
-            ctx = {
-                "session_id": "ways-fire",
-                "sensor": sensor.name,
-                "rule": rule.name,
-                "date": out["timestamp"][:10],
-            }
-            try:
-                outcome = get(r.dispatch.kind).deliver(
-                    r.dispatch.target, out, dumps(out), ctx, t0 + r.timeout_s
-                )
-            except Exception as exc:
-                outcome = Outcome("error", type(exc).__name__)
+            outcome = delivery.attempt(
+                sensor.name, rule, [out], session="ways-fire", tally=None, origin="fire"
+            )
             ms = (time.monotonic() - t0) * 1000
             results.append(
                 {
                     "rule": f"{sensor.name}/{rule.name}",
-                    "status": outcome.status,
+                    "outcome": outcome.status,
+                    "cause": outcome.cause or None,
                     "detail": outcome.detail,
+                    "retry_after": outcome.retry_after,
                     "killed": outcome.killed,
                     "duration_ms": round(ms, 1),
-                    "timeout_s": r.timeout_s,
+                    "timeout_s": rule.rule.timeout_s,
                 }
             )
     if args.dry_run:
@@ -99,9 +93,11 @@ def run(args) -> int:
         print(json.dumps(results, indent=2))
     else:
         for res in results:
-            extra = f" ({res['detail']})" if res["detail"] else ""
+            why = ": ".join(x for x in (res["cause"], res["detail"]) if x)
+            if res["retry_after"] is not None:
+                why += f", retry after {res['retry_after']:g}s"
             print(
-                f"{res['rule']}: {res['status']}{extra} in {res['duration_ms']:.0f} ms "
-                f"(timeout {res['timeout_s']:g}s)"
+                f"{res['rule']}: {res['outcome']}{f' ({why})' if why else ''} in "
+                f"{res['duration_ms']:.0f} ms (timeout {res['timeout_s']:g}s)"
             )
-    return 0 if all(r["status"] == "delivered" for r in results) else 1
+    return 0 if all(r["outcome"] == ACCEPTED for r in results) else 1

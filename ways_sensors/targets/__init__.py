@@ -1,49 +1,78 @@
-"""Consumers: one module per target kind, all exposing the same `deliver`, in one registry.
+"""Consumers: one module per target kind, each the whole room, in one registry.
 
-    deliver(spec, record, line, ctx, deadline) -> Outcome
+A kind's module (`targets/<kind>.py`) owns everything about it, and holds to the
+`Target` Protocol of base.py (the type checker checks each entry of TARGETS):
 
-`spec` is the target's struct from spec.py, `record` the finished record, `line` its
-JSON bytes (one line, no newline), `ctx` the placeholders (`session_id`, `sensor`,
-`rule`, `date`), `deadline` a `time.monotonic()` instant the watchdog enforces: a
-target must return by then, having cut or killed whatever it started. Adding a target
-is one module and one line in TARGETS.
+    Spec                                  its msgspec struct, `dispatch.<kind>` in YAML
+    SECRET_FIELDS                         the spec's mappings that may hold credentials
+    deliver(spec, batch, ctx, deadline)   one attempt for a batch -> Outcome
+    destination(spec) -> str              where records go, for people
+    off_machine(spec) -> bool             may session content leave this machine?
+
+spec.py builds `Dispatch` from TARGETS (one optional field per kind, exactly one set);
+settings.py offers `dispatch.<kind>.<field>` keys from each Spec; lint.py and
+`ways sensors list` describe rules through destination, off_machine and SECRET_FIELDS;
+every "one of file, http, command" message is `names()`. Adding a target kind is one
+new module, one line in TARGETS, and its tests.
+
+The batch form, decided here for batching (issue 13): `deliver` always takes a
+non-empty sequence of `Item(record, line)` (line: the record's JSON bytes, no newline)
+and answers one Outcome for the whole batch, so a failed batch is retried or parked
+whole, and a consumer may see a record twice (at-least-once). Until rules can ask for
+batches, every caller passes a batch of one. What each kind does with more than one:
+file appends all lines in one write(); command sends all lines on one stdin (with
+`input: args`, one run per record); http posts one request per record until a `format`
+for batches exists. `ctx` holds the placeholders `session_id`, `sensor`, `rule` and
+`date` (the first record's; file takes each record's own date).
+
+`PLANNED` kinds are names the spec reserves: a sensor naming one is told it is not yet
+supported instead of "unknown field". Moving a kind from PLANNED to TARGETS ships it.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from typing import Any, Protocol
+from . import command, file, http
+from .base import (
+    ACCEPTED,
+    ERROR,
+    PERMANENT,
+    REFUSED,
+    RETRYABLE,
+    TIMEOUT,
+    Item,
+    Outcome,
+    Target,
+)
 
-DELIVERED = "delivered"
-REFUSED = "refused"  # the consumer answered no: non-2xx, non-zero exit
-TIMEOUT = "timeout"  # the deadline passed; whatever ran was cut or killed
-ERROR = "error"  # could not reach the consumer at all (connection refused, no such file)
-
-
-@dataclass
-class Outcome:
-    status: str
-    detail: str = ""  # content-free: a status code, an exit code, an exception class
-    killed: bool = False  # a process group had to be killed
-
-    @property
-    def accepted(self) -> bool:
-        return self.status == DELIVERED
-
-
-class Target(Protocol):
-    def deliver(
-        self, spec: Any, record: dict[str, Any], line: bytes, ctx: dict[str, str], deadline: float
-    ) -> Outcome: ...
-
-
-TARGETS = {
-    "file": "ways_sensors.targets.file",
-    "http": "ways_sensors.targets.http",
-    "command": "ways_sensors.targets.command",
+TARGETS: dict[str, Target] = {
+    "file": file,
+    "http": http,
+    "command": command,
 }
+PLANNED = ("otlp",)
+
+__all__ = [
+    "ACCEPTED",
+    "ERROR",
+    "PERMANENT",
+    "PLANNED",
+    "REFUSED",
+    "RETRYABLE",
+    "TARGETS",
+    "TIMEOUT",
+    "Item",
+    "Outcome",
+    "Target",
+    "get",
+    "names",
+]
 
 
 def get(kind: str) -> Target:
-    return importlib.import_module(TARGETS[kind])  # type: ignore[return-value]
+    return TARGETS[kind]
+
+
+def names(last: str = "or") -> str:
+    """`file, http or command`: the kinds, for messages."""
+    kinds = list(TARGETS)
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} {last} {kinds[-1]}"

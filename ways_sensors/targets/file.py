@@ -2,22 +2,60 @@
 
 `{session_id}`, `{date}` (the record's UTC date), `{sensor}`, `{rule}`; `~` expands to
 the home folder. Missing folders are created 0700 and new files 0600, since they hold
-session content. A line is written with one `write()` on an O_APPEND descriptor, so
-concurrent writers (several sessions, the blocking path) never interleave.
-`format: text` writes one readable line: time, section, agent, and a summary.
+session content. A batch's lines for one file are written with one `write()` on an
+O_APPEND descriptor, so concurrent writers (several sessions, the blocking path) never
+interleave. `format: text` writes one readable line: time, section, agent, and a summary.
+
+Failures: a path that is a folder, runs through a file, is too long, loops, or is
+refused by permissions or a read-only file system is permanent (the same write can
+never pass); anything else (a full disk, an I/O error) is retryable.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
 
-from . import DELIVERED, ERROR, TIMEOUT, Outcome
+from msgspec import Meta, Struct
+
+from .base import ERROR, TIMEOUT, Item, Outcome, accepted, permanent, retryable
 
 
-def expand(path: str, ctx: dict[str, str]) -> str:
+class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Append one line per record to a file; placeholders {session_id} {date} {sensor} {rule}."""
+
+    path: Annotated[str, Meta(min_length=1)]
+    format: Literal["json", "text"] = "json"
+
+    def __post_init__(self) -> None:
+        if not (self.path.startswith("/") or self.path.startswith("~")):
+            raise ValueError("a file target's path must be absolute or start with ~")
+
+
+Spec = FileTarget
+SECRET_FIELDS: tuple[str, ...] = ()
+
+PERMANENT_ERRNOS = frozenset(
+    {
+        errno.EISDIR,
+        errno.ENOTDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+        errno.EINVAL,
+        errno.EFBIG,
+        errno.EEXIST,  # a folder of the path exists as a file
+    }
+)
+
+
+def expand(path: str, ctx: Mapping[str, str]) -> str:
     out = path
     for key in ("session_id", "date", "sensor", "rule"):
         out = out.replace("{" + key + "}", ctx.get(key, ""))
@@ -48,24 +86,44 @@ def text_line(record: dict[str, Any]) -> str:
     return line.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def deliver(spec, record, line: bytes, ctx, deadline: float) -> Outcome:
-    if time.monotonic() >= deadline:
-        return Outcome(TIMEOUT, "deadline passed before the write")
-    path = expand(spec.path, ctx)
-    data = (
-        text_line(record).encode("utf-8", "surrogatepass") if spec.format == "text" else line
-    ) + b"\n"
+def _append(path: str, data: bytes) -> None:
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        folder = os.path.dirname(path)
-        if folder:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def deliver(
+    spec: FileTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
+) -> Outcome:
+    if time.monotonic() >= deadline:
+        return retryable(TIMEOUT, "deadline passed before the write")
+    by_path: dict[str, bytearray] = {}  # one write per file; {date} may differ per record
+    for record, line in batch:
+        date = str(record.get("timestamp") or "")[:10] or ctx.get("date", "")
+        path = expand(spec.path, {**ctx, "date": date})
+        text = text_line(record).encode("utf-8", "surrogatepass") if spec.format == "text" else line
+        by_path.setdefault(path, bytearray()).extend(text + b"\n")
+    for path, data in by_path.items():
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        return Outcome(ERROR, type(exc).__name__)
-    return Outcome(DELIVERED)
+            _append(path, bytes(data))
+        except OSError as exc:
+            name = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+            if exc.errno in PERMANENT_ERRNOS:
+                return permanent(ERROR, name)
+            return retryable(ERROR, name)
+    return accepted()
+
+
+def destination(spec: FileTarget) -> str:
+    return f"file {spec.path}"
+
+
+def off_machine(spec: FileTarget) -> bool:
+    return False  # a network file system is the user's own choice of disk

@@ -4,19 +4,48 @@ Header values may be `${ENV_NAME}`, read from the environment at dispatch time (
 unset variable refuses the dispatch rather than sending an empty credential). The
 deadline is total, not per read: the request runs under `asyncio.wait_for` on the
 worker's own event loop, so a server that accepts and then trickles a byte a second
-is cut at the rule timeout and its connection closed.
+is cut at the rule timeout and its connection closed. At most BODY_CAP bytes of a
+response body are read (raw, never decompressed), the rest is discarded with the
+connection: a consumer answering gigabytes costs nothing.
+
+Failures: connection errors, timeouts, 408, 429 and 5xx are retryable (with the
+server's `Retry-After` on 429 and 503, in seconds or as an HTTP date); an unset header
+variable, a header value HTTP cannot carry, a redirect (never followed) and any other
+4xx are permanent. asyncio and httpx are imported at the first delivery, not with the
+registry.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import threading
 import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated
+from urllib.parse import urlsplit
 
-from . import DELIVERED, ERROR, REFUSED, TIMEOUT, Outcome
+from msgspec import Meta, Struct
 
+from .base import ERROR, REFUSED, TIMEOUT, Item, Outcome, accepted, permanent, retryable
+
+if TYPE_CHECKING:
+    import asyncio
+
+
+class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """POST each record as JSON; any 2xx is acceptance. Header values may be ${ENV_NAME}."""
+
+    url: Annotated[str, Meta(pattern=r"^https?://")]
+    headers: dict[str, str] = {}
+
+
+Spec = HttpTarget
+SECRET_FIELDS: tuple[str, ...] = ("headers",)
+
+BODY_CAP = 64 * 1024
+RETRYABLE_STATUS = frozenset({408, 429})
+RETRY_AFTER_STATUS = frozenset({429, 503})
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _local = threading.local()
 
@@ -26,7 +55,7 @@ class MissingEnv(KeyError):
 
 
 def expand_header(value: str) -> str:
-    def sub(m: re.Match) -> str:
+    def sub(m: re.Match[str]) -> str:
         if m.group(1) not in os.environ:
             raise MissingEnv(m.group(1))
         return os.environ[m.group(1)]
@@ -34,39 +63,120 @@ def expand_header(value: str) -> str:
     return _ENV.sub(sub, value)
 
 
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a `Retry-After` value: delay-seconds or an HTTP date (RFC 9110
+    10.2.3); None when absent or unreadable. A date in the past is 0."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(int(text))
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 850 / asctime forms parse naive; HTTP dates are GMT
+        from datetime import timezone
+
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def classify(status: int, retry_after_header: str | None) -> Outcome:
+    """An HTTP status as an outcome (the tree in delivery.py)."""
+    if 200 <= status < 300:
+        return accepted(str(status))
+    detail = f"HTTP {status}"
+    if status >= 500 or status in RETRYABLE_STATUS:
+        wait = retry_after(retry_after_header) if status in RETRY_AFTER_STATUS else None
+        return retryable(REFUSED, detail, wait)
+    if 300 <= status < 400:
+        return permanent(REFUSED, detail + " (redirects are not followed)")
+    return permanent(REFUSED, detail)
+
+
 def _loop() -> asyncio.AbstractEventLoop:
-    loop = getattr(_local, "loop", None)
+    import asyncio
+
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
     if loop is None or loop.is_closed():
         loop = _local.loop = asyncio.new_event_loop()
     return loop
 
 
-async def _post(url: str, headers: dict[str, str], body: bytes) -> int:
+async def _post(url: str, headers: dict[str, str], body: bytes) -> tuple[int, str | None, bytes]:
+    """(status, Retry-After, at most BODY_CAP bytes of the body)."""
     import httpx
 
     # a fresh client per request: a cancelled request must not poison a pooled connection
-    async with httpx.AsyncClient(timeout=None, follow_redirects=False) as client:
-        resp = await client.post(url, content=body, headers=headers)
-        return resp.status_code
+    async with (
+        httpx.AsyncClient(timeout=None, follow_redirects=False) as client,
+        client.stream("POST", url, content=body, headers=headers) as resp,
+    ):
+        got = bytearray()
+        async for chunk in resp.aiter_raw():
+            got += chunk[: BODY_CAP - len(got)]
+            if len(got) >= BODY_CAP:
+                break  # leaving the stream closes the connection: the rest is never read
+        return resp.status_code, resp.headers.get("retry-after"), bytes(got)
 
 
-def deliver(spec, record, line: bytes, ctx, deadline: float) -> Outcome:
-    try:
-        headers = {k: expand_header(v) for k, v in spec.headers.items()}
-    except MissingEnv as exc:
-        return Outcome(ERROR, f"header variable {exc.args[0]} is not set")
-    headers.setdefault("content-type", "application/json")
+def _send(spec: HttpTarget, headers: dict[str, str], line: bytes, deadline: float) -> Outcome:
+    import asyncio
+
+    import httpx
+
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        return Outcome(TIMEOUT, "deadline passed before the request")
+        return retryable(TIMEOUT, "deadline passed before the request")
     try:
-        status = _loop().run_until_complete(
+        status, wait, _ = _loop().run_until_complete(
             asyncio.wait_for(_post(spec.url, headers, line), timeout=remaining)
         )
     except asyncio.TimeoutError:
-        return Outcome(TIMEOUT, "cut at the rule timeout")
-    except Exception as exc:  # httpx.HTTPError, OSError, ...: the consumer was unreachable
-        return Outcome(ERROR, type(exc).__name__)
-    if 200 <= status < 300:
-        return Outcome(DELIVERED, str(status))
-    return Outcome(REFUSED, f"HTTP {status}")
+        return retryable(TIMEOUT, "cut at the rule timeout")
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL, httpx.LocalProtocolError) as exc:
+        return permanent(ERROR, type(exc).__name__)  # the same request can never be sent
+    except UnicodeError as exc:  # a header value HTTP cannot carry
+        return permanent(ERROR, type(exc).__name__)
+    except Exception as exc:  # httpx.TransportError, OSError, ...: the consumer was unreachable
+        return retryable(ERROR, type(exc).__name__)
+    return classify(status, wait)
+
+
+def deliver(
+    spec: HttpTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
+) -> Outcome:
+    try:
+        headers = {k: expand_header(v) for k, v in spec.headers.items()}
+    except MissingEnv as exc:
+        return permanent(ERROR, f"header variable {exc.args[0]} is not set")
+    headers.setdefault("content-type", "application/json")
+    outcome = accepted()
+    for item in batch:  # one request per record until batches have a format (issue 13)
+        outcome = _send(spec, headers, item.line, deadline)
+        if not outcome.accepted:
+            break
+    return outcome
+
+
+def is_loopback_url(url: str) -> bool:
+    import ipaddress
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def destination(spec: HttpTarget) -> str:
+    return f"http {spec.url}"
+
+
+def off_machine(spec: HttpTarget) -> bool:
+    return not is_loopback_url(spec.url)

@@ -1,0 +1,60 @@
+"""The registry is the one list of target kinds: the spec, settings and messages follow it."""
+
+from __future__ import annotations
+
+import inspect
+
+import msgspec
+import pytest
+
+from ways_sensors import settings
+from ways_sensors.errors import UsageError
+from ways_sensors.spec import Dispatch, SpecError, decode_rule, sensor_schema
+from ways_sensors.targets import PLANNED, TARGETS, names
+
+EXAMPLES = {  # a minimal valid spec per kind: a new kind adds its line here
+    "file": {"path": "/tmp/x"},
+    "http": {"url": "http://127.0.0.1:1/x"},
+    "command": {"argv": ["true"]},
+}
+
+
+def test_every_kind_is_a_whole_room():
+    for kind, t in TARGETS.items():
+        assert issubclass(t.Spec, msgspec.Struct), kind
+        fields = {f.name for f in msgspec.structs.fields(t.Spec)}
+        assert set(t.SECRET_FIELDS) <= fields, kind
+        assert list(inspect.signature(t.deliver).parameters) == [
+            "spec",
+            "batch",
+            "ctx",
+            "deadline",
+        ], kind
+        assert callable(t.destination) and callable(t.off_machine)
+    assert not set(PLANNED) & set(TARGETS)
+
+
+def test_dispatch_has_one_field_per_kind_and_exactly_one_is_set():
+    assert [f.name for f in msgspec.structs.fields(Dispatch)] == list(TARGETS)
+    schema = sensor_schema()["$defs"]
+    assert set(schema["Dispatch"]["properties"]) == set(TARGETS)
+    for kind, t in TARGETS.items():
+        assert t.Spec.__name__ in schema
+        rule = decode_rule({"sections": ["tool_call"], "dispatch": {kind: EXAMPLES[kind]}})
+        assert rule.dispatch.kind == kind and isinstance(rule.dispatch.target, t.Spec)
+    with pytest.raises(SpecError, match=f"exactly one of {', '.join(TARGETS)}"):
+        decode_rule({"sections": ["tool_call"], "dispatch": {}})
+    with pytest.raises(SpecError, match=f"unknown target `kafka`: use {names()}"):
+        decode_rule({"sections": ["tool_call"], "dispatch": {"kafka": {"x": 1}}})
+    for kind in PLANNED:
+        with pytest.raises(SpecError, match="not yet supported"):
+            decode_rule({"sections": ["tool_call"], "dispatch": {kind: {}}})
+
+
+def test_settings_keys_come_from_each_spec():
+    for kind, t in TARGETS.items():
+        for f in msgspec.structs.fields(t.Spec):
+            key = settings.parse_key(f"ways.sensors.s.rules.r.dispatch.{kind}.{f.name}")
+            assert key.path == ("rules", "r", "dispatch", kind, f.name)
+    with pytest.raises(UsageError, match=f"use {names()}"):
+        settings.parse_key("ways.sensors.s.rules.r.dispatch.kafka.url")

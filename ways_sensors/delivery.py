@@ -1,0 +1,246 @@
+"""Delivery: one attempt of one rule's records under its deadline, counted and logged;
+what becomes of a failed one; and the dead-letter files.
+
+Every path that sends records anywhere goes through `attempt`: the dispatcher's
+workers, the blocking hook path and `ways sensors fire`. The target (targets/<kind>.py)
+makes the attempt; this module turns its outcome into counters (counters.Tally), one
+content-free events.log line per failure (`<origin>.<cause>`), and, through `settle`,
+into what the rule does next.
+
+The outcomes (targets/base.py's Outcome); [cause] names the events.log kind and, on
+the right, the counter an attempt adds to:
+
+    Outcome
+    ├── accepted            HTTP 2xx · exit 0 · the lines written              delivered
+    ├── retryable           may pass later
+    │   ├── [timeout]       the deadline passed: the request cut, the          timeouts
+    │   │                   process group killed (also kills), or no time
+    │   │                   left to start
+    │   ├── [refused]       HTTP 408, 429, 5xx, with the server's Retry-After  refusals
+    │   │                   on 429 and 503 (seconds or an HTTP date) · a
+    │   │                   command's non-zero exit
+    │   └── [error]         connection refused or reset, DNS, TLS, a torn      errors
+    │                       response · a failed fork · a full disk, an I/O
+    │                       error · an exception raised inside a target
+    └── permanent           the same records can never pass as configured
+        ├── [refused]       HTTP 4xx other than 408 and 429 · a redirect       refusals
+        │                   (never followed)
+        └── [error]         a `${VAR}` header whose variable is unset, a       errors
+                            header value HTTP cannot carry · a command that
+                            does not exist or is not executable, a cwd that
+                            is not a folder · a file path that is a folder,
+                            runs through a file, or is refused by
+                            permissions or a read-only file system
+
+What `settle` makes of a failure:
+
+    best_effort                lost (counted); the rule moves on: one attempt only
+    at_least_once, retryable   a retry (counted): the worker waits the backoff, 0.25 s
+                               doubling to 30 s, or instead the Retry-After (capped at
+                               30 s), and tries again; the blocking path spools it
+                               for the dispatcher
+    at_least_once, permanent   rejected (counted) and parked as a dead letter; the rule
+                               moves on
+
+Dead letters: `<state>/deadletters/<sensor>.<rule>.jsonl`, 0600 in a 0700 folder, one
+JSON line per parked record, appended with one write() (several dispatchers and hooks
+may park into one rule's file):
+
+    {"ts": when parked (ISO UTC), "session": id, "origin": "dispatch" | "blocking",
+     "cause": "refused" | "error", "reason": "HTTP 400",
+     "record": the record exactly as the consumer would have received it}
+
+Everything but `record` is content-free. A record is parked before the rule's cursor
+moves past it, so a crash in between parks it twice at worst, never loses it; a park
+that fails (a full disk) leaves the record to be retried. `ways status` names each
+file with its count of lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import events, roots
+from .pipeline import dumps
+from .targets import ERROR, TARGETS, Item, Outcome
+from .targets.base import retryable
+
+if TYPE_CHECKING:
+    from .counters import Tally
+    from .layers import LoadedRule
+
+BACKOFF_FIRST, BACKOFF_CAP = 0.25, 30.0
+FAILURE_COUNTERS = {"timeout": "timeouts", "refused": "refusals", "error": "errors"}
+
+
+def attempt(
+    sensor: str,
+    rule: LoadedRule,
+    records: Sequence[dict[str, Any]],
+    *,
+    session: str,
+    tally: Tally | None,
+    origin: str = "dispatch",
+    not_after: float | None = None,
+) -> Outcome:
+    """One attempt to deliver `records` (a batch, today always of one) to the rule's
+    target, under the rule's timeout and never past `not_after`; counted into `tally`
+    (None: `fire`, whose test records stay out of the totals) and logged on failure."""
+    r = rule.rule
+    started = time.monotonic()
+    deadline = started + r.timeout_s
+    if not_after is not None:
+        deadline = min(deadline, not_after)
+    first = records[0]
+    ctx = {
+        "session_id": str(first.get("session_id", "")),
+        "sensor": sensor,
+        "rule": rule.name,
+        "date": str(first.get("timestamp", ""))[:10],
+    }
+    try:
+        batch = [Item(rec, dumps(rec)) for rec in records]
+        outcome = TARGETS[r.dispatch.kind].deliver(r.dispatch.target, batch, ctx, deadline)
+    except Exception as exc:  # a bug in a target must not stop the rule: try again later
+        outcome = retryable(ERROR, type(exc).__name__)
+    if outcome.accepted:
+        if tally is not None:
+            tally.count("delivered", len(records))
+        return outcome
+    if tally is not None:
+        tally.count(FAILURE_COUNTERS.get(outcome.cause, "errors"))
+        if outcome.killed:
+            tally.count("kills")
+    events.log(
+        f"{origin}.{outcome.cause or ERROR}",
+        sensor=sensor,
+        rule=rule.name,
+        session=session,
+        rule_seq=first.get("rule_seq"),
+        records=len(records),
+        outcome=outcome.status,
+        duration_ms=round((time.monotonic() - started) * 1000),
+        detail=outcome.detail,
+        retry_after=outcome.retry_after,
+        killed=outcome.killed,
+    )
+    return outcome
+
+
+def settle(
+    sensor: str,
+    rule: LoadedRule,
+    records: Sequence[dict[str, Any]],
+    outcome: Outcome,
+    *,
+    session: str,
+    tally: Tally,
+    origin: str = "dispatch",
+) -> bool:
+    """True when the rule is done with `records` (accepted, lost or parked); False when
+    they must be attempted again (the caller waits `next_wait`, or spools them)."""
+    if outcome.accepted:
+        return True
+    if rule.rule.delivery != "at_least_once":
+        tally.count("lost", len(records))
+        return True
+    if outcome.permanent and park(sensor, rule.name, records, outcome, session, origin):
+        tally.count("rejected", len(records))
+        return True
+    tally.count("retries")
+    return False
+
+
+def next_wait(backoff: float, outcome: Outcome) -> float:
+    """The wait before the next attempt: the consumer's Retry-After when it gave one."""
+    if outcome.retry_after is not None:
+        return min(max(outcome.retry_after, 0.0), BACKOFF_CAP)
+    return backoff
+
+
+# --- dead letters ------------------------------------------------------------------------
+
+
+def deadletter_folder() -> str:
+    return os.path.join(roots.state_root(), "deadletters")
+
+
+def deadletter_path(sensor: str, rule: str) -> str:
+    return os.path.join(deadletter_folder(), f"{sensor}.{rule}.jsonl")
+
+
+def park(
+    sensor: str,
+    rule: str,
+    records: Sequence[dict[str, Any]],
+    outcome: Outcome,
+    session: str,
+    origin: str,
+) -> bool:
+    """Append `records` to the rule's dead-letter file; False (logged) when it fails."""
+    meta = {
+        "ts": events.iso_utc(time.time_ns()),
+        "session": session,
+        "origin": origin,
+        "cause": outcome.cause,
+        "reason": outcome.detail,
+    }
+    head = json.dumps(meta, ensure_ascii=True, separators=(",", ":"))[:-1].encode()
+    path = deadletter_path(sensor, rule)
+    try:
+        data = b"".join(head + b',"record":' + dumps(rec) + b"}\n" for rec in records)
+        roots.makedirs_private(deadletter_folder())
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    except Exception as exc:  # OSError (a full disk), or a record that cannot be encoded
+        events.log(
+            f"{origin}.dead_letter_failed",
+            sensor=sensor,
+            rule=rule,
+            session=session,
+            error=type(exc).__name__,
+        )
+        return False
+    events.log(
+        f"{origin}.dead_letter",
+        sensor=sensor,
+        rule=rule,
+        session=session,
+        rule_seq=records[0].get("rule_seq"),
+        records=len(records),
+        cause=outcome.cause,
+        reason=outcome.detail,
+    )
+    return True
+
+
+def dead_letters() -> dict[str, tuple[str, int]]:
+    """{rule id (`sensor.rule`): (file, parked records)} for every dead-letter file."""
+    folder = deadletter_folder()
+    out: dict[str, tuple[str, int]] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        if not name.endswith(".jsonl"):
+            continue
+        path = os.path.join(folder, name)
+        count = 0
+        try:
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    count += chunk.count(b"\n")
+        except OSError:
+            continue
+        out[name[: -len(".jsonl")]] = (path, count)
+    return out
