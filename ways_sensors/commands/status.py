@@ -2,25 +2,31 @@
 
 JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
-  "pending_sessions": [session ids], "events_log": path}
+  "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
+  "events_log": path}
+
+`rejected` counts at_least_once records a consumer refused for good; they are parked
+in the rule's dead-letter file (delivery.py), which is named here with its count.
 """
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import json
 import os
 import time
+from typing import Any
 
-from .. import counters, roots, table
+from .. import counters, delivery, roots, table
 from ..session import pending_sessions, read_json
 
 SHOWN = counters.KINDS
 
 
-def live_dispatchers() -> list[dict]:
+def live_dispatchers() -> list[dict[str, Any]]:
     folder = os.path.join(roots.state_root(), "sessions")
-    out = []
+    out: list[dict[str, Any]] = []
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -48,12 +54,12 @@ def live_dispatchers() -> list[dict]:
     return out
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..layers import load
 
     cat = load()
     totals = counters.read_all()
-    rules = []
+    rules: list[dict[str, Any]] = []
     seen = set()
     for s in cat.sensors.values():
         for r in s.rules.values():
@@ -80,10 +86,14 @@ def run(args) -> int:
                     "counters": {k: c.get(k, 0) for k in SHOWN},
                 }
             )
-    data = {
+    data: dict[str, Any] = {
         "rules": rules,
         "dispatchers": live_dispatchers(),
         "pending_sessions": pending_sessions(),
+        "dead_letters": [
+            {"rule": rid.replace(".", "/", 1), "path": path, "count": count}
+            for rid, (path, count) in delivery.dead_letters().items()
+        ],
         "events_log": os.path.join(roots.state_root(), "events.log"),
     }
     if args.json:
@@ -111,5 +121,7 @@ def run(args) -> int:
             f"{len(data['pending_sessions'])} session(s) with records still owed; "
             "their dispatcher restarts at their next hook event or any session start"
         )
+    for d in data["dead_letters"]:
+        print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
     print(f"failures are logged in {data['events_log']}")
     return 0
