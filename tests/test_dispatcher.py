@@ -501,3 +501,33 @@ def test_a_hostile_payload_never_blocks_the_records_behind_it(install, tmp_path)
     assert [r["section"] for r in got] == ["tool_call", "session_end"]
     log = (install.state_root / "events.log").read_text()
     assert "dispatch.unreadable_payload" in log or "dispatch.unencodable_entry" in log
+
+
+def test_blocking_at_least_once_refused_for_good_is_parked_not_spooled(install, tmp_path):
+    server = Server("script", script=[(400, {})])
+    try:
+        install.sensor(
+            "blk",
+            f"""\
+            rules:
+              r:
+                sections: [user_prompt]
+                mode: blocking
+                delivery: at_least_once
+                dispatch: {{http: {{url: '{server.url}'}}}}
+            """,
+        )
+        play(install, ["SessionStart", "UserPromptSubmit"])
+        # parked by the hook itself, before it returned
+        path = install.state_root / "deadletters" / "blk.r.jsonl"
+        [parked] = [json.loads(x) for x in path.read_text().splitlines()]
+        assert (parked["origin"], parked["reason"]) == ("blocking", "HTTP 400")
+        assert parked["record"]["rule_seq"] == 1
+        assert counters_of(install, "blk/r")["rejected"] == 1
+        play(install, ["UserPromptSubmit", "SessionEnd"])
+        # a spooled retry would be refused again and again, and keep the session open
+        assert wait_until(lambda: not (install.sessions() / SID).exists(), timeout=30)
+        assert [a[1] for a in server.attempts] == [400, 200]
+        assert [r["rule_seq"] for r in server.bodies] == [2]
+    finally:
+        server.close()
