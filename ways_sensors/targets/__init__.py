@@ -23,7 +23,11 @@ batches, every caller passes a batch of one. What each kind does with more than 
 file appends all lines in one write(); command sends all lines on one stdin (with
 `input: args`, one run per record); http posts one request per record until a `format`
 for batches exists. `ctx` holds the placeholders `session_id`, `sensor`, `rule` and
-`date` (the first record's; file takes each record's own date).
+`date` (the first record's; file takes each record's own date). delivery.attempt and
+delivery.settle already take a batch (counting, logging and parking every record of
+it), so batching is the worker's change alone. A consumer that accepts a batch but
+drops part of it (OTLP's partialSuccess) is an accepted Outcome that will carry the
+dropped count in a new defaulted field, counted as rejected: the Protocol stays as is.
 
 `PLANNED` kinds are names the spec reserves: a sensor naming one is told it is not yet
 supported instead of "unknown field". Moving a kind from PLANNED to TARGETS ships it.
