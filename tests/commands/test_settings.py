@@ -242,3 +242,18 @@ def test_a_sensor_file_that_is_not_yaml_is_left_untouched(install):
     assert r.returncode == 3 and len(r.stderr.splitlines()) == 1, r.stderr
     assert "not valid YAML" in r.stderr and "Traceback" not in r.stderr
     assert path.read_text() == "rules: [unclosed\n"
+
+
+def test_an_empty_project_folder_is_refused_never_turned_into_a_path(install):
+    """`ways.project_sensors ''` would trust the working folder: exit 3, nothing written."""
+    for value in ("", "   ", "[]", "['']", "[/x, ' ']", "~", "{a: b}", "[3]"):
+        r = install.ways("settings", "set", "ways.project_sensors", value)
+        assert r.returncode == (0 if value == "[]" else 3), (value, r.stderr)
+        if value != "[]":
+            assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("ways: "), value
+    assert get(install, "ways.project_sensors")["value"] == []
+    # a hand-written value that is not a list: refused with the way out, not a crash
+    install.config("ways:\n  project_sensors: 5\n")
+    r = install.ways("settings", "set", "ways.project_sensors", str(install.project))
+    assert r.returncode == 3 and "set the whole list" in r.stderr, r.stderr
+    assert (install.config_root / "config.yaml").read_text() == "ways:\n  project_sensors: 5\n"

@@ -6,7 +6,8 @@ the value. `set_setting` and `unset_setting` write the sensor's own file at one 
 field when the sensor comes from a lower layer, after validating the merge the write
 would produce; every write goes through yamlwrite.py. A rule created here starts
 `enabled: false` and waits for its preview (previews.py). `ways.project_sensors` lives
-in the user's config.yaml only.
+in the user's config.yaml only, and takes named folders: never an empty one, which a
+path join would turn into the current folder.
 """
 
 from __future__ import annotations
@@ -199,11 +200,26 @@ def _validate_with(
 
 
 def _project_folders(value: Any, current: Any) -> list[str]:
-    """The new `ways.project_sensors` list: `value` is one folder to add or the whole list."""
+    """The new `ways.project_sensors` list: `value` is one folder to add or the whole
+    list. An empty or blank name is refused: joined to a path it means the current one."""
+    refused = InvalidError(
+        f"{PROJECT_SENSORS} takes a list of folders (or one folder to add); "
+        "an empty name is refused, since it would trust the current folder",
+        hint=f"name the folder: ways settings set {PROJECT_SENSORS} /path/to/project",
+    )
     if isinstance(value, str):
-        value = [*(current or []), os.path.abspath(os.path.expanduser(value))]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise InvalidError("ways.project_sensors takes a list of folders (or one folder to add)")
+        if not value.strip():
+            raise refused
+        if current is None:
+            current = []
+        if not isinstance(current, list):
+            raise InvalidError(
+                f"{roots.config_file()}: {PROJECT_SENSORS} is not a list of folders",
+                hint=f"set the whole list: ways settings set {PROJECT_SENSORS} '[DIR, ...]'",
+            )
+        value = [*current, value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise refused
     return list(dict.fromkeys(os.path.abspath(os.path.expanduser(v)) for v in value))
 
 
