@@ -80,3 +80,14 @@ def test_rename_onto_a_taken_name_changes_nothing(install, tmp_path):
     assert r.returncode == 3 and "exists already" in r.stderr
     assert "path: '" + str(tmp_path / "b") in (install.user_sensors / "b.yaml").read_text()
     assert (install.user_sensors / "a.yaml").exists()
+
+
+def test_a_mistyped_project_folder_is_refused_not_created(install, tmp_path):
+    missing = tmp_path / "no-such-project"
+    for args in (
+        ["sensors", "copy", "audit", "x", "--project", str(missing)],
+        ["settings", "set", "ways.sensors.audit.enabled", "true", "--project", str(missing)],
+    ):
+        r = install.ways(*args)
+        assert r.returncode == 2 and "no project folder" in r.stderr, (args, r.stderr)
+    assert not missing.exists()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from ..services import settings as service
 from ..services.settings import show
@@ -22,7 +21,7 @@ from ..settings import PROJECT_SENSORS
 
 
 def _project(args: argparse.Namespace) -> str | None:
-    return os.path.abspath(args.project) if getattr(args, "project", None) else None
+    return getattr(args, "project", None)
 
 
 def cmd_get(args: argparse.Namespace) -> int:

@@ -8,3 +8,20 @@ prints the result for a person or as `--json`; it decides nothing itself.
     settings.py    settings resolution; get, list, help, set, unset
     files.py       sensor files: copy, rename, delete
 """
+
+from __future__ import annotations
+
+
+def project_folder(project: str | None) -> str | None:
+    """`project` as an absolute path, or None for the user layer. A folder that does not
+    exist is a UsageError: a mistyped `--project` must not create one."""
+    import os
+
+    from ..errors import UsageError
+
+    if not project:
+        return None
+    path = os.path.abspath(os.path.expanduser(project))
+    if not os.path.isdir(path):
+        raise UsageError(f"no project folder {path}", hint="name an existing folder")
+    return path

@@ -21,6 +21,7 @@ from ..files import lock_path, locked
 from ..layers import load
 from ..settings import layer_file, plain
 from ..spec import NAME_RE
+from . import project_folder
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class Deleted:
 
 
 def _layer(project: str | None) -> tuple[str, str | None]:
-    project = os.path.abspath(project) if project else None
+    project = project_folder(project)
     return ("project" if project else "user"), project
 
 

@@ -22,6 +22,7 @@ from ..errors import InvalidError, OverriddenError, UsageError
 from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
 from ..settings import PROJECT_SENSORS, Key, all_keys, describe, dig, layer_file, parse_key, plain
 from ..spec import SpecError
+from . import project_folder
 
 LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
 
@@ -90,10 +91,6 @@ class UnsetResult:
         return {"key": self.key, "layer": self.layer, "file": self.file, "removed": self.removed}
 
 
-def _abs(project: str | None) -> str | None:
-    return os.path.abspath(project) if project else None
-
-
 def parse_value(text: str) -> Any:
     """A value as typed on a command line or in a form: YAML, else the text itself."""
     import yaml
@@ -137,11 +134,11 @@ def resolve(key: Key, cat: Catalog) -> Setting:
 
 def get_setting(key: str, project: str | None = None) -> Setting:
     parsed = parse_key(key)
-    return resolve(parsed, load(_abs(project)))
+    return resolve(parsed, load(project_folder(project)))
 
 
 def list_settings(project: str | None = None) -> list[Setting]:
-    cat = load(_abs(project))
+    cat = load(project_folder(project))
     return [resolve(k, cat) for k in all_keys(cat)]
 
 
@@ -241,7 +238,7 @@ def _set_project_sensors(value: Any, project: str | None) -> SetResult:
 def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     """Write `value` (already parsed: parse_value) at the user layer or `project`'s."""
     parsed = parse_key(key)
-    project = _abs(project)
+    project = project_folder(project)
     if parsed.text == PROJECT_SENSORS:
         return _set_project_sensors(value, project)
     sensor_name = parsed.sensor or ""
@@ -320,7 +317,7 @@ def _overridden(
 
 def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
-    project = _abs(project)
+    project = project_folder(project)
     if parsed.text == PROJECT_SENSORS:
         if project:
             raise UsageError("ways.project_sensors lives in your user config.yaml only")
