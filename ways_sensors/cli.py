@@ -141,6 +141,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _group_parser(parser: argparse.ArgumentParser, group: str | None) -> argparse.ArgumentParser:
+    """The parser of `ways GROUP` (for its help), else the top one."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and group in action.choices:
+            return action.choices[group]
+    return parser
+
+
 def _handler(key: tuple[str, ...]) -> Callable[[argparse.Namespace], int | None]:
     import importlib
 
@@ -168,10 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         key = tuple(k for k in (args.group, getattr(args, "command", None)) if k)
         command = " ".join(key) or command
         if key not in COMMANDS:
-            target = parser
-            if args.group in ("sensors", "settings"):
-                target = parser._subparsers._group_actions[0].choices[args.group]
-            target.print_help(sys.stderr)
+            _group_parser(parser, args.group).print_help(sys.stderr)
             return errors.USAGE
         code = int(_handler(key)(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the boundary

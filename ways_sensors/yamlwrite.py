@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidError, WriteError
 from .files import locked, replace_atomically
 
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+
 SCALARS = (str, int, float, bool, type(None))
 
 
-def _yaml():
+def _yaml() -> YAML:
     from ruamel.yaml import YAML
 
     y = YAML(typ="rt")
@@ -136,7 +139,7 @@ def _surgical(text: str, data: Any, keypath: list[str], value: Any) -> str | Non
     return "".join(lines)
 
 
-def _ensure_map(node: Any, key: str):
+def _ensure_map(node: Any, key: str) -> Any:
     from ruamel.yaml.comments import CommentedMap
 
     if key not in node or not hasattr(node[key], "get"):
