@@ -3,13 +3,22 @@
 `ways hook sensors` is routed before argparse is even imported (it is the hot path),
 and `ways --version` prints without importing anything else. Every other command's
 module is imported only when that command is chosen (the table below, as pip does).
-Errors cross one boundary here: a WaysError becomes one line on stderr, naming the
-next step when there is one, and its exit code (see errors.py).
+Errors cross one boundary here (as in pre-commit's error_handler.py): a WaysError
+becomes one line on stderr, naming the next step when there is one, and its exit code;
+any other exception becomes one line naming the command and `<state>/errors.log`, which
+holds the traceback, and exits UNEXPECTED; Ctrl-C exits 130 and a closed stdout 141,
+both quietly (the codes are named in errors.py). The hook is routed before the boundary:
+it swallows everything itself and always exits 0.
 """
 
 from __future__ import annotations
 
 import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
 # (group, command) -> "module:function" under ways_sensors.commands
 COMMANDS = {
@@ -34,7 +43,7 @@ COMMANDS = {
 }
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     from . import __version__
@@ -76,6 +85,7 @@ def build_parser():
     sset.add_argument("key", metavar="KEY")
     sset.add_argument("value", metavar="VALUE", help="YAML: true, 5s, [a, b], {k: v}")
     sset.add_argument("--project", metavar="DIR", help="write DIR's project layer")
+    sset.add_argument("--json", action="store_true")
     slist = st_sub.add_parser("list", help="every key with its value and layer")
     slist.add_argument("--project", metavar="DIR")
     slist.add_argument("--json", action="store_true")
@@ -103,9 +113,11 @@ def build_parser():
         c.add_argument("source", metavar="SENSOR")
         c.add_argument("dest", metavar="NEW-NAME")
         c.add_argument("--project", metavar="DIR", help="the project layer of DIR")
+        c.add_argument("--json", action="store_true")
     d = ss.add_parser("delete", help="delete a user or project sensor")
     d.add_argument("name", metavar="SENSOR")
     d.add_argument("--project", metavar="DIR")
+    d.add_argument("--json", action="store_true")
     t = ss.add_parser("test", help="replay a recorded session through a rule, dispatch nothing")
     t.add_argument("rule", metavar="SENSOR/RULE")
     src = t.add_mutually_exclusive_group()
@@ -129,7 +141,17 @@ def build_parser():
     return p
 
 
-def _handler(key: tuple[str, ...]):
+def _group_parser(parser: argparse.ArgumentParser, group: str | None) -> argparse.ArgumentParser:
+    """The parser of `ways GROUP` (for its help), else the top one."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and group in action.choices:
+            return action.choices[group]
+    return parser
+
+
+def _handler(key: tuple[str, ...]) -> Callable[[argparse.Namespace], int | None]:
     import importlib
 
     module, func = COMMANDS[key].split(":")
@@ -141,41 +163,73 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["hook", "sensors"]:
         from .hook import main as hook_main
 
-        hook_main()  # leaves through _exit(0)
+        hook_main()  # leaves through _exit(0); never through the boundary below
     if argv == ["--version"]:
         from . import __version__
 
         print(f"ways {__version__}")
         return 0
+    from . import errors
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    key = tuple(k for k in (args.group, getattr(args, "command", None)) if k)
-    if key not in COMMANDS:
-        target = parser
-        if args.group in ("sensors", "settings"):
-            target = parser._subparsers._group_actions[0].choices[args.group]
-        target.print_help(sys.stderr)
-        return 2
-
-    from .errors import WaysError
-
+    command = "ways"
     try:
-        return int(_handler(key)(args) or 0)
-    except WaysError as exc:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        key = tuple(k for k in (args.group, getattr(args, "command", None)) if k)
+        command = " ".join(key) or command
+        if key not in COMMANDS:
+            _group_parser(parser, args.group).print_help(sys.stderr)
+            return errors.USAGE
+        code = int(_handler(key)(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the boundary
+        return code
+    except errors.WaysError as exc:
         line = f"ways: {exc.message}"
         if exc.hint:
             line += f"; {exc.hint}"
         print(line, file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
-        return 130
+        return errors.INTERRUPTED
     except BrokenPipeError:
-        import os
+        return _stdout_gone()
+    except Exception as exc:  # the boundary: one line here, the traceback in errors.log
+        return _unexpected(command, exc)
 
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+
+def _stdout_gone() -> int:
+    """The reader of stdout left (`ways ... | head`): exit quietly. Point fd 1 at
+    /dev/null first, or Python's last flush at exit prints its own complaint. A
+    BrokenPipeError is stdout's: the one other pipe writer (targets/command.py)
+    catches its own."""
+    import os
+
+    from . import errors
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return errors.BROKEN_PIPE
+
+
+def _unexpected(command: str, exc: Exception) -> int:
+    """One line on stderr naming the command, the error and where its traceback went
+    (errors.py's log), counted content-free in events.log; never the traceback itself."""
+    from . import errors, events
+
+    events.log("cli.unexpected", command=command, error=type(exc).__name__)
+    what = type(exc).__name__
+    detail = " ".join(str(exc).split())[:200]
+    if detail:
+        what += f": {detail}"
+    try:
+        where = "details in " + errors.log_unexpected(command, exc)
+    except Exception as log_exc:  # the state root itself is broken: say so, still one line
+        where = f"its details could not be logged ({type(log_exc).__name__}: {log_exc})"
+    try:
+        print(f"ways: unexpected error in {command!r} ({what}); {where}", file=sys.stderr)
+    except Exception:
+        pass
+    return errors.UNEXPECTED
 
 
 if __name__ == "__main__":  # pragma: no cover

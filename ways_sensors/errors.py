@@ -1,4 +1,4 @@
-"""Exit codes and the error tree of the command line.
+"""Exit codes, the error tree of the command line, and the log of unexpected errors.
 
     WaysError                    a failure a command reports in one line, then exits
     ├── UsageError        (2)    bad arguments, unknown key or sensor
@@ -6,24 +6,47 @@
     ├── OverriddenError   (4)    written, but a higher layer still decides the value
     └── WriteError        (5)    a file could not be written (or must not be overwritten)
 
-`retryable` tells failures a retry can fix (a lock held too long, a full disk) from
-permanent ones. The hook never raises any of these: it swallows everything and exits 0.
+Anything else a command raises is unexpected: the boundary in cli.py prints one line
+naming the command and this log, and exits UNEXPECTED. `retryable` tells failures a
+retry can fix (a lock held too long, a full disk) from permanent ones. The hook never
+raises any of these: it swallows everything and exits 0.
+
+`<state>/errors.log` (0600, in the 0700 state root) holds one entry per unexpected
+error; it is for the user's eyes, so it keeps the traceback (which may quote paths and
+values) but never the command's arguments:
+
+    --- <ISO UTC time> ways <version> '<command>' pid <pid>
+    Traceback (most recent call last):
+      ...                         (its last ENTRY_MAX bytes when longer)
+
+Bounded: before appending, a log over LOG_MAX bytes becomes `errors.log.1` (replacing
+the older one), so the two files never hold much more than 2 * LOG_MAX.
 """
 
 from __future__ import annotations
 
+import os
+
 OK = 0
+FAILED = 1  # ran and did not succeed: `sensors fire` not delivered, `demo` not passing
+UNEXPECTED = 1  # an error no command anticipated (cli.py's boundary); see errors.log
 USAGE = 2
 INVALID = 3
 OVERRIDDEN = 4
 WRITE_FAILED = 5
+INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
+BROKEN_PIPE = 141  # stdout's reader went away (`ways ... | head`): 128 + SIGPIPE
+
+LOG_NAME = "errors.log"
+LOG_MAX = 256 * 1024
+ENTRY_MAX = 64 * 1024
 
 
 class WaysError(Exception):
-    code = 1
+    code = FAILED
     retryable = False
 
-    def __init__(self, message: str, *, hint: str | None = None):
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
@@ -44,3 +67,39 @@ class OverriddenError(WaysError):
 class WriteError(WaysError):
     code = WRITE_FAILED
     retryable = True
+
+
+def log_path(state: str | None = None) -> str:
+    from . import roots
+
+    return os.path.join(state or roots.state_root(), LOG_NAME)
+
+
+def log_unexpected(command: str, exc: BaseException, state: str | None = None) -> str:
+    """Append `exc`'s traceback to errors.log; returns its path. Raises OSError when the
+    state root cannot hold it (the caller says so instead of printing the traceback)."""
+    import time
+    import traceback
+
+    from . import __version__, roots
+
+    path = log_path(state)
+    roots.makedirs_private(os.path.dirname(path))
+    try:
+        if os.stat(path).st_size > LOG_MAX:
+            os.replace(path, path + ".1")
+    except FileNotFoundError:
+        pass
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    head = f"--- {stamp} ways {__version__} {command!r} pid {os.getpid()}\n"
+    body = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    data = body.encode("utf-8", "replace")
+    if len(data) > ENTRY_MAX:  # keep the end: the exception and the innermost frames
+        data = b"[... earlier frames cut ...]\n" + data[-ENTRY_MAX:]
+    data = head.encode("utf-8", "replace") + data
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    return path

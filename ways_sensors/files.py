@@ -1,8 +1,18 @@
 """The file operations every writer of ways shares.
 
-`locked`: a lock beside the file (`<file>.lock`, filelock), held for one read-change-
-write; the lock file is left in place, since removing it would let a waiter and a
-newcomer each lock a different inode.
+`locked`: an exclusive lock on a file the user owns (a sensor file, config.yaml,
+Claude Code's settings.json), held for one read-change-write. The lock file lives in
+the state root, never beside the locked file, since config folders are often kept in
+version control:
+
+    <state>/locks/                0700
+    <state>/locks/<key>.lock      0600, empty; flock'd by the holder, waiters poll
+        key = first 32 hex digits of sha256(<real folder>/<file name>), so every path to
+        the same directory entry (a symlinked folder, `--project .`) takes one lock
+
+Lock files are never removed: unlinking one would let a waiter (blocked on the old
+inode) and a newcomer (creating a new file at the same name) both "hold" the lock. One
+empty file per distinct locked path is the price; nothing else is kept.
 
 `replace_atomically`: a temporary file in the same folder, renamed over the target, so
 a reader (or a SIGKILL) sees the old file or the new one, never half of either; the
@@ -15,9 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -72,25 +84,45 @@ def update_json_locked(path: str, change: Callable[[dict[str, Any]], bool]) -> d
         os.close(fd)
 
 
-@contextlib.contextmanager
-def locked(path: str, timeout: float = 10) -> Iterator[None]:
-    """Hold `<path>.lock`; a lock held too long or an unwritable folder is a WriteError."""
-    from filelock import FileLock, Timeout
+def lock_path(path: str, state: str | None = None) -> str:
+    """Where the lock of `path` lives: keyed by the directory entry, not the spelling."""
+    from . import roots
 
+    full = os.path.abspath(path)
+    folder, name = os.path.split(full)
+    entry = os.path.join(os.path.realpath(folder), name)
+    key = hashlib.sha256(os.fsencode(entry)).hexdigest()[:32]
+    return os.path.join(state or roots.state_root(), "locks", key + ".lock")
+
+
+@contextlib.contextmanager
+def locked(path: str, timeout: float = 10, state: str | None = None) -> Iterator[None]:
+    """Hold the lock of `path` (see the module docstring); a lock held longer than
+    `timeout` seconds, or a state root that cannot hold locks, is a WriteError. The
+    descriptor stays open while waiting, so a waiter is visible in /proc (and tests)."""
+    from . import roots
     from .errors import WriteError
 
-    folder = os.path.dirname(path) or "."
+    lock = lock_path(path, state)
+    folder = os.path.dirname(lock)
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        lock = FileLock(path + ".lock", timeout=timeout)
-        lock.acquire()
-    except Timeout:
-        raise WriteError(
-            f"{path}.lock is held by another process", hint="try again in a moment"
-        ) from None
+        roots.makedirs_private(folder)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise WriteError(f"cannot write in {folder}: {exc.strerror}") from None
+        raise WriteError(f"cannot lock {path}: cannot write in {folder}: {exc.strerror}") from None
     try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise WriteError(
+                        f"{path} is being changed by another process (it holds {lock})",
+                        hint="try again in a moment",
+                    ) from None
+                time.sleep(0.05)
         yield
     finally:
-        lock.release()
+        os.close(fd)  # releases the flock; the file stays (see the module docstring)

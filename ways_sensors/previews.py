@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
+from typing import Any
 
 from . import roots
 from .files import update_json_locked
@@ -21,13 +23,13 @@ def _path() -> str:
     return os.path.join(roots.state_root(), "previews.json")
 
 
-def _update(change) -> dict:
+def _update(change: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     roots.makedirs_private(roots.state_root())
     return update_json_locked(_path(), change)
 
 
 def created(rule_id: str) -> None:
-    def change(d):
+    def change(d: dict[str, Any]) -> bool:
         d[rule_id] = {"created": time.time(), "seen": None}
         return True
 
@@ -35,8 +37,9 @@ def created(rule_id: str) -> None:
 
 
 def seen(rule_id: str) -> None:
-    def change(d):
-        if rule_id in d and d[rule_id].get("seen") is None:
+    def change(d: dict[str, Any]) -> bool:
+        entry = d.get(rule_id)
+        if isinstance(entry, dict) and entry.get("seen") is None:
             d[rule_id]["seen"] = time.time()
             return True
         return False
@@ -48,14 +51,15 @@ def waiting(rule_id: str) -> bool:
     """True when the rule was created by a command and its preview was never shown."""
     try:
         with open(_path()) as f:
-            entry = json.load(f).get(rule_id)
+            data = json.load(f)
     except (OSError, ValueError):
         return False
-    return bool(entry) and entry.get("seen") is None
+    entry = data.get(rule_id) if isinstance(data, dict) else None
+    return isinstance(entry, dict) and entry.get("seen") is None
 
 
 def renamed(old_sensor: str, new_sensor: str) -> None:
-    def change(d):
+    def change(d: dict[str, Any]) -> bool:
         moved = False
         for k in list(d):
             s, _, r = k.partition("/")

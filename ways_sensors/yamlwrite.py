@@ -1,8 +1,9 @@
 """The one writer for sensor files and config.yaml: locked, atomic, comment-preserving.
 
-Every write holds a lock beside the file (`<file>.lock`, files.locked), writes a temporary file in
-the same folder and renames it into place, keeping the file's mode (new files 0600:
-a sensor may hold header secrets). Changing a scalar that is already in the file edits
+Every write holds the file's lock (files.locked, kept in the state root so nothing but
+the file itself appears in the user's folder), writes a temporary file in the same
+folder and renames it into place, keeping the file's mode (new files 0600, in a folder
+created 0700: a sensor may hold header secrets). Changing a scalar that is already in the file edits
 that one token on its line and nothing else, so comments, quoting, order and layout all
 survive byte for byte; adding or removing keys goes through ruamel.yaml's round-trip
 mode, which keeps comments and order of everything it does not touch.
@@ -12,15 +13,18 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import WriteError
+from .errors import InvalidError, WriteError
 from .files import locked, replace_atomically
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 SCALARS = (str, int, float, bool, type(None))
 
 
-def _yaml():
+def _yaml() -> YAML:
     from ruamel.yaml import YAML
 
     y = YAML(typ="rt")
@@ -30,17 +34,35 @@ def _yaml():
     return y
 
 
-def load(path: str):
-    """(round-trip data, text); a missing file is an empty mapping."""
+def load(path: str) -> tuple[Any, str]:
+    """(round-trip mapping, text); a missing file is an empty mapping. A file that
+    cannot be read is a WriteError, one that is not a YAML mapping an InvalidError:
+    either way it is left untouched."""
     from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import YAMLError
 
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except FileNotFoundError:
         return CommentedMap(), ""
-    data = _yaml().load(text) if text.strip() else None
-    return (data if data is not None else CommentedMap()), text
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise WriteError(f"cannot read {path}: {reason}; left untouched") from None
+    try:
+        data = _yaml().load(text) if text.strip() else None
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise InvalidError(
+            f"{path} is not valid YAML{where}; left untouched",
+            hint=f"`ways sensors lint {path}` shows the problem",
+        ) from None
+    if data is None:
+        return CommentedMap(), text
+    if not isinstance(data, CommentedMap):
+        raise InvalidError(f"{path} does not hold a YAML mapping; left untouched")
+    return data, text
 
 
 def render_scalar(value: Any) -> str:
@@ -117,7 +139,7 @@ def _surgical(text: str, data: Any, keypath: list[str], value: Any) -> str | Non
     return "".join(lines)
 
 
-def _ensure_map(node: Any, key: str):
+def _ensure_map(node: Any, key: str) -> Any:
     from ruamel.yaml.comments import CommentedMap
 
     if key not in node or not hasattr(node[key], "get"):
@@ -180,12 +202,15 @@ def unset_value(path: str, keypath: list[str]) -> bool:
 
 def _replace(path: str, text: str, new_mode: int) -> None:
     try:
-        mode = os.stat(path).st_mode
-        if not os.access(path, os.W_OK) or mode & 0o200 == 0:
-            raise WriteError(f"{path} is read-only", hint="make it writable, then run again")
+        mode: int | None = os.stat(path).st_mode
     except FileNotFoundError:
-        pass
+        mode = None
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror}") from None
+    if mode is not None and (not os.access(path, os.W_OK) or mode & 0o200 == 0):
+        raise WriteError(f"{path} is read-only", hint="make it writable, then run again")
     try:
+        os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
         replace_atomically(path, text, new_mode)
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {exc.strerror}") from None

@@ -52,3 +52,42 @@ def test_rename_and_delete_user_and_project_sensors(install, tmp_path):
     r = install.ways("sensors", "delete", "p", "--project", str(install.project))
     assert r.returncode == 0 and not (install.project_sensors / "p.yaml").exists()
     assert install.ways("sensors", "delete", "ghost").returncode == 2
+
+
+def test_copy_rename_delete_report_their_results_as_json(install):
+    r = install.ways("sensors", "copy", "audit", "mine", "--json")
+    assert r.returncode == 0, r.stderr
+    path = str(install.user_sensors / "mine.yaml")
+    copied = json.loads(r.stdout)
+    assert copied["source"] == "audit" and copied["source_layer"] == "shipped"
+    assert (copied["name"], copied["path"], copied["rules"]) == ("mine", path, ["all"])
+    r = install.ways("sensors", "rename", "mine", "ours", "--json")
+    new = str(install.user_sensors / "ours.yaml")
+    assert json.loads(r.stdout) == {"old": "mine", "new": "ours", "old_path": path, "path": new}
+    r = install.ways("sensors", "delete", "ours", "--json")
+    assert json.loads(r.stdout) == {"name": "ours", "path": new}
+    assert sorted(p.name for p in install.user_sensors.iterdir()) == []
+
+
+def test_rename_onto_a_taken_name_changes_nothing(install, tmp_path):
+    for name in ("a", "b"):
+        install.sensor(
+            name,
+            f"rules:\n  r:\n    sections: [tool_call]\n"
+            f"    dispatch: {{file: {{path: '{tmp_path}/{name}'}}}}\n",
+        )
+    r = install.ways("sensors", "rename", "a", "b")
+    assert r.returncode == 3 and "exists already" in r.stderr
+    assert "path: '" + str(tmp_path / "b") in (install.user_sensors / "b.yaml").read_text()
+    assert (install.user_sensors / "a.yaml").exists()
+
+
+def test_a_mistyped_project_folder_is_refused_not_created(install, tmp_path):
+    missing = tmp_path / "no-such-project"
+    for args in (
+        ["sensors", "copy", "audit", "x", "--project", str(missing)],
+        ["settings", "set", "ways.sensors.audit.enabled", "true", "--project", str(missing)],
+    ):
+        r = install.ways(*args)
+        assert r.returncode == 2 and "no project folder" in r.stderr, (args, r.stderr)
+    assert not missing.exists()

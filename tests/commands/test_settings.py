@@ -202,3 +202,58 @@ def test_project_sensors_key(install):
     assert r.returncode == 2  # a project cannot allow itself
     listed = json.loads(install.ways("sensors", "list", "--json").stdout)
     assert listed["project_allowed"] is True
+
+
+def test_set_and_unset_report_their_results_as_json(install, tmp_path):
+    r = install.ways("settings", "set", "ways.sensors.audit.rules.all.timeout", "1s", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {
+        "key": "ways.sensors.audit.rules.all.timeout",
+        "value": "1s",
+        "file": str(install.user_sensors / "audit.yaml"),
+        "created_rule": None,
+        "overridden": None,
+    }
+    rule = f"{{sections: [tool_call], dispatch: {{file: {{path: '{tmp_path}/o'}}}}}}"
+    r = install.ways("settings", "set", "ways.sensors.mine.rules.r", rule, "--json")
+    done = json.loads(r.stdout)
+    assert done["created_rule"] == "mine/r" and done["value"]["enabled"] is False
+    # written, but the project layer decides: the result says so, and the exit code is 4
+    install.config(f"ways:\n  project_sensors: ['{install.project}']\n")
+    install.sensor("audit", "rules:\n  all:\n    timeout: 9s\n", layer="project")
+    r = install.ways("settings", "set", "ways.sensors.audit.rules.all.timeout", "2s", "--json")
+    assert r.returncode == 4
+    assert "project layer" in json.loads(r.stdout)["overridden"]
+    assert len(r.stderr.splitlines()) == 1 and "9s" in r.stderr
+    for removed in (True, False):
+        r = install.ways("settings", "unset", "ways.sensors.audit.rules.all.timeout", "--json")
+        assert r.returncode == 0
+        assert json.loads(r.stdout) == {
+            "key": "ways.sensors.audit.rules.all.timeout",
+            "layer": "user",
+            "file": str(install.user_sensors / "audit.yaml"),
+            "removed": removed,
+        }
+
+
+def test_a_sensor_file_that_is_not_yaml_is_left_untouched(install):
+    path = install.sensor("team", "rules: [unclosed\n")
+    r = install.ways("settings", "set", "ways.sensors.team.description", "x")
+    assert r.returncode == 3 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "not valid YAML" in r.stderr and "Traceback" not in r.stderr
+    assert path.read_text() == "rules: [unclosed\n"
+
+
+def test_an_empty_project_folder_is_refused_never_turned_into_a_path(install):
+    """`ways.project_sensors ''` would trust the working folder: exit 3, nothing written."""
+    for value in ("", "   ", "[]", "['']", "[/x, ' ']", "~", "{a: b}", "[3]"):
+        r = install.ways("settings", "set", "ways.project_sensors", value)
+        assert r.returncode == (0 if value == "[]" else 3), (value, r.stderr)
+        if value != "[]":
+            assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("ways: "), value
+    assert get(install, "ways.project_sensors")["value"] == []
+    # a hand-written value that is not a list: refused with the way out, not a crash
+    install.config("ways:\n  project_sensors: 5\n")
+    r = install.ways("settings", "set", "ways.project_sensors", str(install.project))
+    assert r.returncode == 3 and "set the whole list" in r.stderr, r.stderr
+    assert (install.config_root / "config.yaml").read_text() == "ways:\n  project_sensors: 5\n"

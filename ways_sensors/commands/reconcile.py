@@ -10,8 +10,8 @@ A handler is ours when its command ends in `hook sensors` and names our launcher
 a move of the environment repairs the path. Every other hook, key and order is kept;
 a second run changes nothing; `--remove` deletes our handlers and only the groups,
 event lists and `hooks` key that became empty through that. An unparseable file is
-never overwritten (exit 5). Writes hold a lock beside the file (files.locked) and
-replace it atomically, keeping its mode and indentation.
+never overwritten (exit 5). Writes hold the file's lock (files.locked, in the state root)
+and replace it atomically, keeping its mode and indentation.
 """
 
 from __future__ import annotations

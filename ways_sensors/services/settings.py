@@ -1,0 +1,355 @@
+"""Settings over sensor files: resolve a key through the layers, and write one.
+
+Reading merges the layers as the hook does and names the layer and file that decided
+the value. `set_setting` and `unset_setting` write the sensor's own file at one layer
+(user by default, the project layer of `project`), creating it with only the changed
+field when the sensor comes from a lower layer, after validating the merge the write
+would produce; every write goes through yamlwrite.py. A rule created here starts
+`enabled: false` and waits for its preview (previews.py). `ways.project_sensors` lives
+in the user's config.yaml only, and takes named folders: never an empty one, which a
+path join would turn into the current folder.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .. import previews, roots, yamlwrite
+from ..errors import InvalidError, OverriddenError, UsageError
+from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
+from ..settings import PROJECT_SENSORS, Key, all_keys, describe, dig, layer_file, parse_key, plain
+from ..spec import SpecError
+from . import project_folder
+
+LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A key's effective value; `layer` is shipped, user, project or default."""
+
+    key: str
+    value: Any
+    layer: str
+    default: Any
+    file: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "value": self.value,
+            "layer": self.layer,
+            "default": self.default,
+            "file": self.file,
+        }
+
+
+@dataclass(frozen=True)
+class KeyHelp:
+    key: str
+    type: str
+    default: Any
+    help: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"key": self.key, "type": self.type, "default": self.default, "help": self.help}
+
+
+@dataclass(frozen=True)
+class SetResult:
+    """What was written where. `created_rule` names a rule written disabled that waits
+    for its preview; `overridden` is set when the write landed but another layer (or an
+    untrusted project) still decides: the caller reports it (exit 4), it is not raised."""
+
+    key: str
+    value: Any
+    file: str
+    created_rule: str | None = None
+    overridden: OverriddenError | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "value": self.value,
+            "file": self.file,
+            "created_rule": self.created_rule,
+            "overridden": self.overridden.message if self.overridden else None,
+        }
+
+
+@dataclass(frozen=True)
+class UnsetResult:
+    key: str
+    layer: str
+    file: str
+    removed: bool  # False: the key was not set at that layer
+
+    def as_json(self) -> dict[str, Any]:
+        return {"key": self.key, "layer": self.layer, "file": self.file, "removed": self.removed}
+
+
+def parse_value(text: str) -> Any:
+    """A value as typed on a command line or in a form: YAML, else the text itself."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text) if text.strip() else ""
+    except yaml.YAMLError:
+        return text
+
+
+def resolve(key: Key, cat: Catalog) -> Setting:
+    """The key's effective value, the layer and file that set it, and its default."""
+    if key.text == PROJECT_SENSORS:
+        cfg, _ = read_config()
+        found, value = dig(cfg, ("ways", "project_sensors"))
+        return Setting(
+            key.text,
+            value if found else [],
+            "user" if found else "default",
+            [],
+            roots.config_file(),
+        )
+    sensor = cat.sensors.get(key.sensor or "")
+    if sensor is None:
+        raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
+    if key.rule and key.rule not in sensor.rules:
+        raise UsageError(f"sensor {key.sensor!r} has no rule {key.rule!r}")
+    found, value = dig(sensor.raw, key.path)
+    layer, path = "default", None
+    if found:
+        for src in reversed(sensor.sources):
+            try:
+                data, _ = read_yaml(src.path)
+            except (OSError, ValueError):
+                continue
+            if dig(data or {}, key.path)[0]:
+                layer, path = src.layer, src.path
+                break
+    return Setting(key.text, plain(value) if found else key.default, layer, key.default, path)
+
+
+def get_setting(key: str, project: str | None = None) -> Setting:
+    parsed = parse_key(key)
+    return resolve(parsed, load(project_folder(project)))
+
+
+def list_settings(project: str | None = None) -> list[Setting]:
+    cat = load(project_folder(project))
+    return [resolve(k, cat) for k in all_keys(cat)]
+
+
+def help_for(key: str) -> KeyHelp:
+    parsed = parse_key(key)
+    if parsed.info is not None:
+        kind = describe(parsed.info.type)
+    elif parsed.text == PROJECT_SENSORS:
+        kind = "a list of project folders"
+    else:
+        kind = "a YAML mapping"
+    return KeyHelp(parsed.text, kind, parsed.default, parsed.help)
+
+
+def _deep_set(data: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(data)
+    node = out
+    for k in path[:-1]:
+        if not isinstance(node.get(k), dict):
+            node[k] = {}
+        node = node[k]
+    node[path[-1]] = value
+    return out
+
+
+def _deep_unset(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    out = copy.deepcopy(data)
+    node: Any = out
+    for k in path[:-1]:
+        node = node.get(k) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            return out
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
+    return out
+
+
+def _validate_with(
+    cat: Catalog, sensor_name: str, target: str, layer: str, candidate: dict[str, Any]
+) -> None:
+    """Merge the sensor's layers with `candidate` in place of `target`; SpecError if bad."""
+    sensor = cat.sensors.get(sensor_name)
+    layers: list[tuple[int, str, Any]] = []
+    for src in sensor.sources if sensor else []:
+        if os.path.abspath(src.path) == os.path.abspath(target):
+            continue
+        data, _ = read_yaml(src.path)
+        layers.append((LAYER_ORDER[src.layer], src.path, data or {}))
+    layers.append((LAYER_ORDER[layer], target, candidate))
+    layers.sort(key=lambda x: x[0])
+    merged: Any = None
+    for _, _, data in layers:
+        merged = data if merged is None else merge(merged, data)
+    if merged:
+        _validate(merged)
+
+
+def _project_folders(value: Any, current: Any) -> list[str]:
+    """The new `ways.project_sensors` list: `value` is one folder to add or the whole
+    list. An empty or blank name is refused: joined to a path it means the current one."""
+    refused = InvalidError(
+        f"{PROJECT_SENSORS} takes a list of folders (or one folder to add); "
+        "an empty name is refused, since it would trust the current folder",
+        hint=f"name the folder: ways settings set {PROJECT_SENSORS} /path/to/project",
+    )
+    if isinstance(value, str):
+        if not value.strip():
+            raise refused
+        if current is None:
+            current = []
+        if not isinstance(current, list):
+            raise InvalidError(
+                f"{roots.config_file()}: {PROJECT_SENSORS} is not a list of folders",
+                hint=f"set the whole list: ways settings set {PROJECT_SENSORS} '[DIR, ...]'",
+            )
+        value = [*current, value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise refused
+    return list(dict.fromkeys(os.path.abspath(os.path.expanduser(v)) for v in value))
+
+
+def _set_project_sensors(value: Any, project: str | None) -> SetResult:
+    if project:
+        raise UsageError(
+            "ways.project_sensors lives in your user config.yaml only: a project "
+            "cannot allow itself",
+            hint="run it without --project",
+        )
+    cfg, problem = read_config()
+    if problem:
+        raise InvalidError(f"{roots.config_file()}: {problem.message}")
+    folders = _project_folders(value, dig(cfg, ("ways", "project_sensors"))[1])
+    yamlwrite.set_value(roots.config_file(), ["ways", "project_sensors"], folders)
+    return SetResult(PROJECT_SENSORS, folders, roots.config_file())
+
+
+def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
+    """Write `value` (already parsed: parse_value) at the user layer or `project`'s."""
+    parsed = parse_key(key)
+    project = project_folder(project)
+    if parsed.text == PROJECT_SENSORS:
+        return _set_project_sensors(value, project)
+    sensor_name = parsed.sensor or ""
+    layer = "project" if project else "user"
+    target = layer_file(layer, sensor_name, project)
+    cat = load(project, with_project=True if project else None)
+    sensor = cat.sensors.get(sensor_name)
+    rid = f"{sensor_name}/{parsed.rule}" if parsed.rule else None
+    new_rule = bool(parsed.rule) and (sensor is None or parsed.rule not in sensor.rules)
+    if new_rule and len(parsed.path) != 2:
+        raise InvalidError(
+            f"{rid} does not exist yet",
+            hint=f"create it whole: ways settings set ways.sensors.{sensor_name}"
+            f".rules.{parsed.rule} '{{sections: [tool_call], dispatch: "
+            "{file: {path: ~/x.jsonl}}}'",
+        )
+    if new_rule:
+        if not isinstance(value, dict):
+            raise InvalidError(f"{parsed.text} takes a rule: a YAML mapping")
+        value = {**value, "enabled": False}  # a new rule waits for its preview
+    if rid and parsed.path[-1:] == ("enabled",) and value is True and previews.waiting(rid):
+        raise InvalidError(
+            f"{rid} was created by a command and its preview was never seen",
+            hint=f"run `ways sensors test {rid}` first",
+        )
+    current, _ = yamlwrite.load(target)
+    candidate = _deep_set(plain(current), parsed.path, value)
+    try:
+        _validate_with(cat, sensor_name, target, layer, candidate)
+    except SpecError as exc:
+        raise InvalidError(
+            f"{parsed.text}: {exc.message.strip()}",
+            hint=f"`ways settings help {parsed.text}` says what it takes",
+        ) from None
+    if new_rule and rid:
+        previews.created(rid)  # gate first: a failed write leaves a gate, never a hole
+    yamlwrite.set_value(target, list(parsed.path), value)
+    return SetResult(
+        parsed.text,
+        value,
+        target,
+        created_rule=rid if new_rule else None,
+        overridden=_overridden(parsed, value, project, target, layer),
+    )
+
+
+def _overridden(
+    key: Key, value: Any, project: str | None, target: str, layer: str
+) -> OverriddenError | None:
+    """Why the value just written is not the one in effect, if it is not."""
+    cat = load(project)
+    if project and not cat.project_allowed:
+        return OverriddenError(
+            f"written to {target}, but {project} is not in "
+            "ways.project_sensors, so its sensors do not load",
+            hint=f"ways settings set ways.project_sensors {project}",
+        )
+    sensor = cat.sensors.get(key.sensor or "")
+    if sensor is None:
+        return None
+    found, effective = dig(sensor.raw, key.path)
+    if not found or plain(effective) == value or len(key.path) == 2:
+        return None
+    for src in reversed(sensor.sources):
+        if LAYER_ORDER[src.layer] > LAYER_ORDER[layer]:
+            data, _ = read_yaml(src.path)
+            if dig(data or {}, key.path)[0]:
+                shown = plain(effective)
+                return OverriddenError(
+                    f"written to {target}, but the {src.layer} layer "
+                    f"({src.path}) sets {key.text} to {show(shown)}",
+                    hint=f"ways settings unset {key.text} --project DIR",
+                )
+    return None
+
+
+def unset_setting(key: str, project: str | None = None) -> UnsetResult:
+    parsed = parse_key(key)
+    project = project_folder(project)
+    if parsed.text == PROJECT_SENSORS:
+        if project:
+            raise UsageError("ways.project_sensors lives in your user config.yaml only")
+        removed = yamlwrite.unset_value(roots.config_file(), ["ways", "project_sensors"])
+        return UnsetResult(parsed.text, "user", roots.config_file(), removed)
+    sensor_name = parsed.sensor or ""
+    layer = "project" if project else "user"
+    target = layer_file(layer, sensor_name, project)
+    if not os.path.exists(target):
+        return UnsetResult(parsed.text, layer, target, False)
+    cat = load(project, with_project=True if project else None)
+    current, _ = yamlwrite.load(target)
+    candidate = _deep_unset(plain(current), parsed.path)
+    try:
+        _validate_with(cat, sensor_name, target, layer, candidate)
+    except SpecError as exc:
+        raise InvalidError(
+            f"unsetting {parsed.text} would break {sensor_name}: {exc.message.strip()}"
+        ) from None
+    removed = yamlwrite.unset_value(target, list(parsed.path))
+    return UnsetResult(parsed.text, layer, target, removed)
+
+
+def show(value: Any) -> str:
+    """A value as one line for a person: JSON for lists and mappings, YAML's words
+    for booleans and null."""
+    import json
+
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
