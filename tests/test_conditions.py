@@ -58,6 +58,14 @@ def test_each_operator():
     assert not holds({"data.input.command": {"above": 1}})  # strings are not numbers
 
 
+def test_matches_searches_with_re2_semantics():
+    assert holds({"data.input.command": {"matches": r"(?i)^RM\b"}})
+    assert holds({"data.input.command": {"matches": r"/tmp/x\z"}})
+    assert holds({"v": {"matches": "^caf.$"}}, rec={"v": "café"})  # . is one character
+    assert not holds({"v": {"matches": "x"}}, rec={"v": "\ud83d"})  # a lone surrogate: no error
+    assert holds({"v": {"matches": "ok"}}, rec={"v": "\ud83d ok"})
+
+
 def test_missing_paths_fail_even_for_not():
     assert not holds({"data.nothing": {"not": "x"}})
     assert not holds({"data.nothing": "x"})
@@ -84,6 +92,12 @@ def test_match_all_and_any():
     [
         ({"data.x": {"maches": "a"}}, "did you mean 'matches'"),
         ({"data.x": {"matches": "("}}, "invalid regular expression"),
+        ({"data.x": {"matches": "rm (?!-i)"}}, "negative look-ahead (?!...) is not supported"),
+        ({"data.x": {"matches": "(?<=sudo )rm"}}, "look-behind (?<=...) is not supported"),
+        ({"data.x": {"matches": r"(\w+) \1"}}, "backreference \\1 is not supported"),
+        ({"data.x": {"matches": "(?P<a>x)(?P=a)"}}, "named backreference (?P=name)"),
+        ({"data.x": {"matches": "a++"}}, "possessive quantifier ++"),
+        ({"data.x": {"matches": r"end\Z"}}, "write \\z for the end of the text"),
         ({"data.x": {"above": "ten"}}, "takes a number"),
         ({"data.x": {"in": "abc"}}, "list of scalars"),
         ({"data.x": {"like": 3}}, "glob pattern"),

@@ -66,17 +66,17 @@ def run(
     rules = index.enabled_rules(index.current(project), mode="blocking")
     drafts = records.Builder(transcript=False).build(event, payload, ts_ns)
     envs = [records.envelope(d, None, session_id, project) for d in drafts]
-    jobs = [
-        (rid, sensor, rule, rec)
-        for rid, (sensor, rule) in rules.items()
-        for rec in envs
-        if match(rule, rec)
-    ]
+    start = started if started is not None else time.monotonic()
+    jobs = []
+    for n, (rid, (sensor, rule)) in enumerate(rules.items()):
+        if time.monotonic() >= start + BLOCKING_CAP:  # `where` runs inside the cap too
+            events.log("blocking.deadline", session=session_id, unevaluated=len(rules) - n)
+            break
+        jobs += [(rid, sensor, rule, rec) for rec in envs if match(rule, rec)]
     if not jobs:
         return
     session = Session(session_id)
     session.create()
-    start = started if started is not None else time.monotonic()
     shared = start + min(BLOCKING_CAP, max(rule.rule.timeout_s for _, _, rule, _ in jobs))
     retry: list[dict] = []
     done = threading.Semaphore(0)

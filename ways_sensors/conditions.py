@@ -1,4 +1,4 @@
-"""`where` conditions (agent-ways ADR-403 §3, §8): compile once, evaluate per record.
+r"""`where` conditions (agent-ways ADR-403 §3, §8): compile once, evaluate per record.
 
 Each key is a dotted path into the record (`data.tool_name`, `data.input.command`,
 `agent_type`); a segment may hold glob characters (`data.input.*` tests every field
@@ -8,11 +8,19 @@ operator. No nesting. A path that reaches no field fails its condition, `not` in
 
 Compilation does all the checking (unknown operators, bad regular expressions, wrong
 operand types), so a rule that loads never fails at dispatch time.
+
+`matches` runs on RE2 (google-re2), not Python's `re`: the text it searches is
+model-controlled (a tool input), and a backtracking engine lets one pattern such as
+`^(\w+\s?)+$` burn minutes on 41 characters while holding the interpreter lock, which
+stops every other rule of the dispatcher. RE2 searches in time linear in the text, so it
+cannot compile what needs backtracking (backreferences, look-around, atomic groups,
+possessive quantifiers); those are refused at compile time, so `lint` names them. Other
+differences a Python user may meet: `\z` (not `\Z`) ends the text, `$` does not match
+before a final newline unless `(?m)`, and `\w`, `\d`, `\s`, `\b` are ASCII-only.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -130,17 +138,79 @@ def _compile_test(key: str, value: Any) -> Callable[[Any], bool]:
     if op == "matches":
         if not isinstance(operand, str):
             raise ConditionError(key, "matches takes a regular expression string")
-        try:
-            rx = re.compile(operand)
-        except re.error as exc:
-            raise ConditionError(key, f"invalid regular expression: {exc}") from None
-        return lambda v: isinstance(v, str) and rx.search(v) is not None
+        rx = _compile_regex(key, operand)
+        return lambda v: isinstance(v, str) and rx.search(_utf8(v)) is not None
     # above / below
     if not _is_number(operand):
         raise ConditionError(key, f"{op} takes a number")
     if op == "above":
         return lambda v: _is_number(v) and v > operand
     return lambda v: _is_number(v) and v < operand
+
+
+_BACKREF_HINT = "spell out the alternatives, e.g. (a|b)x(a|b)"
+# what RE2 refused (the text after its error's ": ") -> (construct, how to do without it)
+_UNSUPPORTED = (
+    ("(?=", "look-ahead (?=...)", "match the text it looks for, or add a second condition"),
+    ("(?!", "negative look-ahead (?!...)", "test the text in a second condition instead"),
+    ("(?<=", "look-behind (?<=...)", "match the preceding text as part of the pattern"),
+    ("(?<!", "negative look-behind (?<!...)", "test the text in a second condition instead"),
+    ("(?P=", "named backreference (?P=name)", _BACKREF_HINT),
+    ("\\k", "named backreference \\k<name>", _BACKREF_HINT),
+    ("(?>", "atomic group (?>...)", "use a plain group (?:...): RE2 never backtracks"),
+    ("(?#", "comment group (?#...)", "remove the comment"),
+    ("(?(", "conditional group (?(...)...)", "write both cases as alternatives a|b"),
+    ("(?x", "verbose mode (?x)", "remove it and the whitespace and comments it allowed"),
+    ("\\Z", "\\Z", "write \\z for the end of the text"),
+    ("\\u", "the \\u escape", "write the character itself, or \\x{hex}"),
+    ("\\N", "the \\N escape", "write the character itself, or \\x{hex}"),
+    ("\\G", "\\G", "anchor with ^ instead"),
+)
+
+
+def _utf8(text: str) -> bytes:
+    """RE2 searches UTF-8; surrogatepass keeps a lone surrogate (a broken emoji) from
+    raising: its bytes are invalid UTF-8, which RE2 matches against nothing."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _compile_regex(key: str, pattern: str) -> Any:
+    """Compile `pattern` with RE2, or raise a ConditionError naming what RE2 lacks."""
+    import re2  # only rules with `matches` pay for it; never on the hook's fast path
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own message on stderr
+    options.never_capture = True  # only "is there a match" is asked
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else ""
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        detail = str(detail)
+    construct, hint = _unsupported(pattern, detail)
+    if construct:
+        raise ConditionError(
+            key,
+            f"matches: {construct} is not supported (patterns run on RE2, which matches "
+            f"in linear time so that no pattern can stall dispatch); {hint}",
+        )
+    raise ConditionError(key, f"invalid regular expression: {detail}")
+
+
+def _unsupported(pattern: str, detail: str) -> tuple[str | None, str]:
+    """The construct RE2 refused, when it is one Python's `re` knows, and a rewrite hint."""
+    found = detail.rpartition(": ")[2]
+    if found.startswith("(?P") and "(?P=" in pattern:
+        found = "(?P="
+    if detail.startswith("invalid escape sequence") and found[1:2].isdigit():
+        return f"backreference {found}", _BACKREF_HINT
+    if detail.startswith("bad repetition operator") and found.endswith("+") and len(found) > 1:
+        return f"possessive quantifier {found}", "drop the last +: RE2 never backtracks"
+    for token, construct, hint in _UNSUPPORTED:
+        if found.startswith(token):
+            return construct, hint
+    return None, ""
 
 
 def _closest(op: str) -> str | None:

@@ -128,7 +128,7 @@ def run() -> None:
     if not sections:
         return
     project = roots.project_dir()
-    idx = index.current(project)
+    idx = index.current(project, index.HOOK_BUDGET)  # a rebuild is bounded (index.py)
     wants_async = [s for s in sections if s in idx.async_sections]
     wants_blocking = [s for s in sections if s in idx.blocking_sections]
     if not wants_async and not wants_blocking:

@@ -17,7 +17,10 @@ Layout (UTF-8 text; the hook parses only the first lines, without a JSON library
     <one JSON document>                  the resolved rules, for the dispatcher
 
 The top half is stdlib-only and import-free (`posix`, `sys`); `build()` imports the
-YAML loader lazily, because it only runs when the key changed.
+YAML loader lazily, because it only runs when the key changed. The hook builds in a
+forked child under a time budget (`_build_within`); a build that fails or overruns it
+leaves `<index>.bad` beside the index, holding the key it failed for (the same
+newline-joined lines as the index's key), and hooks do not retry that key for a while.
 """
 
 import sys
@@ -132,13 +135,19 @@ def read(project: str) -> Index | None:
     return parse(b"".join(chunks).decode("utf-8", "surrogateescape"))
 
 
-def current(project: str) -> Index:
-    """The index for `project`, rebuilt first when its key changed or the file is bad."""
+def current(project: str, budget: float | None = None) -> Index:
+    """The index for `project`, rebuilt first when its key changed or the file is bad;
+    with a `budget` (the hook's), the rebuild is bounded by it (see _build_within)."""
     key = compute_key(project)
     idx = read(project)
     if idx is not None and idx.key == key:
         return idx
-    return build(project, key)
+    settled = _settled.get(project)
+    if settled is not None and settled.key == key:
+        return settled  # this process already fell back for this key (the blocking path)
+    if budget is None:
+        return build(project, key)
+    return _build_within(project, key, budget)
 
 
 # --- the slow half: only when the key changed -----------------------------------------
@@ -216,6 +225,127 @@ def build(project: str, key: str | None = None) -> Index:
     parsed = parse(text)
     assert parsed is not None
     return parsed
+
+
+# --- the hook's rebuild, under a time budget -----------------------------------------
+
+HOOK_BUDGET = 3.0  # seconds a hook waits for a rebuild; a normal one takes about 0.2 s
+RETRY_AFTER = 60.0  # seconds hooks skip rebuilding a key whose rebuild failed
+_settled: dict[str, Index] = {}  # project -> the fallback this process settled for
+
+
+class _Everything(frozenset):
+    """The sections of an index the hook could not build: all of them. The event is
+    spooled, and the dispatcher, which builds without a budget, decides what it feeds."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def _build_within(project: str, key: str, budget: float) -> Index:
+    """Build in a forked child and wait at most `budget` seconds, killing it then.
+
+    The loader is bounded (layers.read_yaml), so this is the backstop for what it does
+    not foresee: without it a sensor file that makes the build hang hangs every hook,
+    since the index is never written. A failed or late build writes `<index>.bad`
+    (holding the key) and every hook of that key skips rebuilding for RETRY_AFTER
+    seconds; meanwhile hooks spool their events (see _Everything), blocking rules are
+    skipped (logged), and the dispatcher's own rebuild writes the index when it can.
+    The parent never imports the loader: the hook stays lean even on a key change.
+    """
+    from . import events
+
+    bad = index_path(project) + ".bad"
+    if _marked_bad(bad, key):
+        events.log("index.build_skipped", retry_after_s=RETRY_AFTER)
+        return _fallback(project, key)
+    pid = posix.fork()
+    if pid == 0:  # the child: build and write the index, then leave without cleanup
+        code = 1
+        try:
+            build(project, key)
+            code = 0
+        except BaseException as exc:
+            events.log("index.build_error", error=type(exc).__name__)
+        posix._exit(code)
+    status = _wait(pid, budget)
+    if status == 0:
+        idx = read(project)
+        if idx is not None and idx.key == key:
+            return idx
+        return build(project, key)  # an unwritable cache; the build just took < budget
+    if status is None:
+        _remove("%s.%d.tmp" % (index_path(project), pid))
+    _mark_bad(bad, key)
+    kind = "index.build_over_budget" if status is None else "index.build_failed"
+    events.log(kind, budget_s=budget, blocking_rules="skipped")
+    return _fallback(project, key)
+
+
+def _wait(pid: int, budget: float) -> int | None:
+    """The child's exit code, or None when it was killed at the budget."""
+    import time
+
+    deadline = time.monotonic() + budget
+    delay = 0.001
+    while True:
+        try:
+            done, status = posix.waitpid(pid, posix.WNOHANG)
+        except ChildProcessError:
+            return 1
+        if done:
+            return posix.waitstatus_to_exitcode(status)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            posix.kill(pid, 9)
+            posix.waitpid(pid, 0)
+            return None
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.02)
+
+
+def _fallback(project: str, key: str) -> Index:
+    idx = Index(_Everything(), frozenset(), key, '{"rules": []}')
+    _settled[project] = idx
+    return idx
+
+
+def _marked_bad(bad: str, key: str) -> bool:
+    import time
+
+    try:
+        fd = posix.open(bad, posix.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        age = time.time() - posix.fstat(fd).st_mtime
+        text = posix.read(fd, len(key.encode("utf-8", "surrogateescape")) + 2)
+    except OSError:
+        return False
+    finally:
+        posix.close(fd)
+    return 0 <= age < RETRY_AFTER and text.decode("utf-8", "surrogateescape") == key
+
+
+def _mark_bad(bad: str, key: str) -> None:
+    tmp = "%s.%d.tmp" % (bad, posix.getpid())
+    try:
+        roots.makedirs_private(bad.rpartition("/")[0])
+        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
+        try:
+            posix.write(fd, key.encode("utf-8", "surrogateescape"))
+        finally:
+            posix.close(fd)
+        posix.rename(tmp, bad)
+    except OSError:
+        _remove(tmp)
+
+
+def _remove(path: str) -> None:
+    try:
+        posix.unlink(path)
+    except OSError:
+        pass
 
 
 def enabled_rules(idx: Index, mode: str | None = None) -> dict:
