@@ -185,3 +185,15 @@ def test_a_rebuild_in_the_hook_leaves_its_process_lean(install, tmp_path):
     assert not ({"yaml", "msgspec", "re2", "re", "json", "site"} & mods)
     assert list((install.root / "cache").rglob("*.idx"))
     assert "ways_sensors.layers" not in mods
+
+
+def test_settings_set_refuses_a_bomb_instead_of_expanding_it(install):
+    """ruamel would load the bomb and the settings code expand it: the bounded loader
+    reads the file first, so the write is refused (exit 3) and the file left as it was."""
+    bomb = install.sensor("bomb", alias_bomb())
+    before = bomb.read_bytes()
+    r = install.ways("settings", "set", "ways.sensors.bomb.enabled", "false", timeout=20)
+    assert r.returncode == 3, r.stderr
+    assert "alias" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 2
+    assert bomb.read_bytes() == before

@@ -41,6 +41,19 @@ def load(path: str) -> tuple[Any, str]:
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
 
+    from .layers import YamlError, read_yaml
+
+    try:  # the bounded loader first: ruamel would expand an alias bomb without limit,
+        read_yaml(path)  # and a FIFO would block open()
+    except FileNotFoundError:
+        return CommentedMap(), ""
+    except OSError as exc:
+        raise WriteError(f"cannot read {path}: {exc.strerror}; left untouched") from None
+    except YamlError as exc:
+        raise InvalidError(
+            f"{path}:{exc.line}: {exc.message}; left untouched",
+            hint=f"`ways sensors lint {path}` shows the problem",
+        ) from None
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
