@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from ways_sensors import chain
+from ways_sensors import chain, spool
+from ways_sensors.verify import LINE_CAP
 
 from .conftest import payload
-from .test_dispatcher import SID, spool_directly, start_dispatcher
+from .test_dispatcher import SID, spool_directly, start_dispatcher, wait_until
 
 
 @pytest.fixture
@@ -116,3 +117,273 @@ def test_not_a_chained_file(install, tmp_path):
     assert verify(install, f)[0] == 3
     r = install.ways("sensors", "verify", str(tmp_path / "missing.jsonl"))
     assert r.returncode == 2 and "no such file" in r.stderr
+
+
+# --- issue 12, defect 3: large tampering, unknown rules, hostile lines --------------------
+
+OTHER = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+
+
+def audit_to(install, path: str) -> None:
+    """The shipped audit sensor (every section, at_least_once, chained), turned on and
+    pointed at `path` (a template: {session_id}, {date} ...)."""
+    install.sensor(
+        "audit", f"enabled: true\nrules:\n  all:\n    dispatch: {{file: {{path: '{path}'}}}}\n"
+    )
+
+
+def hook_sessions(install, sids, tools=3):
+    """Whole sessions through the real hook; each one's detached dispatcher drains it,
+    leaves its ledger (the stored heads) and removes its folder."""
+    for sid in sids:
+        names = ["SessionStart"] + ["PreToolUse"] * tools + ["SessionEnd"]
+        for i, name in enumerate(names):
+            p = {**payload(name), "session_id": sid, "tool_use_id": f"toolu_{i:03d}"}
+            r = install.hook(p)
+            assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    assert wait_until(lambda: all(not (install.sessions() / s).exists() for s in sids))
+    for sid in sids:
+        assert (install.state_root / "ledger" / f"{sid}.json").exists()
+
+
+@pytest.fixture
+def shared(install, tmp_path):
+    """One file shared by two sessions, written by the real hook and dispatchers."""
+    out = tmp_path / "shared.jsonl"
+    audit_to(install, str(out))
+    hook_sessions(install, [SID, OTHER])
+    lines = out.read_text().splitlines()
+    assert {json.loads(x)["session_id"] for x in lines} == {SID, OTHER}
+    return install, out, lines
+
+
+def test_both_sessions_of_a_shared_file_are_intact(shared):
+    install, out, _ = shared
+    code, data = verify(install, out, "--rule", "audit/all")
+    assert code == 0 and data["ok"] and data["breaks"] == []
+    assert sorted(c["session_id"] for c in data["chains"]) == sorted([SID, OTHER])
+    assert data["rule"]["renders_here"] and sorted(data["rule"]["sessions_owed"]) == sorted(
+        [SID, OTHER]
+    )
+
+
+def test_deleting_every_record_of_one_session(shared):
+    install, out, lines = shared
+    write(out, [x for x in lines if json.loads(x)["session_id"] != OTHER])
+    assert verify(install, out)[0] == 0  # each chain left is whole: the file alone cannot tell
+    code, data = verify(install, out, "--rule", "audit/all")
+    assert code == 3 and data["break"]["kind"] == "missing"
+    assert data["break"]["session_id"] == OTHER
+    [gone] = [c for c in data["chains"] if c["session_id"] == OTHER]
+    assert gone["records"] == 0 and gone["head"]["rule_seq"] > 0
+    human = install.ways("sensors", "verify", str(out), "--rule", "audit/all")
+    assert human.returncode == 3 and f"broken (missing): session {OTHER}" in human.stdout
+
+
+def test_an_emptied_shared_file(shared):
+    install, out, _ = shared
+    out.write_text("")
+    code, data = verify(install, out, "--rule", "audit/all")
+    assert code == 3 and {b["session_id"] for b in data["breaks"]} == {SID, OTHER}
+    assert {b["kind"] for b in data["breaks"]} == {"missing"}
+
+
+def test_an_emptied_per_session_file(install, tmp_path):
+    audit_to(install, f"{tmp_path}/audit/{{session_id}}.jsonl")
+    hook_sessions(install, [SID, OTHER])
+    mine = tmp_path / "audit" / f"{SID}.jsonl"
+    assert verify(install, mine, "--rule", "audit/all")[0] == 0
+    mine.write_text("")
+    code, data = verify(install, mine, "--rule", "audit/all")
+    assert code == 3 and data["break"]["kind"] == "missing"
+    assert [b["session_id"] for b in data["breaks"]] == [SID]  # not the other one's file
+    assert verify(install, tmp_path / "audit" / f"{OTHER}.jsonl", "--rule", "audit/all")[0] == 0
+
+
+def test_a_rule_that_does_not_exist(chained):
+    install, out, _ = chained
+    for wrong in ("audit/al", "audti/all"):
+        r = install.ways("sensors", "verify", str(out), "--rule", wrong)
+        assert r.returncode == 2 and r.stdout == ""
+        assert len(r.stderr.splitlines()) == 1 and "`ways sensors list`" in r.stderr
+        assert wrong in r.stderr and "Traceback" not in r.stderr
+    r = install.ways("sensors", "verify", str(out), "--rule", "audit")
+    assert r.returncode == 2 and "SENSOR/RULE" in r.stderr
+
+
+def test_a_removed_rule_is_still_known_by_its_heads(install, tmp_path):
+    out = tmp_path / "trail.jsonl"
+    sensor = install.sensor(
+        "trail",
+        f"rules:\n  all:\n    sections: [tool_call]\n    chain: true\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n",
+    )
+    hook_sessions(install, [SID])
+    sensor.unlink()  # no layer defines trail/all any more; its heads remain
+    code, data = verify(install, out, "--rule", "trail/all")
+    assert code == 0 and not data["rule"]["defined"]
+    assert data["chains"][0]["head"]["rule_seq"] == 3
+    write(out, out.read_text().splitlines()[:-1])
+    assert verify(install, out, "--rule", "trail/all")[1]["break"]["kind"] == "truncated"
+
+
+def test_hostile_lines_are_broken_never_a_crash(chained):
+    install, out, lines = chained
+    deep = "[" * 200_000 + "]" * 200_000
+    with open(out, "wb") as f:
+        for i, line in enumerate(lines):
+            if i == 3:
+                f.write(deep.encode() + b"\n")  # line 4
+            if i == 6:
+                f.write(b'{"chain": {"prev": "\xff\xfe"}}\n')  # line 8: not UTF-8
+            if i == 9:  # line 12: longer than the cap, a hole costs no disk
+                f.seek(LINE_CAP + 1, 1)
+                f.write(b"\n")
+            f.write(line.encode() + b"\n")
+    for args in ((), ("--rule", "audit/all")):
+        r = install.ways("sensors", "verify", str(out), *args, "--json")
+        assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
+        data = json.loads(r.stdout)
+        assert [(b["kind"], b["line"]) for b in data["breaks"]] == [
+            ("edited", 4),
+            ("edited", 8),
+            ("edited", 12),
+        ]
+        assert "nested too deeply" in data["breaks"][0]["message"]
+        assert "not valid UTF-8" in data["breaks"][1]["message"]
+        assert f"over {LINE_CAP >> 20} MiB" in data["breaks"][2]["message"]
+        [c] = data["chains"]  # the records around them are all still checked
+        assert (c["records"], c["last"], c["break"]) == (22, 22, None)
+    human = install.ways("sensors", "verify", str(out))
+    assert human.returncode == 3 and human.stdout.count("broken (edited)") == 3
+
+
+def test_a_lone_surrogate_in_a_record_is_not_tampering(install, tmp_path):
+    """Claude Code may send lone surrogates (`\\ud800`); the dispatcher writes them through
+    (surrogatepass), so the file is not strict UTF-8 and verify must read it the same way."""
+    out = tmp_path / "audit.jsonl"
+    audit_to(install, str(out))
+    p = {**payload("PreToolUse"), "session_id": SID}
+    body = json.dumps(p).replace("npm test -- webhooks", "echo \\ud800")
+    for raw in (json.dumps({**payload("SessionStart"), "session_id": SID}), body):
+        assert install.hook(raw).returncode == 0
+    assert install.hook({**payload("SessionEnd"), "session_id": SID}).returncode == 0
+    assert wait_until(lambda: not (install.sessions() / SID).exists())
+    assert b"echo \xed\xa0\x80" in out.read_bytes()
+    code, data = verify(install, out, "--rule", "audit/all")
+    assert code == 0 and data["records"] == 3
+
+
+def spool_at(install, sid, entries):
+    """Spool entries with chosen hook times, with the hook's own writer."""
+    import os
+
+    old = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = install.env["XDG_STATE_HOME"]
+    try:
+        for ts, event, p in entries:
+            body = json.dumps({**p, "session_id": sid}).encode()
+            spool.append(sid, event, ts, str(install.project), body)
+    finally:
+        if old is None:
+            os.environ.pop("XDG_STATE_HOME")
+        else:
+            os.environ["XDG_STATE_HOME"] = old
+
+
+@pytest.fixture
+def midnight(install, tmp_path):
+    """The shipped audit template ({date}/{session_id}): a session across midnight, so
+    its chain starts in one day's file and goes on in the next."""
+    audit_to(install, f"{tmp_path}/audit/{{date}}/{{session_id}}.jsonl")
+    day = 1_795_996_800 * 10**9  # 2026-11-30T00:00:00Z
+    base = payload("PreToolUse")
+    entries = [(day - 5 * 10**9, "SessionStart", payload("SessionStart"))]
+    entries += [
+        (day + (i - 4) * 10**9, "PreToolUse", {**base, "tool_use_id": f"toolu_{i:03d}"})
+        for i in range(8)
+    ]
+    entries += [(day + 5 * 10**9, "SessionEnd", payload("SessionEnd"))]
+    spool_at(install, SID, entries)
+    assert start_dispatcher(install).wait(timeout=60) == 0
+    first = tmp_path / "audit" / "2026-11-29" / f"{SID}.jsonl"
+    second = tmp_path / "audit" / "2026-11-30" / f"{SID}.jsonl"
+    assert len(first.read_text().splitlines()) == 5 and len(second.read_text().splitlines()) == 5
+    return install, first, second
+
+
+def test_a_chain_across_dated_files_is_intact(midnight):
+    install, first, second = midnight
+    for path in (first, second):
+        code, data = verify(install, path, "--rule", "audit/all")
+        assert code == 0, data["breaks"]
+    assert data["chains"][0]["first"] == 6 and data["chains"][0]["head"]["rule_seq"] == 10
+
+
+def test_tampering_at_the_seam_of_dated_files(midnight):
+    install, first, second = midnight
+    lines = first.read_text().splitlines()
+    write(first, lines[:-1])  # the last record before midnight
+    code, data = verify(install, first, "--rule", "audit/all")
+    assert code == 3 and data["break"]["kind"] == "truncated"
+    assert str(second) in data["break"]["message"]
+    code, data = verify(install, second, "--rule", "audit/all")
+    assert (code, data["break"]["kind"], data["break"]["line"]) == (3, "deleted", 1)
+    assert "rule_seq 5..5 missing" in data["break"]["message"]  # seeded by day one's end
+    write(first, lines)
+    later = second.read_text().splitlines()
+    write(second, later[:-2])
+    assert verify(install, second, "--rule", "audit/all")[1]["break"]["kind"] == "truncated"
+    second.write_text("")
+    code, data = verify(install, second, "--rule", "audit/all")
+    assert code == 3 and data["break"]["kind"] == "missing"
+
+
+@pytest.mark.parametrize("seq", [10**15, [12], {"n": 12}, True])
+def test_a_forged_rule_seq_of_any_shape(chained, seq):
+    """A forger can seal any rule_seq (the chain has no key): a huge jump is checked
+    without walking it, and a rule_seq that is no number is an edit, not a crash."""
+    install, out, lines = chained
+    prev = json.loads(lines[10])
+    forged = json.loads(lines[11])
+    forged.pop("chain")
+    forged["rule_seq"] = seq
+    chain.seal(forged, prev["chain"]["hash"])
+    lines[11] = json.dumps(forged)
+    write(out, lines)
+    r = install.ways("sensors", "verify", str(out), "--json", timeout=30)
+    assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
+    brk = json.loads(r.stdout)["break"]
+    assert brk["line"] == 12
+    assert brk["kind"] == ("reordered" if seq == 10**15 else "edited")
+
+
+def test_a_live_session_is_checked_against_its_cursor(install, tmp_path):
+    out = tmp_path / "live.jsonl"
+    audit_to(install, str(out))
+    for i, name in enumerate(["SessionStart", "PreToolUse", "PreToolUse", "PreToolUse"]):
+        assert install.hook({**payload(name), "tool_use_id": f"toolu_{i:03d}"}).returncode == 0
+    cursor = install.sessions() / SID / "cursors" / "audit.all.json"
+
+    def settled():
+        try:
+            st = json.loads(cursor.read_text())
+        except (OSError, ValueError):
+            return False
+        return st["rule_seq"] == 4 and st["pending"] is None
+
+    assert wait_until(settled)  # no SessionEnd: the dispatcher is alive, no ledger yet
+    assert not (install.state_root / "ledger" / f"{SID}.json").exists()
+    code, data = verify(install, out, "--rule", "audit/all")
+    assert code == 0 and data["chains"][0]["head"]["source"] == "cursor"
+    lines = out.read_text().splitlines()
+    write(out, lines[:-1])
+    assert verify(install, out, "--rule", "audit/all")[1]["break"]["kind"] == "truncated"
+    out.write_text("")
+    code, data = verify(install, out, "--rule", "audit/all")
+    assert code == 3 and data["break"]["kind"] == "missing"
+
+
+def test_only_regular_files(install):
+    r = install.ways("sensors", "verify", "/dev/zero", timeout=30)  # endless: never read
+    assert r.returncode == 2 and "not a regular file" in r.stderr

@@ -1,0 +1,270 @@
+"""A rule's stored chain heads, and which files its file target writes, for `verify --rule`.
+
+The heads are written by others and only read here:
+
+    <state>/sessions/<id>/cursors/<sensor>.<rule>.head   {"rule_seq", "hash"}: a
+        blocking rule, numbered by the hook (blocking.py head_paths); wins over .json
+    <state>/sessions/<id>/cursors/<sensor>.<rule>.json   {"rule_seq", "hash",
+        "pending", ...}: an async rule's worker cursor (dispatcher.py); `pending` is
+        the numbered, chained record still being delivered
+    <state>/ledger/<id>.json   {"seq", "rules": {"sensor/rule": [rule_seq, hash]}}:
+        what a finished session left (dispatcher.py _remove_if_quiet)
+
+A live session's cursor wins over its ledger entry (the cursor started from it).
+`rule_seq` also counts records dropped by `queue_cap`, which leave the hash as it was,
+so the hash, not the number, says which record the file must end with. State files
+are opened without following links, must be regular files and are read up to a cap.
+
+A head does not name a file. For a rule whose target is `file`, this module renders the
+rule's current path template to tell which sessions write to a given file:
+`{sensor}` and `{rule}` are the rule's, `{session_id}` a session id, `{date}` one path
+segment.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import chain, roots
+from .spool import valid_session_id
+
+STATE_FILE_CAP = 256 << 20  # a cursor may hold a pending record (see verify.LINE_CAP)
+MAX_SIBLINGS = 400  # dated files looked at around the one verified (over a year of days)
+_PLACEHOLDER = re.compile(r"\{(session_id|date|sensor|rule)\}")
+_SEGMENT = {"session_id": r"[A-Za-z0-9_-]{1,128}", "date": r"[^/]+"}
+
+
+@dataclass
+class Head:
+    session_id: str
+    rule_seq: int
+    hash: str
+    written: str  # hash of the last record the file should hold already
+    in_flight: bool
+    source: str  # "cursor" | "ledger"
+
+    @property
+    def ends(self) -> tuple[str, str]:
+        """The hashes the file may end with: the head's, or the one before while the
+        head's record is still being delivered."""
+        return self.hash, self.written
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rule_seq": self.rule_seq,
+            "hash": self.hash,
+            "in_flight": self.in_flight,
+            "source": self.source,
+        }
+
+
+def rule_template(sensor: str, rule: str) -> tuple[bool, Template | None]:
+    """(is the rule in a layer, its file target's template when it writes JSON lines)."""
+    from .layers import load
+
+    found = load().sensors.get(sensor)
+    r = found.rules.get(rule) if found else None
+    if r is None:  # a refused project layer still defines it, though it never ran
+        found = load(with_project=True).sensors.get(sensor)
+        return bool(found and rule in found.rules), None
+    d = r.rule.dispatch
+    if d.kind != "file" or d.target.format != "json":
+        return True, None
+    return True, Template(os.path.expanduser(d.target.path), sensor, rule)
+
+
+def read_state(path: str, cap: int = STATE_FILE_CAP) -> Any:
+    """A JSON state file, or None: missing, a link, not a regular file, too large, or
+    not JSON (however hostile: deep nesting is a RecursionError, caught)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(cap + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > cap:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _pair(value: Any) -> tuple[int, str] | None:
+    if isinstance(value, dict):
+        value = [value.get("rule_seq"), value.get("hash")]
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], int)
+        and not isinstance(value[0], bool)
+        and value[0] >= 0
+        and isinstance(value[1], str)
+    ):
+        return value[0], value[1]
+    return None
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def known_heads(sensor: str, rule: str) -> dict[str, Head]:
+    """Every session with a stored head for the rule, by session id."""
+    state = roots.state_root()
+    out: dict[str, Head] = {}
+    for name in _listdir(os.path.join(state, "ledger")):
+        sid = name[: -len(".json")]
+        if not name.endswith(".json") or not valid_session_id(sid):
+            continue
+        ledger = read_state(os.path.join(state, "ledger", name), 1 << 20)
+        rules = ledger.get("rules") if isinstance(ledger, dict) else None
+        pair = _pair(rules.get(f"{sensor}/{rule}")) if isinstance(rules, dict) else None
+        if pair:
+            out[sid] = Head(sid, pair[0], pair[1], pair[1], False, "ledger")
+    for sid in _listdir(os.path.join(state, "sessions")):
+        if not valid_session_id(sid):
+            continue
+        base = os.path.join(state, "sessions", sid, "cursors", f"{sensor}.{rule}")
+        pair = _pair(read_state(base + ".head", 1 << 20))
+        if pair:
+            out[sid] = Head(sid, pair[0], pair[1], pair[1], False, "cursor")
+            continue
+        cur = read_state(base + ".json")
+        pair = _pair(cur)
+        if not pair or not pair[0]:
+            continue  # a cursor that never numbered anything: the ledger (if any) stands
+        pending = cur.get("pending")
+        link = pending.get("chain") if isinstance(pending, dict) else None
+        written = pair[1]
+        if isinstance(link, dict) and link.get("hash") == pair[1]:
+            written = str(link.get("prev"))  # numbered, maybe not yet in the file
+        out[sid] = Head(sid, pair[0], pair[1], written, pending is not None, "cursor")
+    return out
+
+
+def wrote_something(head: Head) -> bool:
+    """False when every record the rule numbered was dropped or is still in flight."""
+    return head.written != chain.GENESIS and head.rule_seq > 0
+
+
+# --- the file target's path template ------------------------------------------------
+
+
+@dataclass
+class Template:
+    """A file target's path, expanded (`~`), for one sensor and rule."""
+
+    path: str
+    sensor: str
+    rule: str
+
+    @property
+    def dated(self) -> bool:
+        return "{date}" in self.path
+
+    @property
+    def per_session(self) -> bool:
+        return "{session_id}" in self.path
+
+    def _regex(self, path: str, session_id: str | None) -> re.Pattern[str]:
+        out, seen, pos = [], set(), 0
+        for m in _PLACEHOLDER.finditer(path):
+            out.append(re.escape(path[pos : m.start()]))
+            name = m.group(1)
+            if name in ("sensor", "rule"):
+                out.append(re.escape(self.sensor if name == "sensor" else self.rule))
+            elif name == "session_id" and session_id is not None:
+                out.append(re.escape(session_id))
+            elif name in seen:
+                out.append(f"(?P={name})")
+            else:
+                out.append(f"(?P<{name}>{_SEGMENT[name]})")
+                seen.add(name)
+            pos = m.end()
+        out.append(re.escape(path[pos:]))
+        return re.compile("".join(out))
+
+    def _forms(self) -> list[str]:
+        """The template, and the template with its fixed leading folders resolved."""
+        fixed = self.path.split("{", 1)[0].rpartition("/")[0]
+        forms = [self.path]
+        if fixed:
+            real = os.path.realpath(fixed)
+            if real != fixed:
+                forms.append(real + self.path[len(fixed) :])
+        return forms
+
+    def match(self, file: str, session_id: str | None = None) -> dict[str, str | None] | None:
+        """The values the template takes to render `file` ({} when it has none), or None."""
+        for cand in dict.fromkeys((os.path.abspath(file), os.path.realpath(file))):
+            for form in self._forms():
+                m = self._regex(form, session_id).fullmatch(cand)
+                if m:
+                    d = m.groupdict()
+                    return {"session_id": d.get("session_id", session_id), "date": d.get("date")}
+        return None
+
+    def dated_files(self, session_id: str | None) -> list[tuple[str, str]]:
+        """(date, path) of the files this template wrote for the session, by date."""
+        pattern, pos = [], 0
+        for m in _PLACEHOLDER.finditer(self.path):
+            pattern.append(glob.escape(self.path[pos : m.start()]))
+            value = {"sensor": self.sensor, "rule": self.rule, "session_id": session_id}.get(
+                m.group(1)
+            )
+            pattern.append("*" if value is None else glob.escape(value))
+            pos = m.end()
+        pattern.append(glob.escape(self.path[pos:]))
+        out = []
+        for i, path in enumerate(glob.iglob("".join(pattern))):
+            if i >= 20 * MAX_SIBLINGS:
+                break
+            got = self.match(path, session_id)
+            if got and got.get("date") and os.path.isfile(path):
+                out.append((str(got["date"]), path))
+        return sorted(out)
+
+    def neighbours(
+        self, date: str, sids: list[str], later: bool, read: Callable[..., list[Any]]
+    ) -> dict[str, tuple[Any, str]]:
+        """Per session: its first record in the nearest later dated file that holds it,
+        or its last in the nearest earlier one, with that file's path. `read(path,
+        sensor, rule, sids)` gives a file's records of those sessions, in file order."""
+        out: dict[str, tuple[Any, str]] = {}
+        for group in [[s] for s in sids] if self.per_session else [list(sids)]:
+            if not group:
+                continue
+            files = self.dated_files(group[0] if self.per_session else None)
+            pick = [p for d, p in files if (d > date if later else d < date)]
+            left = set(group)
+            for p in (pick if later else pick[::-1])[:MAX_SIBLINGS]:
+                try:
+                    records = read(p, self.sensor, self.rule, set(left))
+                except OSError:
+                    continue
+                for e in records if later else reversed(records):
+                    if e.key[2] in left:
+                        out[e.key[2]] = (e, p)
+                        left.discard(e.key[2])
+                if not left:
+                    break
+        return out
