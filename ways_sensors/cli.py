@@ -48,6 +48,7 @@ def build_parser():
 
     hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"])
+    hook.add_argument("--agent", metavar="NAME", help="the agent sending (default claude-code)")
 
     rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
     rec.add_argument("--project", metavar="DIR", help="wire DIR/.claude/settings.json")
@@ -138,10 +139,10 @@ def _handler(key: tuple[str, ...]):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv == ["hook", "sensors"]:
+    if argv[:2] == ["hook", "sensors"]:
         from .hook import main as hook_main
 
-        hook_main()  # leaves through _exit(0)
+        hook_main(argv[2:])  # leaves through _exit(0), whatever the arguments
     if argv == ["--version"]:
         from . import __version__
 
