@@ -51,7 +51,8 @@ def build_parser():
     hook.add_argument("--agent", metavar="NAME", help="the agent sending (default claude-code)")
 
     rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument("--project", metavar="DIR", help="wire DIR/.claude/settings.json")
+    rec.add_argument("--agent", metavar="NAME", default="claude-code", help="the agent to wire")
+    rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     rec.add_argument("--settings", metavar="FILE", help=argparse.SUPPRESS)
