@@ -107,7 +107,7 @@ def agent_name(args: list[str]) -> str | None:
 
 
 def run(args: list[str]) -> None:
-    from . import agents, index, roots
+    from . import agents
 
     data = read_stdin()  # first: an agent may fail a hook that leaves its input unread
     if data is None:
@@ -134,6 +134,8 @@ def run(args: list[str]) -> None:
     sections = face.sections_for(event, field)
     if not sections:
         return
+    from . import index, roots
+
     project = roots.project_dir(face.PROJECT_ENV)
     idx = index.current(project)
     wants_async = [s for s in sections if s in idx.async_sections]
