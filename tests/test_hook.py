@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ways_sensors import spool
-from ways_sensors.records import Builder
+from ways_sensors.agents.claude_code.builder import Builder
 
 from .conftest import LAUNCHER, PAYLOADS, everything_sensor, payload
 

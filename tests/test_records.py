@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ways_sensors.records import Builder, Tracker, envelope, split_mcp
+from ways_sensors.agents.claude_code.builder import Builder, split_mcp
+from ways_sensors.agents.claude_code.tracker import Tracker
+from ways_sensors.records import envelope
 
 from .conftest import REFERENCE, payload
 

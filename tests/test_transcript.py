@@ -7,8 +7,13 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ways_sensors import transcript
-from ways_sensors.transcript import ReadStats, classify_user, decode_line, read_from
+from ways_sensors.agents.claude_code import transcript
+from ways_sensors.agents.claude_code.transcript import (
+    ReadStats,
+    classify_user,
+    decode_line,
+    read_from,
+)
 
 from .conftest import REFERENCE
 

@@ -1,4 +1,4 @@
-"""The launcher `ways reconcile` wires into Claude Code: `<python> -S <this file> hook sensors`.
+"""The launcher `ways reconcile` wires into an agent: `<python> -S <this file> hook sensors`.
 
 pip's console script imports `re` before our code runs (about 5 ms here) and
 `python -m` costs as much (runpy), so the hook command runs this file directly, with
@@ -14,10 +14,10 @@ def _main() -> None:
     here = __file__.rpartition("/")[0]
     sys.path[0] = here.rpartition("/")[0] or "/"  # the package's parent, not the package
     argv = sys.argv[1:]
-    if argv == ["hook", "sensors"]:
+    if argv[:2] == ["hook", "sensors"]:  # `--agent NAME` and the like: the hook's own
         from ways_sensors.hook import main
 
-        main()  # never returns: leaves through _exit(0)
+        main(argv[2:])  # never returns: leaves through _exit(0)
     if sys.flags.no_site:
         import site
 

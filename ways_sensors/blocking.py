@@ -50,10 +50,11 @@ def run(
     data: bytes,
     sections: list[str],
     started: float | None = None,
+    agent: str | None = None,
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
     _site()  # before anything that needs site-packages (msgspec, yaml)
-    from . import counters, delivery, events, index, records, spool
+    from . import agents, counters, delivery, events, index, records, spool
     from .chain import GENESIS
     from .pipeline import finish, match
     from .session import Session, read_json, write_json
@@ -64,7 +65,8 @@ def run(
         events.log("blocking.unreadable_payload", hook_event=event)
         return
     rules = index.enabled_rules(index.current(project), mode="blocking")
-    drafts = records.Builder(transcript=False).build(event, payload, ts_ns)
+    builder = agents.adapter(agent or agents.DEFAULT).new_builder(transcript=False)
+    drafts = builder.build(event, payload, ts_ns)
     envs = [records.envelope(d, None, session_id, project) for d in drafts]
     start = started if started is not None else time.monotonic()
     jobs = []

@@ -57,9 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"])
+    hook.add_argument("--agent", metavar="NAME", help="the agent sending (default claude-code)")
 
     rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument("--project", metavar="DIR", help="wire DIR/.claude/settings.json")
+    rec.add_argument("--agent", metavar="NAME", default="claude-code", help="the agent to wire")
+    rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     rec.add_argument("--settings", metavar="FILE", help=argparse.SUPPRESS)
@@ -160,10 +162,11 @@ def _handler(key: tuple[str, ...]) -> Callable[[argparse.Namespace], int | None]
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv == ["hook", "sensors"]:
+    if argv[:2] == ["hook", "sensors"]:
         from .hook import main as hook_main
 
-        hook_main()  # leaves through _exit(0); never through the boundary below
+        hook_main(argv[2:])  # leaves through _exit(0), whatever the arguments; never
+        # through the boundary below
     if argv == ["--version"]:
         from . import __version__
 

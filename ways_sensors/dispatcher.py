@@ -1,7 +1,7 @@
 """The detached per-session dispatcher: `ways sensors dispatch --session ID`.
 
 One process per session, holding `dispatch.lock` (a second one exits at once). The main
-thread builds: it reads new spool frames, turns them into records (records.py),
+thread builds: it reads new spool frames, turns them into records (agents/, records.py),
 numbers them `seq` and appends them to the session's journal, then commits the build
 cursor (session.py says how that survives a SIGKILL). Each enabled async rule has its
 own worker thread with its own cursor into the journal, so one stuck consumer never
@@ -22,9 +22,9 @@ import fcntl
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import chain, counters, delivery, events, index, records, roots, spool
+from . import agents, chain, counters, delivery, events, index, records, roots, spool
 from .layers import LoadedRule
 from .pipeline import dumps, finish, match
 from .session import (
@@ -39,6 +39,9 @@ from .session import (
     write_json,
 )
 from .targets import Outcome
+
+if TYPE_CHECKING:
+    from .agents.protocols import SessionBuilder
 
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
@@ -344,7 +347,7 @@ class Dispatcher:
                 "journal": ["0000000001.seg", 0],
                 "seq": int(self.ledger.get("seq", 0)),
                 "ended": False,
-                "tracker": None,
+                "trackers": {},
             }
         self.build = b
         seg, size = b["journal"]
@@ -354,10 +357,12 @@ class Dispatcher:
                 os.unlink(path)
             elif name == seg and os.path.getsize(path) > size:
                 os.truncate(path, size)
-        tracker = b.get("tracker")
-        self.builder = records.Builder(
-            records.Tracker.from_json(tracker) if tracker else records.Tracker()
-        )
+        states = b.get("trackers") or {}
+        old = b.pop("tracker", None)  # a build cursor from before agents: Claude Code's
+        if old:
+            states.setdefault(agents.DEFAULT, old)
+        b["trackers"] = states
+        self.builders: dict[str, SessionBuilder] = {}  # per agent, made at its first entry
 
     @property
     def project(self) -> str:
@@ -422,21 +427,10 @@ class Dispatcher:
                     "dispatch.unreadable_payload", session=self.session.id, hook_event=entry.event
                 )
                 continue
-            event = payload.get("hook_event_name") or entry.event
-            if event == "SessionEnd":
-                b["ended"] = True
-            elif event == "SessionStart":
-                b["ended"] = False
-            try:
-                drafts = self.builder.build(event, payload, entry.ts_ns, entry.transcript_size)
-            except Exception as exc:
-                events.log(
-                    "dispatch.build_error",
-                    session=self.session.id,
-                    hook_event=event,
-                    error=type(exc).__name__,
-                )
+            built_entry = self._drafts(entry, payload)
+            if built_entry is None:
                 continue
+            event, drafts = built_entry
             seq, built_frames = b["seq"], []
             try:
                 for d in drafts:
@@ -462,6 +456,45 @@ class Dispatcher:
         self._commit(bytes(out))
         return built
 
+    def _drafts(
+        self, entry: spool.Entry, payload: dict[str, Any]
+    ) -> tuple[str, list[records.Draft]] | None:
+        """(event, drafts) of one entry, built by the adapter of the agent that wrote it
+        (a way event: by records.py); None, logged, when it cannot be built."""
+        event = entry.event
+        try:
+            if event == records.WAY_EVENT:  # `ways sensors emit`: ways' own, no agent's
+                return event, records.way_event(payload, entry.ts_ns)
+            builder = self._builder(entry.agent)
+            face = agents.face(entry.agent)
+            if builder is None or face is None:
+                events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
+                return None
+            event = agents.adapter(entry.agent).event_of(payload) or event
+            if event == face.END_EVENT:
+                self.build["ended"] = True
+            elif event == face.START_EVENT:
+                self.build["ended"] = False
+            return event, builder.build(event, payload, entry.ts_ns, entry.transcript_size)
+        except Exception as exc:
+            events.log(
+                "dispatch.build_error",
+                session=self.session.id,
+                hook_event=event,
+                error=type(exc).__name__,
+            )
+            return None
+
+    def _builder(self, agent: str) -> SessionBuilder | None:
+        """The session's builder for `agent`'s entries, resumed from its saved state;
+        None for an agent this version does not know."""
+        builder = self.builders.get(agent)
+        if builder is None and agent in agents.ADAPTERS:
+            state = self.build["trackers"].get(agent)
+            builder = agents.adapter(agent).new_builder(state)
+            self.builders[agent] = builder
+        return builder
+
     def _commit(self, data: bytes) -> None:
         """Append built records to the journal, then commit the build cursor."""
         b = self.build
@@ -480,7 +513,8 @@ class Dispatcher:
                 os.close(fd)
             size += len(data)
         b["journal"] = [seg, size]
-        b["tracker"] = self.builder.tracker.to_json()
+        for agent, builder in self.builders.items():
+            b["trackers"][agent] = builder.state()
         write_json(self.session.build, b)
         if data:
             with self.cond:

@@ -1,17 +1,20 @@
-"""`ways hook sensors`: the command Claude Code runs on every hook event.
+"""`ways hook sensors [--agent NAME]`: the command a coding agent runs on every hook event.
 
-Its stdout is always empty and its exit code always 0: Claude Code reads a hook's
-stdout and exit code as instructions (a `{...}` on stdout is a decision object, exit 2
-blocks a tool or keeps Claude working). So fd 1 and 2 are pointed at /dev/null first,
-every failure is caught and logged content-free to the events log, and the process
-leaves through `_exit(0)`.
+Its stdout is always empty and its exit code always 0: agents read a hook's stdout and
+exit code as instructions (for Claude Code a `{...}` on stdout is a decision object,
+exit 2 blocks a tool or keeps it working). So fd 1 and 2 are pointed at /dev/null
+first, every failure (an unknown agent or argument included) is caught and logged
+content-free to the events log, and the process leaves through `_exit(0)`.
 
+What differs between agents (payload field names, event names and their sections, the
+project variable) is the agent's face, the package `agents/<name>/` (default:
+claude-code), through the registry in agents/__init__.py.
 The fast path, in this order: read stdin; find the event name by scanning the raw
 bytes (no JSON library: its import pulls in `re`); map it to sections; stat the sensor
 folders and config.yaml and read the index; exit when no enabled rule selects any of
-those sections. Only then: find the session id, append one spool entry, and make sure
-the session's dispatcher runs. Imports here are `posix`, `sys`, and on the hand-off
-`fcntl` and `time`; a test asserts it.
+those sections. Only then: find the session id, append one spool entry (naming the
+agent), and make sure the session's dispatcher runs. Imports here are `posix`, `sys`,
+the registry and the face, and on the hand-off `fcntl` and `time`; a test asserts it.
 """
 
 import sys
@@ -22,22 +25,6 @@ from .roots import posix
 STARTED = time.monotonic()  # the blocking path's shared deadline counts from here
 
 MAX_PAYLOAD = 64 << 20
-
-# hook event -> sections that make the hook hand the event off (SPEC section 4's table,
-# plus: SessionEnd yields the replies and queued messages the transcript still holds,
-# and SessionStart tells the dispatcher where a resumed transcript's new part begins).
-EVENT_SECTIONS = {
-    "UserPromptSubmit": ("user_prompt",),
-    "PreToolUse": ("tool_call",),
-    "PostToolUse": ("tool_result", "queued_message"),
-    "PostToolUseFailure": ("tool_result", "queued_message"),
-    "Stop": ("assistant_response", "queued_message"),
-    "SubagentStart": ("subagent",),
-    "SubagentStop": ("subagent", "assistant_response"),
-    "SessionStart": ("session_start", "assistant_response", "queued_message"),
-    "SessionEnd": ("session_end", "assistant_response", "queued_message"),
-    "PreCompact": ("compaction",),
-}
 
 
 def string_field(data: bytes, name: bytes) -> str | None:
@@ -99,70 +86,95 @@ def read_stdin() -> bytes | None:
     return None if too_big else b"".join(chunks)
 
 
-def sections_for(event: str, data: bytes) -> tuple[str, ...]:
-    sections = EVENT_SECTIONS.get(event, ())
-    if event == "SessionStart" and string_field(data, b"source") == "compact":
-        sections = (*sections, "compaction")
-    return sections
-
-
-def _log(kind: str, **fields) -> None:
+def _log(kind: str, **fields: object) -> None:
     from . import events  # only when there is something to say
 
     events.log(kind, **fields)
 
 
-def run() -> None:
-    from . import index, roots
+def agent_name(args: list[str]) -> str | None:
+    """The agent the arguments name: none (the default), `--agent NAME` or
+    `--agent=NAME`; None for anything else."""
+    if not args:
+        from .agents import DEFAULT
 
-    data = read_stdin()
+        return DEFAULT
+    if len(args) == 2 and args[0] == "--agent":
+        return args[1]
+    if len(args) == 1 and args[0].startswith("--agent="):
+        return args[0][8:]
+    return None
+
+
+def run(args: list[str]) -> None:
+    from . import agents
+
+    data = read_stdin()  # first: an agent may fail a hook that leaves its input unread
     if data is None:
         _log("hook.payload_too_large", limit=MAX_PAYLOAD)
         return
-    event = string_field(data, b"hook_event_name")
+    name = agent_name(args)
+    if name is None:
+        _log("hook.bad_arguments", count=len(args))
+        return
+    face = agents.face(name)
+    if face is None:
+        shown = name if len(name) <= 40 and name.replace("-", "").isalnum() else "?"
+        _log("hook.unknown_agent", agent=shown)
+        return
+
+    def field(key: bytes) -> str | None:
+        return string_field(data, key)
+
+    event = field(face.EVENT_FIELD)
     if event is None:
         if data.strip():
             _log("hook.no_event_name", size=len(data))
         return
-    sections = sections_for(event, data)
+    sections = face.sections_for(event, field)
     if not sections:
         return
-    project = roots.project_dir()
+    from . import index, roots
+
+    project = roots.project_dir(face.PROJECT_ENV)
     idx = index.current(project, index.HOOK_BUDGET)  # a rebuild is bounded (index.py)
     wants_async = [s for s in sections if s in idx.async_sections]
     wants_blocking = [s for s in sections if s in idx.blocking_sections]
     if not wants_async and not wants_blocking:
-        if event == "SessionEnd" and _has_spool(data):
+        if event == face.END_EVENT and _has_spool(field(face.SESSION_FIELD)):
             wants_async = ["session_end"]  # tell the dispatcher: drain, then clean up
         else:
-            _resume_pending(event, data)
+            _resume_pending(event == face.START_EVENT, field(face.SESSION_FIELD))
             return
 
     ts_ns = time.time_ns()
     from . import spool
 
-    session_id = string_field(data, b"session_id")
+    session_id = field(face.SESSION_FIELD)
     if not spool.valid_session_id(session_id):
         _log("hook.bad_session_id", hook_event=event)
         return
+    starts = event == face.START_EVENT
     if wants_async:
-        size = _transcript_size(data) if event == "SessionStart" else -1
-        spool.append(session_id, event, ts_ns, project, data, size)
+        path = field(face.TRANSCRIPT_FIELD) if starts and face.TRANSCRIPT_FIELD else None
+        size = _transcript_size(path) if starts else -1
+        spool.append(session_id, event, ts_ns, project, data, size, face.NAME)
         from . import launch
 
         launch.ensure_dispatcher(session_id)
-        if event == "SessionStart":
-            _resume_pending(event, data)
+        if starts:
+            _resume_pending(True, session_id)
     if wants_blocking:
         from . import blocking
 
-        blocking.run(session_id, event, ts_ns, project, data, wants_blocking, STARTED)
+        blocking.run(
+            session_id, event, ts_ns, project, data, wants_blocking, STARTED, agent=face.NAME
+        )
 
 
-def _transcript_size(data: bytes) -> int:
+def _transcript_size(path: str | None) -> int:
     """Where the transcript ends as this session (re)starts: the dispatcher may build the
     entry later, when the transcript has grown."""
-    path = string_field(data, b"transcript_path")
     if not path:
         return -1
     try:
@@ -171,10 +183,9 @@ def _transcript_size(data: bytes) -> int:
         return 0
 
 
-def _has_spool(data: bytes) -> bool:
+def _has_spool(sid: str | None) -> bool:
     from . import roots, spool
 
-    sid = string_field(data, b"session_id")
     if not spool.valid_session_id(sid):
         return False
     try:
@@ -184,19 +195,18 @@ def _has_spool(data: bytes) -> bool:
         return False
 
 
-def _resume_pending(event: str, data: bytes) -> None:
+def _resume_pending(session_start: bool, sid: str | None) -> None:
     """Restart dispatchers that exited owing records: this session's at its next event,
     every session's at any session start (a consumer that was down gets its records)."""
     from . import roots
 
     folder = roots.state_root() + "/pending"
-    if event == "SessionStart":
+    if session_start:
         try:
             owed = posix.listdir(folder)
         except OSError:
             return
     else:
-        sid = string_field(data, b"session_id")
         if not sid or "/" in sid or sid.startswith("."):
             return
         try:
@@ -223,11 +233,12 @@ def _silence() -> None:
         pass
 
 
-def main() -> None:
-    """Run the hook and leave with status 0, whatever happened."""
+def main(args: list[str] | None = None) -> None:
+    """Run the hook (`args`: what follows `hook sensors`) and leave with status 0,
+    whatever happened."""
     _silence()
     try:
-        run()
+        run(args or [])
     except BaseException as exc:  # the hook never fails a tool call
         try:
             _log("hook.error", error=type(exc).__name__)
@@ -237,5 +248,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover - entered through the launcher or the CLI
-    main()
+    main(sys.argv[1:])
     sys.exit(0)

@@ -10,9 +10,10 @@ This module is on the hook's fast path, so it imports nothing but `posix` and `s
 | cache   | ${XDG_CACHE_HOME:-~/.cache}/agent-ways    | indexes/ (compiled rule index)          |
 | state   | ${XDG_STATE_HOME:-~/.local/state}/agent-ways | sessions/, events.log, counters, key |
 
-The project layer is `<project>/.claude/ways-sensors/`, where `<project>` is
-`$CLAUDE_PROJECT_DIR`, else the working directory (the payload's `cwd` follows the
-agent's `cd`, so it never picks sensors).
+The project layer is `<project>/.claude/ways-sensors/`, where `<project>` is the
+agent's project variable (its face's PROJECT_ENV: `$CLAUDE_PROJECT_DIR` for Claude
+Code), else the working directory (the payload's `cwd` follows the agent's `cd`, so it
+never picks sensors).
 """
 
 import sys
@@ -105,9 +106,14 @@ def shipped_sensor_dir() -> str:
         return pkg.rpartition("/")[0] + "/sensors"
 
 
-def project_dir() -> str:
-    """The project whose sensors apply: $CLAUDE_PROJECT_DIR, else the working directory."""
-    p = env("CLAUDE_PROJECT_DIR")
+def project_dir(var: str | None = None) -> str:
+    """The project whose sensors apply: the variable `var` (the hook passes its agent's;
+    by default the default agent's), else the working directory."""
+    if var is None:
+        from .agents import DEFAULT, face
+
+        var = face(DEFAULT).PROJECT_ENV  # type: ignore[union-attr]
+    p = env(var)
     if not p:
         try:
             p = posix.getcwd()

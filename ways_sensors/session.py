@@ -9,8 +9,9 @@ Under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
     journal/<n>.seg        built records, framed `WJ1 <len>\\n<record JSON>\\n`, written
                            only by the dispatcher; segments every rule passed are deleted
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
-                           "ended", "tracker"}: the build cursor, committed after the
-                           journal append it covers
+                           "ended", "trackers": {agent: builder state}}: the build
+                           cursor, committed after the journal append it covers (older
+                           ones hold Claude Code's state as "tracker")
     cursors/<sensor>.<rule>.json
                            {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
                            one rule's position in the journal, its numbering and chain

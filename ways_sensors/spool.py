@@ -15,9 +15,16 @@ A segment is a run of frames:
 
     body = <header JSON object, one line> \n <raw payload bytes, as received>
 
-    header = {"event": "<hook event name>", "ts_ns": <hook clock, ns since epoch>,
-              "project": "<project dir>", "pid": <hook pid>,
-              "transcript_size": <bytes in the transcript at SessionStart, else -1>}
+    header = {"event": "<hook event name>", "agent": "<agent name>",
+              "ts_ns": <hook clock, ns since epoch>, "project": "<project dir>",
+              "pid": <hook pid>,
+              "transcript_size": <bytes in the session file at a session start, else -1>}
+
+`agent` names the adapter whose face read the payload (agents/: `claude-code`, ...);
+the dispatcher builds the entry with that adapter's builder. Entries written before
+the field existed have none and are read as `claude-code` (DEFAULT_AGENT). Entries
+ways writes itself (`WayEvent` from `ways sensors emit`, `WaysRetry`) carry the
+default too; no adapter builds them.
 
 The transcript size tells the dispatcher, which may build the entry much later, where
 a resumed session's transcript was when this process of the session began.
@@ -38,6 +45,7 @@ from . import roots
 from .roots import posix
 
 MAGIC = b"WS1 "
+DEFAULT_AGENT = "claude-code"  # entries without an `agent` field came from Claude Code
 SEGMENT_BYTES = 4 << 20
 _SID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
@@ -61,9 +69,17 @@ def json_str(s: str) -> str:
     return '"' + out + '"'
 
 
-def frame(event: str, ts_ns: int, project: str, payload: bytes, transcript_size: int = -1) -> bytes:
-    header = '{"event":%s,"ts_ns":%d,"project":%s,"pid":%d,"transcript_size":%d}' % (
+def frame(
+    event: str,
+    ts_ns: int,
+    project: str,
+    payload: bytes,
+    transcript_size: int = -1,
+    agent: str = DEFAULT_AGENT,
+) -> bytes:
+    header = '{"event":%s,"agent":%s,"ts_ns":%d,"project":%s,"pid":%d,"transcript_size":%d}' % (
         json_str(event),
+        json_str(agent),
         ts_ns,
         json_str(project),
         posix.getpid(),
@@ -88,7 +104,13 @@ def segment_names(spool_dir: str) -> list[str]:
 
 
 def append(
-    session_id: str, event: str, ts_ns: int, project: str, payload: bytes, transcript_size: int = -1
+    session_id: str,
+    event: str,
+    ts_ns: int,
+    project: str,
+    payload: bytes,
+    transcript_size: int = -1,
+    agent: str = DEFAULT_AGENT,
 ) -> str:
     """Append one frame to the session's spool under its lock; returns the segment path."""
     import fcntl
@@ -96,7 +118,7 @@ def append(
     base = session_dir(session_id)
     spool_dir = base + "/spool"
     roots.makedirs_private(spool_dir)
-    data = frame(event, ts_ns, project, payload, transcript_size)
+    data = frame(event, ts_ns, project, payload, transcript_size, agent)
     for _ in range(5):
         lock = posix.open(base + "/spool.lock", posix.O_RDWR | posix.O_CREAT, 0o600)
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -140,6 +162,7 @@ class Entry:
     """One spool frame: where it sits and what the hook recorded."""
 
     __slots__ = (
+        "agent",
         "event",
         "offset",
         "payload",
@@ -150,7 +173,19 @@ class Entry:
         "ts_ns",
     )
 
-    def __init__(self, segment, offset, event, ts_ns, project, pid, payload, transcript_size=-1):
+    def __init__(
+        self,
+        segment: str,
+        offset: int,
+        event: str,
+        ts_ns: int,
+        project: str,
+        pid: int | None,
+        payload: bytes,
+        transcript_size: int = -1,
+        agent: str = DEFAULT_AGENT,
+    ) -> None:
+        self.agent = agent
         self.segment = segment
         self.offset = offset
         self.event = event
@@ -203,6 +238,9 @@ def parse_entry(body: bytes | None, segment: str = "", offset: int = 0) -> Entry
     head, _, payload = body.partition(b"\n")
     try:
         h = json.loads(head)
+        agent = h.get("agent", DEFAULT_AGENT)
+        if not isinstance(agent, str):
+            return None
         return Entry(
             segment,
             offset,
@@ -212,6 +250,7 @@ def parse_entry(body: bytes | None, segment: str = "", offset: int = 0) -> Entry
             h.get("pid"),
             payload,
             int(h.get("transcript_size", -1)),
+            agent,
         )
     except (ValueError, KeyError, TypeError):
         return None

@@ -7,7 +7,8 @@ import os
 import subprocess
 import sys
 
-from ways_sensors.commands.reconcile import EVENTS, TOOL_EVENTS, hook_command
+from ways_sensors.agents.claude_code.wiring import EVENTS, TOOL_EVENTS
+from ways_sensors.commands.reconcile import hook_command
 
 from ..conftest import LAUNCHER, payload
 

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ways_sensors.commands.reconcile import EVENTS, TOOL_EVENTS
+from ways_sensors.agents.claude_code.wiring import EVENTS, TOOL_EVENTS
 
 from . import messages_api
 

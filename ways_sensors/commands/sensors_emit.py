@@ -12,6 +12,7 @@ import time
 
 from .. import launch, roots, spool
 from ..errors import InvalidError, UsageError
+from ..records import WAY_EVENT
 from . import read_json_object
 
 KINDS = ("fired", "suppressed", "judged")
@@ -25,8 +26,8 @@ def run(args) -> int:
     data = read_json_object(args.input, "emit")
     if data.get("kind") not in KINDS:
         raise InvalidError(f"a way_event's kind is one of {', '.join(KINDS)}")
-    body = json.dumps({**data, "session_id": args.session, "hook_event_name": "WayEvent"})
-    spool.append(args.session, "WayEvent", time.time_ns(), roots.project_dir(), body.encode())
+    body = json.dumps({**data, "session_id": args.session, "hook_event_name": WAY_EVENT})
+    spool.append(args.session, WAY_EVENT, time.time_ns(), roots.project_dir(), body.encode())
     launch.ensure_dispatcher(args.session)
     print(f"way_event ({data['kind']}) handed to session {args.session}")
     return 0

@@ -16,11 +16,11 @@ import json
 import time
 from typing import Any
 
-from .. import delivery, examples
+from .. import agents, delivery
 from ..errors import UsageError
 from ..layers import load
 from ..pipeline import finish
-from ..records import Builder, Draft, envelope
+from ..records import WAY_EVENT, Draft, envelope, way_event
 from ..spec import SECTIONS
 from ..targets import ACCEPTED
 from . import read_json_object
@@ -28,20 +28,26 @@ from . import read_json_object
 
 def _input(args) -> dict:
     if not args.input:
-        return examples.payload(args.section)
+        return agents.adapter(agents.DEFAULT).example(args.section)
     return read_json_object(args.input)
 
 
 def drafts(section: str, data: dict) -> list[Draft]:
     ts = time.time_ns()
-    event = data.get("hook_event_name")
+    adapter = agents.adapter(agents.DEFAULT)
+    event = adapter.event_of(data)
     if section == "queued_message" or not event:
         body = data if not event else {"text": data.get("text", "")}
         from ..events import iso_utc
 
         return [Draft(section, event or "WaysFire", iso_utc(ts), body)]
-    payload = {**examples.COMMON, **data, "transcript_path": ""}
-    return [d for d in Builder(transcript=False).build(event, payload, ts) if d.section == section]
+    if event == WAY_EVENT:
+        made = way_event(data, ts)
+    elif event in adapter.EVENTS:
+        made = adapter.offline_drafts(data, ts)
+    else:
+        raise UsageError(f"{event!r} is not a hook event {adapter.NAME} sends")
+    return [d for d in made if d.section == section]
 
 
 def run(args) -> int:

@@ -15,12 +15,11 @@ import json
 import os
 from collections import Counter
 
-from .. import previews, roots
+from .. import agents, previews, roots
 from ..errors import UsageError
 from ..layers import load
 from ..pipeline import finish, match
 from ..records import envelope
-from ..replay import Replay, find_transcript
 
 SHOWN = 10
 
@@ -38,13 +37,14 @@ def rule_of(cat, spec: str):
 def run(args) -> int:
     cat = load()
     sensor, rule = rule_of(cat, args.rule)
-    path = args.transcript or find_transcript(roots.project_dir(), args.session)
+    adapter = agents.adapter(agents.DEFAULT)
+    path = args.transcript or adapter.find_session_file(roots.project_dir(), args.session)
     if not path or not os.path.exists(path):
         where = f"session {args.session}" if args.session else f"project {roots.project_dir()}"
         raise UsageError(
             f"no transcript found for {where}", hint="pass --transcript FILE or --session ID"
         )
-    replay = Replay(path)
+    replay = adapter.replay(path)
     matched: Counter[str] = Counter()
     sent = []
     total = 0

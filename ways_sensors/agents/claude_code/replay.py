@@ -4,7 +4,7 @@ A transcript (`~/.claude/projects/<encoded project>/<session>.jsonl`, with its
 `<session>/subagents/agent-<id>.jsonl`) is turned back into the hook payloads Claude
 Code would have sent (UserPromptSubmit, PreToolUse, PostToolUse(Failure), Stop,
 SubagentStart/Stop, PreCompact, SessionStart), and those go through the same
-`records.Builder` the dispatcher uses: one mapping, not two. The main transcript is
+`Builder` the dispatcher uses (builder.py): one mapping, not two. The main transcript is
 written to a scratch copy line by line as the replay advances, so the builder's own
 transcript reading (queued messages, interrupted replies) sees what it would have seen
 live. Robustness comes from transcript.py: broken lines are skipped alone,
@@ -21,10 +21,12 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from ...records import Draft
 from . import transcript
-from .records import Builder, Draft
+from .builder import Builder
 
 AGENT_TOOLS = ("Agent", "Task")
+Payload = tuple[str, dict[str, Any]]  # (hook event, payload without the common fields)
 
 
 def encoded_project(project: str) -> str:
@@ -90,7 +92,7 @@ def _ts(obj: dict[str, Any], fallback: int) -> int:
 class Replay:
     """Hook payloads from a transcript, and the drafts the builder makes of them."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         self.path = path
         self.stats = transcript.ReadStats()
         self.calls: dict[str, tuple[str, Any, str | None, str | None]] = {}
@@ -103,7 +105,7 @@ class Replay:
             scratch = os.path.join(tmp, "transcript.jsonl")
             builder = Builder()
 
-            def build(event: str, payload: dict[str, Any], ts: int, size: int = -1):
+            def build(event: str, payload: dict[str, Any], ts: int, size: int = -1) -> list[Draft]:
                 body = {
                     "session_id": self.session_id,
                     "transcript_path": scratch,
@@ -144,7 +146,9 @@ class Replay:
                 if objs:
                     yield objs
 
-    def _payloads(self, obj: dict[str, Any], agent: tuple[str, str] | None = None):
+    def _payloads(
+        self, obj: dict[str, Any], agent: tuple[str, str] | None = None
+    ) -> Iterator[Payload]:
         """(event, payload) pairs one transcript object stands for."""
         kind = obj.get("type")
         if obj.get("isSidechain") and agent is None:
@@ -189,7 +193,9 @@ class Replay:
             yield "PreCompact", {"trigger": meta.get("trigger"), "custom_instructions": None}
             yield "SessionStart", {"source": "compact"}
 
-    def _results(self, obj, msg, extra):
+    def _results(
+        self, obj: dict[str, Any], msg: dict[str, Any], extra: dict[str, Any]
+    ) -> Iterator[Payload]:
         content = msg.get("content")
         blocks = (
             [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -225,7 +231,7 @@ class Replay:
             return str(tool_input["subagent_type"])
         return "general-purpose"
 
-    def _subagent(self, aid: Any, tool_input: Any, reply: str = ""):
+    def _subagent(self, aid: Any, tool_input: Any, reply: str = "") -> Iterator[Payload]:
         """A subagent's own transcript, as its SubagentStart, tool events and SubagentStop."""
         if not isinstance(aid, str) or aid in self.done_agents:
             return

@@ -7,7 +7,8 @@ one line are split with `raw_decode`; NUL padding is dropped; only complete line
 unknown types and fields are ignored; order is file order, never timestamps.
 
 This module only turns bytes into objects and classifies lines; what they mean for
-records is decided in records.py, so the hook path and `ways sensors test` share it.
+records is decided in tracker.py and replay.py, so the dispatcher and `ways sensors
+test` share it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,73 @@
+"""Claude Code, the builder half (agents.protocols.Adapter): what the registry hands out.
+
+The dispatcher and the blocking path build through `new_builder`, `ways sensors test`
+replays through `find_session_file` and `replay`, `ways sensors fire` uses `example`
+and `offline_drafts`, `ways reconcile` wires through `settings_path`, `wire` and
+`unwire`. The work is done in the modules beside this one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...records import Draft
+from . import NAME, examples
+from .builder import HANDLERS, Builder
+from .replay import Replay, find_transcript
+from .tracker import Tracker
+from .wiring import EVENTS as WIRED_EVENTS
+from .wiring import settings_path, unwire, wire
+
+EVENTS = frozenset(HANDLERS)
+
+__all__ = [
+    "NAME",
+    "EVENTS",
+    "WIRED_EVENTS",
+    "new_builder",
+    "event_of",
+    "offline_drafts",
+    "example",
+    "find_session_file",
+    "replay",
+    "settings_path",
+    "wire",
+    "unwire",
+]
+
+
+def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
+    return Builder(Tracker.from_json(state) if state else None, transcript=transcript)
+
+
+def event_of(payload: dict[str, Any]) -> str | None:
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) and event else None
+
+
+def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
+    event = event_of(payload) or ""
+    body = {**examples.COMMON, **payload, "transcript_path": ""}
+    return Builder(transcript=False).build(event, body, ts_ns)
+
+
+def example(section: str) -> dict[str, Any]:
+    return examples.payload(section)
+
+
+def find_session_file(project: str, session: str | None = None) -> str | None:
+    return find_transcript(project, session)
+
+
+def replay(path: str) -> Replay:
+    return Replay(path)
+
+
+if TYPE_CHECKING:  # the type checker holds both halves to their Protocols
+    import ways_sensors.agents.claude_code as _face
+    import ways_sensors.agents.claude_code.adapter as _adapter
+
+    from ..protocols import Adapter, Face
+
+    _face_checked: Face = _face
+    _adapter_checked: Adapter = _adapter

@@ -1,0 +1,245 @@
+"""Claude Code hook payloads to Drafts: one handler per hook event (SPEC section 4's table).
+
+`Builder.build(event, payload, ts_ns)` looks the event up in HANDLERS, an explicit
+table: an event it does not name (a newer Claude Code's, or a name that happens to
+match a helper, like `line`) yields no records, never an attribute of the builder.
+Payload fields a handler does not use are kept whole under `data.extra`. Replies that
+never reached a Stop and queued messages come from the transcript (tracker.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...events import iso_utc
+from ...records import Draft
+from .tracker import MakeDraft, Tracker
+
+# the envelope's fields: never repeated under data.extra
+COMMON = frozenset({"session_id", "hook_event_name", "prompt_id", "agent_id", "agent_type"})
+
+
+def split_mcp(tool_name: str) -> tuple[str, str] | None:
+    """`mcp__server__tool` -> (server, tool); plugin servers keep their prefix."""
+    if not tool_name.startswith("mcp__"):
+        return None
+    parts = tool_name.split("__", 2)
+    if len(parts) < 3 or not parts[1] or not parts[2]:
+        return None
+    return parts[1], parts[2]
+
+
+def _extra(payload: dict[str, Any], used: set[str]) -> dict[str, Any]:
+    extra = {k: v for k, v in payload.items() if k not in COMMON and k not in used}
+    if "agent_type" in payload and not payload.get("agent_id"):
+        extra["agent_type"] = payload["agent_type"]  # --agent sessions: still the main agent
+    return extra
+
+
+def _tool_data(p: dict[str, Any]) -> dict[str, Any]:
+    name = p.get("tool_name")
+    data: dict[str, Any] = {"tool_name": name, "tool_use_id": p.get("tool_use_id")}
+    mcp = split_mcp(name) if isinstance(name, str) else None
+    if mcp:
+        data["mcp_server"], data["mcp_tool"] = mcp
+    return data
+
+
+class Builder:
+    """Turns one session's spool entries into drafts, in spool order (SessionBuilder)."""
+
+    def __init__(self, tracker: Tracker | None = None, transcript: bool = True) -> None:
+        self.tracker = tracker or Tracker()
+        self.transcript = transcript  # False: payload-only (the blocking path)
+        self._transcript_size = -1
+
+    def state(self) -> str:
+        return self.tracker.to_json()
+
+    def build(
+        self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1
+    ) -> list[Draft]:
+        """Drafts for one hook event; `transcript_size` is the transcript's size when the
+        hook ran (SessionStart only), where a new tracker starts reading."""
+        handler = HANDLERS.get(event)
+        if handler is None:
+            return []
+        self._transcript_size = transcript_size
+        ts = iso_utc(ts_ns)
+        agent_id = payload.get("agent_id") or None
+        agent_type = "main"
+        if agent_id:
+            agent_type = payload.get("agent_type") or "internal"
+        prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
+
+        def draft(section: str, data: dict[str, Any], **kw: Any) -> Draft:
+            d = Draft(section, event, ts, data, agent_id, agent_type, prompt_id)
+            for k, v in kw.items():
+                setattr(d, k, v)
+            return d
+
+        return handler(self, payload, draft)
+
+    # --- one method per hook event -------------------------------------------------
+
+    def user_prompt_submit(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        return [draft("user_prompt", {"prompt": p.get("prompt"), "extra": _extra(p, {"prompt"})})]
+
+    def pre_tool_use(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        data = _tool_data(p)
+        data["input"] = p.get("tool_input")
+        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "tool_input"})
+        return [draft("tool_call", data)]
+
+    def post_tool_use(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        data = _tool_data(p)
+        data["status"] = "success"
+        data["output"] = p.get("tool_response")
+        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "tool_response"})
+        return [draft("tool_result", data), *self._sync(p, draft)]
+
+    def post_tool_use_failure(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        data = _tool_data(p)
+        data["status"] = "failure"
+        data["error"] = p.get("error")
+        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "error"})
+        return [draft("tool_result", data), *self._sync(p, draft)]
+
+    def stop(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        out = self._sync(p, draft)
+        t = self.tracker
+        for turn in t.turns[:-1]:
+            if not turn.stopped and turn.text:
+                out.append(t.recovered(turn, draft))
+        if t.turns and not t.turns[-1].stopped:
+            t.turns = [t.turns[-1]]
+            t.turns[-1].stopped = True
+        else:  # the prompt of this turn is not in the transcript yet
+            t.turns = t.turns[-1:]
+            t.pending_stops += 1
+        text = p.get("last_assistant_message")
+        out.append(
+            draft(
+                "assistant_response",
+                {
+                    "text": text if isinstance(text, str) else "",
+                    "extra": _extra(p, {"last_assistant_message"}),
+                },
+            )
+        )
+        return out
+
+    def subagent_start(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        aid = p.get("agent_id")
+        if isinstance(aid, str) and aid not in self.tracker.agents:
+            self.tracker.agents = [*self.tracker.agents[-255:], aid]
+        return [
+            draft(
+                "subagent",
+                {
+                    "phase": "start",
+                    "agent_id": aid,
+                    "agent_type": p.get("agent_type"),
+                    "extra": _extra(p, set()),
+                },
+            )
+        ]
+
+    def subagent_stop(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        aid = p.get("agent_id")
+        kind = p.get("agent_type") or ""
+        internal = not kind or (self.tracker.started and aid not in self.tracker.agents)
+        agent_type = "internal" if internal else kind
+        text = p.get("last_assistant_message")
+        extra = _extra(p, {"last_assistant_message"})
+        return [
+            draft(
+                "subagent",
+                {"phase": "stop", "agent_id": aid, "agent_type": kind, "extra": extra},
+                agent_type=agent_type,
+            ),
+            draft(
+                "assistant_response",
+                {"text": text if isinstance(text, str) else "", "extra": extra},
+                agent_type=agent_type,
+            ),
+        ]
+
+    def session_start(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        t = self.tracker
+        path = p.get("transcript_path")
+        fresh = not t.started and not t.turns and t.offset == 0
+        if self.transcript and fresh and isinstance(path, str):
+            t.fast_forward(path, self._transcript_size)
+        t.started = True
+        out = [
+            draft(
+                "session_start",
+                {
+                    "source": p.get("source"),
+                    "model": p.get("model"),
+                    "extra": _extra(p, {"source", "model"}),
+                },
+            )
+        ]
+        if p.get("source") == "compact":
+            out.append(
+                draft(
+                    "compaction",
+                    {
+                        "phase": "after",
+                        "trigger": t.compact_trigger,
+                        "instructions": None,
+                        "extra": _extra(p, {"source", "model"}),
+                    },
+                )
+            )
+        return out
+
+    def session_end(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        out = self._sync(p, draft)
+        for turn in self.tracker.turns:
+            if not turn.stopped and turn.text:
+                out.append(self.tracker.recovered(turn, draft))
+        self.tracker.turns = []
+        out.append(
+            draft("session_end", {"reason": p.get("reason"), "extra": _extra(p, {"reason"})})
+        )
+        return out
+
+    def pre_compact(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        self.tracker.compact_trigger = p.get("trigger")
+        return [
+            draft(
+                "compaction",
+                {
+                    "phase": "before",
+                    "trigger": p.get("trigger"),
+                    "instructions": p.get("custom_instructions"),
+                    "extra": _extra(p, {"trigger", "custom_instructions"}),
+                },
+            )
+        ]
+
+    def _sync(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        """The queued messages among the transcript's new lines (none without one)."""
+        path = p.get("transcript_path")
+        if not self.transcript or not isinstance(path, str) or not path:
+            return []
+        return self.tracker.sync(path, draft)
+
+
+# hook event -> its handler: the only events the builder knows
+HANDLERS: dict[str, Callable[[Builder, dict[str, Any], MakeDraft], list[Draft]]] = {
+    "UserPromptSubmit": Builder.user_prompt_submit,
+    "PreToolUse": Builder.pre_tool_use,
+    "PostToolUse": Builder.post_tool_use,
+    "PostToolUseFailure": Builder.post_tool_use_failure,
+    "Stop": Builder.stop,
+    "SubagentStart": Builder.subagent_start,
+    "SubagentStop": Builder.subagent_stop,
+    "SessionStart": Builder.session_start,
+    "SessionEnd": Builder.session_end,
+    "PreCompact": Builder.pre_compact,
+}

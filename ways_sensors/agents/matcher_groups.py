@@ -1,0 +1,94 @@
+"""Wiring a hook into the "matcher groups" settings shape, shared by several agents.
+
+Claude Code's `settings.json` (and, in the same shape, Gemini CLI's `settings.json` and
+Codex's `hooks.json`) hold hooks as
+
+    {"hooks": {"<Event>": [{"matcher": "<pattern>"?, "hooks": [<handler>, ...]}, ...]}}
+
+`wire` puts one handler of ours on every event: in place where one of ours already is
+(an older form is replaced, so an upgrade or a moved environment repairs the path; a
+duplicate of ours is dropped), else in a new group of its own. Every other handler,
+group, event and key keeps its place and order. `unwire` removes our handlers and only
+the groups, event lists and `hooks` key that became empty through that. Neither
+mutates its argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+# a handler as the settings hold it -> whether it is one of ours
+IsOurHandler = Callable[[Any], bool]
+
+
+def wire(
+    settings: dict[str, Any],
+    events: Iterable[str],
+    matcher: Callable[[str], str | None],
+    entry: dict[str, Any],
+    ours: IsOurHandler,
+) -> dict[str, Any]:
+    """Settings with `entry` on every event; `matcher(event)` is a new group's matcher
+    (None: a group without one)."""
+    out = dict(settings)
+    hooks = out.get("hooks")
+    hooks = dict(hooks) if isinstance(hooks, dict) else {}
+    for event in events:
+        groups = hooks.get(event)
+        groups = list(groups) if isinstance(groups, list) else []
+        found = False
+        new_groups = []
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                new_groups.append(group)
+                continue
+            handlers = []
+            for h in group["hooks"]:
+                if ours(h):
+                    if found:
+                        continue  # a duplicate of ours: keep one
+                    found = True
+                    h = {**h, **entry}
+                handlers.append(h)
+            if handlers or not group["hooks"]:
+                new_groups.append({**group, "hooks": handlers})
+        if not found:
+            pattern = matcher(event)
+            ours_group: dict[str, Any] = {} if pattern is None else {"matcher": pattern}
+            ours_group["hooks"] = [entry]
+            new_groups.append(ours_group)
+        hooks[event] = new_groups
+    out["hooks"] = hooks
+    return out
+
+
+def unwire(settings: dict[str, Any], ours: IsOurHandler) -> dict[str, Any]:
+    """Settings without our handlers, and without the containers that emptied because of it."""
+    out = dict(settings)
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    hooks = dict(hooks)
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        new_groups = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                kept = [h for h in group["hooks"] if not ours(h)]
+                if len(kept) != len(group["hooks"]) and not kept:
+                    continue  # emptied by us
+                if len(kept) != len(group["hooks"]):
+                    group = {**group, "hooks": kept}
+            new_groups.append(group)
+        if groups and not new_groups:
+            del hooks[event]
+        else:
+            hooks[event] = new_groups
+    if settings.get("hooks") and not hooks:
+        del out["hooks"]
+    else:
+        out["hooks"] = hooks
+    return out
