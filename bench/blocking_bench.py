@@ -25,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import fixture_env
 
 REPO = Path(__file__).resolve().parent.parent
-PAYLOAD = (REPO.parent / "shared" / "reference" / "payloads" / "PreToolUse.json").read_bytes()
+# the real client's PreToolUse payload, recorded by scripts/record_fixtures.py
+FIXTURE = sorted((REPO / "tests" / "fixtures").glob("claude-code-*/payloads/PreToolUse.json"))[-1]
+PAYLOAD = FIXTURE.read_bytes()
 
 
 def main() -> int:

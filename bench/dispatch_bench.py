@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import fixture_env
 
 REPO = Path(__file__).resolve().parent.parent
-PAYLOAD = json.loads(
-    (REPO.parent / "shared" / "reference" / "payloads" / "PreToolUse.json").read_text()
-)
+# the real client's PreToolUse payload, recorded by scripts/record_fixtures.py
+FIXTURE = sorted((REPO / "tests" / "fixtures").glob("claude-code-*/payloads/PreToolUse.json"))[-1]
+PAYLOAD = json.loads(FIXTURE.read_text())
 
 
 def fixture(root: Path) -> tuple[dict[str, str], Path]:

@@ -14,12 +14,14 @@ from pathlib import Path
 import psutil
 import pytest
 
+from .e2e.harness import VERSION
+
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-if not SHARED.is_dir():  # CI clones main into another folder with shared/ beside it
-    SHARED = Path(os.environ.get("WAYS_SHARED", REPO.parent / "shared"))
-REFERENCE = SHARED / "reference"
-PAYLOADS = REFERENCE / "payloads"
+# Recorded from the real client by scripts/record_fixtures.py (see its README.md)
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / f"claude-code-{VERSION}"
+PAYLOADS = FIXTURES / "payloads"  # one real payload per wired event and variant
+HOOKS = FIXTURES / "hooks.jsonl"  # every payload of the recorded session, in order
+TRANSCRIPT = next((FIXTURES / "transcript").glob("*.jsonl"))  # that session's transcript
 LAUNCHER = REPO / "ways_sensors" / "_launch.py"
 ALL_SECTIONS = [
     "user_prompt",
@@ -151,6 +153,11 @@ def everything_sensor(out: Path, **rule_fields) -> str:
 
 def payload(name: str) -> dict:
     return json.loads((PAYLOADS / f"{name}.json").read_text())
+
+
+def hooks() -> list[dict]:
+    """Every payload the recorded session sent, in order."""
+    return [json.loads(line) for line in HOOKS.read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ from ways_sensors import spool
 from .conftest import ALL_SECTIONS, payload
 from .servers import Server, free_port
 
-SID = "5c1e7a2b-3f4d-4e8a-9b6c-0d2f1a3b4c5d"
+SID = payload("SessionStart")["session_id"]  # the recorded session's (tests/fixtures)
 SESSION = [
     "SessionStart",
     "UserPromptSubmit",

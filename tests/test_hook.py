@@ -22,19 +22,21 @@ from ways_sensors.agents.claude_code.builder import Builder
 
 from .conftest import LAUNCHER, PAYLOADS, everything_sensor, payload
 
-SID = "5c1e7a2b-3f4d-4e8a-9b6c-0d2f1a3b4c5d"
-HOOK_EVENTS = [
+SID = payload("SessionStart")["session_id"]  # the recorded session's
+HOOK_EVENTS = [  # the recorded payloads, in the order the real session sent such events
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
-    "PreToolUse-in-subagent",
     "PostToolUse",
     "PostToolUseFailure",
     "SubagentStart",
+    "PreToolUse-in-subagent",
+    "PostToolUse-in-subagent",
     "SubagentStop",
     "Stop",
     "PreCompact",
-    "SessionStart-2",
+    "SubagentStop-internal",
+    "SessionStart-compact",
     "SessionEnd",
 ]
 
@@ -78,7 +80,7 @@ def test_no_rule_selects_nothing_written_nothing_printed(install):
     assert list((install.root / "cache").rglob("*.idx"))  # only the compiled index
 
 
-def test_replay_reference_payloads_yields_the_section_table(install, tmp_path):
+def test_replay_recorded_payloads_yields_the_section_table(install, tmp_path):
     install.sensor("all", everything_sensor(tmp_path / "out.jsonl"))
     with dispatcher_lock(install):
         for name in HOOK_EVENTS:
@@ -101,48 +103,42 @@ def test_replay_reference_payloads_yields_the_section_table(install, tmp_path):
         ("SessionStart", "session_start"),
         ("UserPromptSubmit", "user_prompt"),
         ("PreToolUse", "tool_call"),
-        ("PreToolUse", "tool_call"),
         ("PostToolUse", "tool_result"),
         ("PostToolUseFailure", "tool_result"),
         ("SubagentStart", "subagent"),
+        ("PreToolUse", "tool_call"),
+        ("PostToolUse", "tool_result"),
         ("SubagentStop", "subagent"),
         ("SubagentStop", "assistant_response"),
         ("Stop", "assistant_response"),
         ("PreCompact", "compaction"),
+        ("SubagentStop", "subagent"),
+        ("SubagentStop", "assistant_response"),
         ("SessionStart", "session_start"),
+        ("SessionStart", "compaction"),
         ("SessionEnd", "session_end"),
     ]
-    by = {(d.hook_event, d.section, i): d for i, d in enumerate(records)}
-    call = records[2]
-    assert call.data["tool_name"] == "Bash" and call.data["input"]["command"].startswith("npm")
+    call, sent = records[2], payload("PreToolUse")
+    assert call.data["tool_name"] == "Bash"
+    assert call.data["input"] == sent["tool_input"]
+    assert call.data["tool_use_id"] == sent["tool_use_id"]
     assert (call.agent_id, call.agent_type) == (None, "main")
-    assert call.prompt_id == "d41f7c09-8e2a-4b6d-a1c3-5f9e0b2d7c44"
-    assert call.data["extra"]["cwd"] == "/home/dev/shop"
-    assert call.data["extra"]["effort"] == {"level": "high"}
-    sub_call = records[3]
-    assert (sub_call.agent_id, sub_call.agent_type) == ("a3f9c2e18b7d4a6e0", "Explore")
-    ok, fail = records[4], records[5]
-    assert ok.data["status"] == "success" and ok.data["output"]["filePath"].endswith("send.ts")
-    assert fail.data["status"] == "failure" and fail.data["error"].startswith("Exit code 1")
-    assert fail.data["extra"]["is_interrupt"] is False
-    start, stop, reply = records[6], records[7], records[8]
-    assert start.data == {
-        "phase": "start",
-        "agent_id": "a3f9c2e18b7d4a6e0",
-        "agent_type": "Explore",
-        "extra": start.data["extra"],
-    }
-    assert stop.data["phase"] == "stop" and reply.agent_type == "Explore"
-    assert reply.data["text"].startswith("3 call sites")
-    main_reply = records[9]
-    assert main_reply.data["text"] == "send() now retries up to 5 times with exponential backoff."
-    assert main_reply.agent_type == "main"
-    compact = records[10]
+    assert call.prompt_id == sent["prompt_id"]
+    assert call.data["extra"]["cwd"] == sent["cwd"]
+    failed = records[4]
+    assert failed.data["status"] == "failure" and failed.data["error"].startswith("Exit code 3")
+    inside, start = records[6], payload("SubagentStart")
+    assert (inside.agent_id, inside.agent_type) == (start["agent_id"], start["agent_type"])
+    assert records[9].data["text"] == payload("SubagentStop")["last_assistant_message"]
+    assert records[10].data["text"] == payload("Stop")["last_assistant_message"]
+    compact = records[11]
     assert compact.data["phase"] == "before" and compact.data["trigger"] == "manual"
-    assert compact.data["instructions"] == "keep the retry design decisions"
-    assert records[11].data["source"] == "resume" and records[11].data["model"] == "claude-opus-5"
-    assert records[12].data["reason"] == "prompt_input_exit"
-    assert len(by) == len(records)
+    assert compact.data["instructions"] == payload("PreCompact")["custom_instructions"]
+    assert records[12].agent_type == records[13].agent_type == "internal"
+    assert records[14].data["source"] == "compact"
+    assert records[14].data["model"] == payload("SessionStart-compact")["model"]
+    assert (records[15].data["phase"], records[15].data["trigger"]) == ("after", "manual")
+    assert records[16].data["reason"] == payload("SessionEnd")["reason"]
 
 
 def test_session_start_compact_gives_compaction_after(install, tmp_path):

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from ways_sensors.agents.claude_code.builder import Builder, split_mcp
 from ways_sensors.agents.claude_code.tracker import Tracker
 from ways_sensors.records import envelope
 
-from .conftest import REFERENCE, payload
+from .conftest import TRANSCRIPT, hooks, payload
+from .e2e.messages_api import THINKING
 
-SAMPLE = (REFERENCE / "transcript-sample.jsonl").read_bytes().splitlines(keepends=True)
 T0 = 1_795_000_000_000_000_000
 
 
@@ -33,7 +34,10 @@ class Session:
                 f.write(line)
 
     def fire(self, name: str, **fields):
-        p = {**payload(name), "transcript_path": str(self.path), **fields}
+        return self.send({**payload(name), **fields})
+
+    def send(self, p: dict):
+        p = {**p, "transcript_path": str(self.path)}
         self.ts += 1_000_000
         # the tracker survives a dispatcher restart: round-trip it through JSON each time
         self.builder = Builder(Tracker.from_json(self.builder.tracker.to_json()))
@@ -86,31 +90,86 @@ INTERRUPT = {
 }
 
 
-def test_reference_transcript_played_live(tmp_path):
-    s = Session(tmp_path)
-    s.write(*SAMPLE[:2])
-    s.fire("SessionStart")
-    s.fire("UserPromptSubmit")
-    s.write(*SAMPLE[2:13])
-    s.fire("PostToolUse")
-    s.write(*SAMPLE[13:17])
-    s.fire("PostToolUse")
-    s.fire("Stop")
-    s.write(*SAMPLE[17:23])
-    s.fire("PreCompact")
-    s.fire("SessionStart", source="compact")
-    s.write(*SAMPLE[23:])
-    s.fire("PostToolUseFailure")
-    s.fire("SessionEnd")
+def written_by(p: dict, lines: list[dict]) -> int | None:
+    """The main transcript's line the client had written when it sent `p` (None: the
+    event says nothing about the main transcript, e.g. a subagent's or a prompt's)."""
 
+    def blocks(i):
+        content = (lines[i].get("message") or {}).get("content")
+        return content if isinstance(content, list) else []
+
+    event = p["hook_event_name"]
+    if p.get("agent_id"):
+        return None
+    for i in range(len(lines)):
+        if event == "PreToolUse":
+            hit = any(
+                b.get("type") == "tool_use" and b.get("id") == p["tool_use_id"] for b in blocks(i)
+            )
+        elif event in ("PostToolUse", "PostToolUseFailure"):
+            hit = any(
+                b.get("type") == "tool_result" and b.get("tool_use_id") == p["tool_use_id"]
+                for b in blocks(i)
+            )
+        elif event == "Stop":
+            hit = lines[i].get("type") == "assistant" and any(
+                b.get("text") == p["last_assistant_message"] for b in blocks(i)
+            )
+        elif event == "SessionStart" and p.get("source") == "compact":
+            hit = lines[i].get("subtype") == "compact_boundary"
+        elif event == "SessionEnd":
+            return len(lines) - 1
+        else:
+            return None
+        if hit:
+            return i
+    raise AssertionError(f"{event} {p.get('tool_use_id')} has no line in the transcript")
+
+
+def test_recorded_session_played_live(tmp_path):
+    """The real session: its hook payloads in the order the client sent them, its
+    transcript growing up to where the client had written it at each event."""
+    raw = TRANSCRIPT.read_bytes().splitlines(keepends=True)
+    lines = [json.loads(x) for x in raw]
+    s = Session(tmp_path)
+    done = 0
+    for p in hooks():
+        upto = written_by(p, lines)
+        if upto is not None and upto >= done:
+            s.write(*raw[done : upto + 1])
+            done = upto + 1
+        s.send(p)
+
+    sent = hooks()
+    # typed while a command ran, absorbed into the running turn (a queued_command)
+    [absorbed] = [
+        x["attachment"]["prompt"]
+        for x in lines
+        if (x.get("attachment") or {}).get("type") == "queued_command"
+    ]
     queued = s.of("queued_message")
-    assert [q.data["text"] for q in queued] == ["also cover the 429 Retry-After case"]
-    assert queued[0].timestamp == "2026-10-06T09:14:17.020Z"  # the transcript's own time
-    replies = s.of("assistant_response")
-    assert [r.data["text"] for r in replies] == [payload("Stop")["last_assistant_message"]]
-    everything = json.dumps([d.data for d in s.drafts])
-    assert "Look at the current sender first" not in everything  # thinking never exported
+    assert [q.data["text"] for q in queued] == [absorbed]
+    prompts = [t["prompt"] for t in sent if t["hook_event_name"] == "UserPromptSubmit"]
+    got = Counter(d.data["prompt"] for d in s.of("user_prompt"))
+    assert all(got[p] == 1 for p in prompts if p != absorbed) and len(prompts) >= 7
+    # every reply the client reported once, plus the one the user interrupted (no Stop),
+    # read from the transcript: the text before "[Request interrupted by user]"
+    stops = [
+        t["last_assistant_message"]
+        for t in sent
+        if t["hook_event_name"] in ("Stop", "SubagentStop")
+    ]
+    cut = next(i for i, x in enumerate(lines) if "[Request interrupted by user]" in json.dumps(x))
+    partial = lines[cut - 1]["message"]["content"][0]["text"]
+    replies = [
+        (r.data["text"], r.data.get("interrupted", False)) for r in s.of("assistant_response")
+    ]
+    assert [t for t, cut_short in replies if not cut_short] == stops
+    assert [t for t, cut_short in replies if cut_short] == [partial]
+    assert THINKING in TRANSCRIPT.read_text()  # the model did think
+    assert THINKING not in json.dumps([d.data for d in s.drafts])  # thinking never exported
     assert [c.data["phase"] for c in s.of("compaction")] == ["before", "after"]
+    assert [c.data["trigger"] for c in s.of("compaction")] == ["manual", "manual"]
 
 
 def test_interrupted_reply_is_recovered_at_the_next_stop_once(tmp_path):
@@ -270,7 +329,9 @@ def test_internal_agents_and_mcp_tools():
     never_started = {**payload("SubagentStop"), "agent_id": "a-unknown"}
     assert b.build("SubagentStop", never_started, T0)[1].agent_type == "internal"
     b.build("SubagentStart", payload("SubagentStart"), T0)
-    assert b.build("SubagentStop", payload("SubagentStop"), T0)[1].agent_type == "Explore"
+    started = payload("SubagentStart")["agent_type"]
+    assert started not in ("", "main", "internal")
+    assert b.build("SubagentStop", payload("SubagentStop"), T0)[1].agent_type == started
 
     call = {
         **payload("PreToolUse"),
@@ -301,5 +362,5 @@ def test_envelope_shape():
     ]
     assert rec["schema"] == "ways.sensor.record/1" and rec["seq"] == 7
     assert rec["timestamp"].endswith("Z") and len(rec["timestamp"]) == 24
-    assert rec["data"]["prompt"].startswith("Add retry")
+    assert rec["data"]["prompt"] == payload("UserPromptSubmit")["prompt"]
     assert "prompt" not in rec["data"]["extra"] and "session_id" not in rec["data"]["extra"]

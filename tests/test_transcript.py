@@ -1,4 +1,4 @@
-"""Robust transcript reading (reference section 4.11)."""
+"""Robust transcript reading: real transcripts, and the ways a line can be broken."""
 
 from __future__ import annotations
 
@@ -15,17 +15,23 @@ from ways_sensors.agents.claude_code.transcript import (
     read_from,
 )
 
-from .conftest import REFERENCE
+from .conftest import TRANSCRIPT
 
 
-def test_reference_sample_parses_as_documented():
-    stats = ReadStats()
-    objs = list(transcript.iter_file(str(REFERENCE / "transcript-sample.jsonl"), stats))
-    # 25 lines parse directly, 1 line yields 2 objects, 1 line is malformed
-    assert stats.lines == 27
-    assert stats.malformed == 1
-    assert len(objs) == 27
-    assert {"last-prompt", "ai-title"} <= {o.get("type") for o in objs}
+def test_recorded_transcript_parses_whole():
+    """A real transcript (main file and its subagents/) reads as one object per line,
+    every bookkeeping kind included, nothing counted as malformed."""
+    files = [TRANSCRIPT, *sorted(TRANSCRIPT.with_suffix("").glob("subagents/*.jsonl"))]
+    assert len(files) == 2  # the session and its one subagent
+    for path in files:
+        stats = ReadStats()
+        objs = list(transcript.iter_file(str(path), stats))
+        n = len(path.read_bytes().splitlines())
+        assert stats.lines == n and stats.malformed == 0
+        assert len(objs) == n
+        assert all(isinstance(o, dict) and o.get("type") for o in objs)
+    kinds = {o.get("type") for o in transcript.iter_file(str(TRANSCRIPT), ReadStats())}
+    assert {"user", "assistant", "queue-operation", "attachment", "system"} <= kinds
 
 
 def test_nul_padding_two_objects_malformed_and_half_written_tail(tmp_path):

@@ -1,13 +1,13 @@
-"""`ways sensors test` on recorded sessions: the reference sample and a long one."""
+"""`ways sensors test` on recorded sessions: a real one and a long generated one."""
 
 from __future__ import annotations
 
 import json
 import random
 
-from ..conftest import REFERENCE
+from ..conftest import TRANSCRIPT, hooks, payload
+from ..e2e.messages_api import THINKING
 
-SAMPLE = REFERENCE / "transcript-sample.jsonl"
 ALL = (
     "[user_prompt, queued_message, assistant_response, tool_call, tool_result, subagent, "
     "compaction, session_start, session_end]"
@@ -22,35 +22,64 @@ def run_test(install, rule, transcript, *extra):
     return json.loads(r.stdout)
 
 
-def test_reference_sample_counts_and_nothing_dispatched(install, tmp_path):
+def test_recorded_session_counts_and_nothing_dispatched(install, tmp_path):
     out = tmp_path / "never.jsonl"
     install.sensor(
         "all", f"rules:\n  r:\n    sections: {ALL}\n    dispatch: {{file: {{path: '{out}'}}}}\n"
     )
-    data = run_test(install, "all/r", SAMPLE)
-    assert data["lines"] == 27 and data["malformed"] == 1
+    data = run_test(install, "all/r", TRANSCRIPT)
+    files = [TRANSCRIPT, *TRANSCRIPT.with_suffix("").glob("subagents/*.jsonl")]
+    assert len(files) == 2  # the subagent's own transcript is read too
+    assert data["lines"] == sum(len(f.read_bytes().splitlines()) for f in files)
+    assert data["malformed"] == 0
+    sent_to_hooks = hooks()
+
+    def n(event, **fields):
+        return sum(
+            1
+            for t in sent_to_hooks
+            if t["hook_event_name"] == event and all(t.get(k) == v for k, v in fields.items())
+        )
+
+    # What the transcript alone can tell (the client sent more to its hooks): the replay
+    # has no SessionEnd, no internal agents (they write no transcript of their own), and
+    # the prompt typed while a command ran is a queued_message, not a prompt.
     assert data["matched"] == {
-        "session_start": 2,
-        "user_prompt": 2,
-        "tool_call": 4,
-        "tool_result": 4,
+        "session_start": n("SessionStart"),  # startup and compact
+        "user_prompt": n("UserPromptSubmit") - 1,
         "queued_message": 1,
-        "subagent": 2,
-        "assistant_response": 2,
+        "tool_call": n("PreToolUse"),  # the subagent's included
+        "tool_result": n("PostToolUse") + n("PostToolUseFailure"),
+        "subagent": n("SubagentStart") + n("SubagentStop", agent_type="general-purpose"),
+        "assistant_response": n("Stop") + n("SubagentStop", agent_type="general-purpose") + 1,
         "compaction": 2,
     }
+    assert data["matched"]["tool_call"] >= 7 and data["matched"]["assistant_response"] >= 8
     sent = data["sent"]
     assert not out.exists()  # a preview dispatches nothing
     calls = [r for r in sent if r["section"] == "tool_call"]
     results = {r["data"]["tool_use_id"]: r for r in sent if r["section"] == "tool_result"}
     assert {c["data"]["tool_use_id"] for c in calls} == set(results)  # paired by id
+    assert set(results) == {t["tool_use_id"] for t in sent_to_hooks if "tool_use_id" in t}
     failing = [r for r in results.values() if r["data"]["status"] == "failure"]
-    assert len(failing) == 1 and failing[0]["data"]["error"].startswith("Exit code 1")
+    assert len(failing) == 1
+    assert failing[0]["data"]["error"] == payload("PostToolUseFailure")["error"]
+    start = payload("SubagentStart")
     sub = [r for r in sent if r["section"] == "subagent"]
-    assert {(r["agent_id"], r["agent_type"]) for r in sub} == {("a3f9c2e18b7d4a6e0", "Explore")}
-    replies = [r["data"]["text"] for r in sent if r["section"] == "assistant_response"]
-    assert any(t.startswith("send() now retries") for t in replies)
-    assert "Look at the current sender first" not in json.dumps(sent)  # no thinking
+    assert {(r["agent_id"], r["agent_type"]) for r in sub} == {
+        (start["agent_id"], start["agent_type"])
+    }
+    inside = [c for c in calls if c["agent_id"]]
+    assert [c["data"]["tool_use_id"] for c in inside] == [
+        payload("PreToolUse-in-subagent")["tool_use_id"]
+    ]
+    replies = [r["data"] for r in sent if r["section"] == "assistant_response"]
+    assert payload("Stop")["last_assistant_message"] in [r["text"] for r in replies]
+    assert [r["text"] for r in replies if r.get("interrupted")] == [
+        t["text"] for t in replies if t["text"].startswith("PARTIAL-REPLY")
+    ]
+    assert sum(1 for r in replies if r.get("interrupted")) == 1
+    assert THINKING in TRANSCRIPT.read_text() and THINKING not in json.dumps(sent)
     assert [r["rule_seq"] for r in sent] == list(range(1, len(sent) + 1))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..conftest import REFERENCE
+from ..conftest import TRANSCRIPT
 
 HAND_WRITTEN = """\
 # Our team's export sensor. Keep the comments!
@@ -156,9 +156,7 @@ def test_new_rules_start_disabled_until_previewed(install, tmp_path):
     assert get(install, "ways.sensors.mine.rules.r.enabled")["value"] is False
     r = install.ways("settings", "set", "ways.sensors.mine.rules.r.enabled", "true")
     assert r.returncode == 3 and "ways sensors test mine/r" in r.stderr
-    t = install.ways(
-        "sensors", "test", "mine/r", "--transcript", str(REFERENCE / "transcript-sample.jsonl")
-    )
+    t = install.ways("sensors", "test", "mine/r", "--transcript", str(TRANSCRIPT))
     assert t.returncode == 0, t.stderr
     assert (
         install.ways("settings", "set", "ways.sensors.mine.rules.r.enabled", "true").returncode == 0

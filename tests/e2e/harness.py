@@ -162,10 +162,9 @@ def prepare(root: Path) -> Session:
     return s
 
 
-def run(s: Session, prompts: list[str] = PROMPTS, timeout: float = 180) -> Session:
-    exe = claude_bin()
-    server, url = messages_api.serve()
-    env = dict(
+def client_env(s: Session, url: str) -> dict[str, str]:
+    """The session's environment, pointed at the scripted API, with nothing phoning home."""
+    return dict(
         s.env,
         ANTHROPIC_BASE_URL=url,
         ANTHROPIC_API_KEY="sk-ant-e2e",
@@ -174,6 +173,12 @@ def run(s: Session, prompts: list[str] = PROMPTS, timeout: float = 180) -> Sessi
         DISABLE_AUTOUPDATER="1",
         DISABLE_ERROR_REPORTING="1",
     )
+
+
+def run(s: Session, prompts: list[str] = PROMPTS, timeout: float = 180) -> Session:
+    exe = claude_bin()
+    server, url = messages_api.serve()
+    env = client_env(s, url)
     try:
         for prompt in prompts:
             cmd = [exe, "-p", prompt, "--output-format", "json", "--allowedTools", "Bash", "Agent"]

@@ -7,9 +7,14 @@ The "model" picks what to do from markers in the turn's user text:
     [par]     two Bash calls in one response (parallel tool use)
     [sub]     an Agent call; the subagent (its task starts SUBTASK) runs one Bash call
     [fail]    one Bash call that exits 3
+    [wait]    one Bash call that sleeps 3 s (time to type a message while it runs)
+    [cut]     one complete text block (PARTIAL-REPLY <n>), then the stream stalls before
+              the message ends, until the client hangs up or `release()` (at most 30 s):
+              the client's interrupt cuts a real reply short
     (none)    a thinking block (THINKING-MARKER ...), a text block and one Bash call
 After tool results it answers `FINAL-REPLY <n>` (a subagent: `SUBAGENT-DONE <n>`); a
-summary request (compaction, Claude Code's internal agents) gets `SUMMARY <n>`.
+summary request (compaction, which says "Do NOT call any tools", and Claude Code's internal
+agents) gets `SUMMARY <n>`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAKE_TOKEN = "ghp_" + "Zq4v" * 9
 THINKING = "THINKING-MARKER"
+STALL = "stall"  # the stop reason `respond` gives for a reply that never ends
 _count = itertools.count(1)
+_released = threading.Event()
+
+
+def release() -> None:
+    """End every stalled reply now (the recorder calls it once the interrupt is done)."""
+    _released.set()
 
 
 def _text(message: dict) -> str:
@@ -65,7 +77,7 @@ def respond(request: dict) -> tuple[list[dict], str]:
         return [{"type": "text", "text": f"{word} {n}"}], "end_turn"
     if "SUBTASK" in first:
         return [_bash(f"toolu_sub_{n:04d}", "echo from-subagent")], "tool_use"
-    if "summar" in user.lower() and "[" not in user:
+    if "Do NOT call any tools" in user or ("summar" in user.lower() and "[" not in user):
         return [{"type": "text", "text": f"SUMMARY {n}"}], "end_turn"
     if "[sub]" in user:
         return [
@@ -86,6 +98,10 @@ def respond(request: dict) -> tuple[list[dict], str]:
             _bash(f"toolu_pa_{n:04d}", "echo par-a"),
             _bash(f"toolu_pb_{n:04d}", "echo par-b"),
         ], "tool_use"
+    if "[cut]" in user:
+        return [{"type": "text", "text": f"PARTIAL-REPLY {n}"}], STALL
+    if "[wait]" in user:
+        return [_bash(f"toolu_w_{n:04d}", "sleep 3; echo waited")], "tool_use"
     if "[fail]" in user:
         return [_bash(f"toolu_f_{n:04d}", "echo failing >&2; exit 3")], "tool_use"
     if "[secret]" in user:
@@ -178,6 +194,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _stall(self, body: bytes) -> None:
+        """Send the stream up to its end (message_delta), then hold the connection."""
+        head = body[: body.index(b"event: message_delta")]
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(head)
+        self.wfile.flush()
+        _released.wait(30)
+        self.close_connection = True
+
     def do_GET(self):
         self._reply(b"{}")
 
@@ -191,6 +219,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._reply(b'{"input_tokens": 10}')
         blocks, stop = respond(request)
         model = request.get("model", "e2e")
+        if stop == STALL:
+            return self._stall(_stream(blocks, "end_turn", model))
         if request.get("stream"):
             return self._reply(_stream(blocks, stop, model), "text/event-stream")
         body = {
@@ -208,6 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 def serve() -> tuple[ThreadingHTTPServer, str]:
     """Start on a free loopback port; returns the server and its base URL."""
+    _released.clear()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"

@@ -1,6 +1,7 @@
 """A built-in example hook payload per section, for `ways sensors fire` without --input.
 
-Shapes follow what Claude Code sends (shared reference payloads), with invented values.
+Shapes follow what Claude Code sends (the recorded payloads in tests/fixtures/), with
+invented values.
 """
 
 from __future__ import annotations
