@@ -263,8 +263,8 @@ def test_a_lone_surrogate_in_a_record_is_not_tampering(install, tmp_path):
     (surrogatepass), so the file is not strict UTF-8 and verify must read it the same way."""
     out = tmp_path / "audit.jsonl"
     audit_to(install, str(out))
-    p = {**payload("PreToolUse"), "session_id": SID}
-    body = json.dumps(p).replace("npm test -- webhooks", "echo \\ud800")
+    p = {**payload("PreToolUse"), "session_id": SID, "tool_input": {"command": "echo \ud800"}}
+    body = json.dumps(p)  # ensure_ascii: the lone surrogate travels as the escape \ud800
     for raw in (json.dumps({**payload("SessionStart"), "session_id": SID}), body):
         assert install.hook(raw).returncode == 0
     assert install.hook({**payload("SessionEnd"), "session_id": SID}).returncode == 0
