@@ -116,6 +116,15 @@ def unix_nano(timestamp: Any) -> int:
     return max(0, secs * 1_000_000_000 + frac)
 
 
+def _text(v: str) -> str:
+    """A string UTF-8 can carry: a lone surrogate (from a hostile payload) becomes '?'."""
+    try:
+        v.encode("utf-8")
+        return v
+    except UnicodeEncodeError:
+        return v.encode("utf-8", "replace").decode("utf-8")
+
+
 def _value(v: Any) -> dict[str, Any]:
     """An OTLP AnyValue for a scalar (ints as decimal strings, per the JSON mapping)."""
     if isinstance(v, bool):
@@ -124,7 +133,7 @@ def _value(v: Any) -> dict[str, Any]:
         return {"intValue": str(v)}
     if isinstance(v, float):
         return {"doubleValue": v}
-    return {"stringValue": v if isinstance(v, str) else json.dumps(v, default=str)}
+    return {"stringValue": _text(v if isinstance(v, str) else json.dumps(v, default=str))}
 
 
 def _attrs(pairs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
@@ -133,8 +142,14 @@ def _attrs(pairs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
 
 def body_of(record: dict[str, Any]) -> str:
     """The record as canonical JSON (sorted keys, no spaces), its chain field included:
-    what `ways sensors verify` checks, so a consumer can still verify the chain."""
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    what `ways sensors verify` checks, so a consumer can still verify the chain. A record
+    holding a lone surrogate is written ASCII-escaped, which parses back to the same record."""
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
 def severity(record: dict[str, Any]) -> str:
@@ -229,18 +244,14 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
 
 
 def encode(spec: OtlpTarget, batch: Sequence[Item]) -> bytes:
-    """The request body: UTF-8 JSON (ASCII-escaped if a record holds a lone surrogate,
-    which UTF-8 cannot carry), gzip-compressed when the spec asks."""
-    req = request(spec, batch)
-    try:
-        data = json.dumps(req, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    except UnicodeEncodeError:
-        data = json.dumps(req, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    """The request body: UTF-8 JSON, gzip-compressed when the spec asks."""
+    data = json.dumps(request(spec, batch), ensure_ascii=False, separators=(",", ":"))
+    body = data.encode("utf-8")
     if spec.compression == "gzip":
         import gzip
 
-        data = gzip.compress(data, compresslevel=6, mtime=0)
-    return data
+        body = gzip.compress(body, compresslevel=6, mtime=0)
+    return body
 
 
 # --- the response ------------------------------------------------------------------------
