@@ -1,12 +1,44 @@
 """Real loopback HTTP consumers for tests: one that accepts, refuses, hangs, trickles,
-floods, or answers a scripted sequence of statuses and headers."""
+floods, or answers a scripted sequence of statuses and headers; and an OTLP/HTTP logs
+receiver that decodes every request with the official protobuf definitions."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import socket
 import threading
 import time
+from typing import Any
+
+CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
+
+
+def camel_keys_only(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A json.loads object hook refusing any key that is not lowerCamelCase: the OTLP/JSON
+    mapping requires it, while protobuf's parser alone also accepts snake_case."""
+    for key, _ in pairs:
+        if not CAMEL.match(key):
+            raise ValueError(f"JSON key {key!r} is not lowerCamelCase")
+    return dict(pairs)
+
+
+def decode_otlp_logs(headers: dict[str, str], body: bytes) -> tuple[dict[str, Any], Any]:
+    """(the JSON, the ExportLogsServiceRequest) of one OTLP/HTTP JSON request; raises on a
+    key that is not lowerCamelCase or anything the protobuf definitions reject."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+    )
+
+    if headers.get("content-encoding") == "gzip":
+        body = gzip.decompress(body)
+    text = body.decode("utf-8")
+    obj = json.loads(text, object_pairs_hook=camel_keys_only)
+    msg = ExportLogsServiceRequest()
+    json_format.Parse(text, msg)  # unknown fields and wrong types raise
+    return obj, msg
 
 
 class Server:
@@ -17,6 +49,13 @@ class Server:
     FLOOD bytes (counted in `sent` as they go out); script: answer the requests in turn
     with `script`'s (status, headers), then 200. Every request is kept in `attempts`
     as (time.monotonic(), status answered, JSON body); `bodies` keeps the accepted ones.
+
+    otlp: an OTLP/HTTP logs receiver. Every request is decoded (decode_otlp_logs); one
+    that fails is answered 400 and its error kept in `errors`. Requests are answered in
+    turn by `script`'s (status, headers[, body bytes]) (status None: hang on that one
+    request), then 200 with `{}`. `attempts` holds (time, status, JSON), `requests` the
+    decoded ExportLogsServiceRequest of each answered one, `raw` every body as sent,
+    `paths` and `headers` every request's.
     """
 
     FLOOD = 1 << 30
@@ -28,7 +67,11 @@ class Server:
         script: list[tuple[int, dict[str, str]]] | None = None,
     ):
         self.mode = mode
-        self.script = list(script or [])
+        self.script: list[tuple[Any, ...]] = list(script or [])
+        self.requests: list[Any] = []
+        self.raw: list[bytes] = []
+        self.errors: list[str] = []
+        self.paths: list[str] = []
         self.bodies: list[dict] = []
         self.headers: list[dict[str, str]] = []
         self.attempts: list[tuple[float, int, dict]] = []
@@ -63,6 +106,7 @@ class Server:
             data += chunk
         head, _, body = data.partition(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
+        self.paths.append(lines[0].split(" ")[1] if " " in lines[0] else "")
         headers = {}
         for line in lines[1:]:
             k, _, v = line.partition(":")
@@ -82,6 +126,10 @@ class Server:
                 if req is None:
                     return
                 headers, body = req
+                if self.mode == "otlp":
+                    if not self._otlp(conn, headers, body):
+                        return
+                    continue
                 if self.mode == "hang":
                     self.stopped.wait()
                     return
@@ -115,6 +163,35 @@ class Server:
             return
         finally:
             conn.close()
+
+    def _otlp(self, conn: socket.socket, headers: dict[str, str], body: bytes) -> bool:
+        """Decode and answer one OTLP request; False when the connection is done."""
+        self.headers.append(headers)
+        self.raw.append(body)
+        try:
+            obj, msg = decode_otlp_logs(headers, body)
+        except Exception as exc:
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            self.attempts.append((time.monotonic(), 400, {}))
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            return True
+        status, extra, answer = 200, {}, b"{}"
+        if self.script:
+            step = self.script.pop(0)
+            status, extra = step[0], step[1]
+            answer = step[2] if len(step) > 2 else b""
+        self.attempts.append((time.monotonic(), status, obj))
+        if status is None:  # hang on this request
+            self.stopped.wait(60)
+            return False
+        self.requests.append(msg)
+        if 200 <= status < 300:
+            self.bodies.append(obj)
+        head = f"HTTP/1.1 {status} Scripted\r\nContent-Length: {len(answer)}\r\n"
+        head += "Content-Type: application/json\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+        conn.sendall((head + "\r\n").encode("latin-1") + answer)
+        return True
 
     def _flood(self, conn: socket.socket) -> None:
         conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.FLOOD}\r\n\r\n".encode())

@@ -102,9 +102,13 @@ def test_target_field_limits():
         decode_sensor(sensor(dispatch={"command": {"argv": ["x"], "input": "pipe"}}))
 
 
-def test_otlp_is_refused_as_not_yet_supported():
-    with pytest.raises(SpecError, match="not yet supported"):
-        decode_sensor(sensor(dispatch={"otlp": {"endpoint": "http://127.0.0.1:4318"}}))
+def test_otlp_takes_an_http_endpoint():
+    s = decode_sensor(sensor(dispatch={"otlp": {"endpoint": "http://127.0.0.1:4318"}}))
+    assert s.rules["r"].dispatch.kind == "otlp"
+    with pytest.raises(SpecError):
+        decode_sensor(sensor(dispatch={"otlp": {"endpoint": "grpc://127.0.0.1:4317"}}))
+    with pytest.raises(SpecError):
+        decode_sensor(sensor(dispatch={"otlp": {"endpoint": "http://x", "compression": "zstd"}}))
 
 
 def test_other_kinds_belong_to_other_hosts():

@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser("status", help="counters per rule and live dispatchers")
     st.add_argument("--json", action="store_true")
+    st.add_argument("--prometheus", action="store_true", help="the metrics textfile's text")
 
     demo = sub.add_parser("demo", help="a scripted session through the real hook and dispatcher")
     demo.add_argument("--keep", action="store_true", help="keep the throwaway install")

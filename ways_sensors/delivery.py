@@ -12,6 +12,8 @@ the right, the counter an attempt adds to:
 
     Outcome
     ├── accepted            HTTP 2xx · exit 0 · the lines written              delivered
+    │   └── [partial]       OTLP partialSuccess: `rejected` records dropped    rejected
+    │                       by the consumer; the rest delivered, none retried
     ├── retryable           may pass later
     │   ├── [timeout]       the deadline passed: the request cut, the          timeouts
     │   │                   process group killed (also kills), or no time
@@ -108,8 +110,21 @@ def attempt(
     except Exception as exc:  # a bug in a target must not stop the rule: try again later
         outcome = retryable(ERROR, type(exc).__name__)
     if outcome.accepted:
+        dropped = min(max(outcome.rejected, 0), len(records))
         if tally is not None:
-            tally.count("delivered", len(records))
+            tally.count("delivered", len(records) - dropped)
+            tally.count("rejected", dropped)
+        if dropped:  # the consumer dropped part of the batch: counted, logged, not retried
+            events.log(
+                f"{origin}.partial",
+                sensor=sensor,
+                rule=rule.name,
+                session=session,
+                rule_seq=first.get("rule_seq"),
+                records=len(records),
+                rejected=dropped,
+                detail=outcome.detail,
+            )
         return outcome
     if tally is not None:
         tally.count(FAILURE_COUNTERS.get(outcome.cause, "errors"))

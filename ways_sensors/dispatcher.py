@@ -24,7 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, chain, counters, delivery, events, index, records, roots, spool
+from . import agents, chain, counters, delivery, events, index, metrics, records, roots, spool
 from .layers import LoadedRule
 from .pipeline import dumps, finish, match
 from .session import (
@@ -578,6 +578,7 @@ class Dispatcher:
                     self.clean_journal()
                     for w in self.workers.values():
                         w.tally.flush()
+                metrics.tick()  # the Prometheus textfile, when configured and due
                 caught_up = self._spool_drained() and all(w.done() for w in self.workers.values())
                 if self.build.get("ended"):
                     ended_at = ended_at or now
@@ -627,6 +628,7 @@ class Dispatcher:
         events.log("dispatch.exit", session=self.session.id, reason=reason, owes=owes)
         if self._lock_fd is not None:
             os.close(self._lock_fd)
+        metrics.tick(force=True)
 
     def _remove_if_quiet(self) -> bool:
         """Leave the ledger and remove the session folder, unless a hook just wrote."""

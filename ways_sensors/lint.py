@@ -1,9 +1,11 @@
 """Lint: the spec errors the loader found, plus the warnings of SPEC section 2.
 
 Warnings, per rule: session content may leave the machine (the target's
-`off_machine`: an http target whose host is not loopback, any command target),
-`redact: none` (and where the unmasked content goes, the target's `destination`), a
-literal secret in one of the target's SECRET_FIELDS (http headers, command env).
+`off_machine`: an http or otlp target whose host is not loopback, any command target;
+unless the rule's `fields:` keeps no free text, as `metadata` does: projection.py),
+naming the host; `redact: none` (and where the unmasked content goes, the target's
+`destination`); a literal secret in one of the target's SECRET_FIELDS (http and otlp
+headers, command env); a `batch:` on a blocking rule, which sends each record at once.
 Refused project sensors are reported by the loader itself.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import re
 
 from .layers import Catalog, LoadedRule, LoadedSensor, Problem
+from .projection import carries_content
 from .targets import TARGETS
 
 _SECRET_NAME = re.compile(r"(auth|token|secret|key|password|passwd|cookie|session)", re.I)
@@ -29,6 +32,23 @@ def off_machine(rule: LoadedRule) -> bool:
     """True when the rule may send session content off this machine (the target says)."""
     d = rule.rule.dispatch
     return TARGETS[d.kind].off_machine(d.target)
+
+
+def content_off_machine(rule: LoadedRule) -> bool:
+    """True when session content may leave this machine: an off-machine target, and
+    `fields:` that keeps some free text of the rule's sections."""
+    return off_machine(rule) and carries_content(rule.rule.fields, rule.rule.sections)
+
+
+def host(rule: LoadedRule) -> str:
+    """The host records go to (`a command` for a command target)."""
+    from urllib.parse import urlsplit
+
+    target = rule.rule.dispatch.target
+    url = getattr(target, "url", None) or getattr(target, "endpoint", None)
+    if isinstance(url, str):
+        return urlsplit(url).hostname or url
+    return f"a {rule.rule.dispatch.kind}"
 
 
 def literal_secrets(rule: LoadedRule) -> list[tuple[str, str]]:
@@ -52,8 +72,14 @@ def rule_warnings(sensor: LoadedSensor, rule: LoadedRule) -> list[Problem]:
     def warn(message: str) -> None:
         out.append(Problem("warning", rule.path, 1, message, sensor.name, rule.name, rule.layer))
 
-    if off_machine(rule):
-        warn(f"may send session content off this machine: to {destination(rule)}")
+    if content_off_machine(rule):
+        warn(
+            f"may send session content off this machine, to {host(rule)} "
+            f"({destination(rule)}); `fields: metadata` would send ids, names, times, "
+            "sizes and keyed hashes instead"
+        )
+    if rule.rule.batch is not None and rule.rule.mode == "blocking":
+        warn("batch has no effect on a blocking rule: the hook sends each record at once")
     if rule.rule.redact == "none":
         warn(f"redact: none dispatches unmasked session content to {destination(rule)}")
     for field, name in literal_secrets(rule):

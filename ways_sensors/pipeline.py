@@ -2,11 +2,14 @@
 
     match(rule, record)            sections, then `where`        -> bool
     for_rule(record, ...)          copy + sensor, rule, rule_seq (and `test`)
+    project(record, rule)          the rule's `fields:` (projection.py)
     mask(record, rule)             secret masking (SPEC section 7)
     seal(record, prev)             the hash chain, when `chain: true` (chain.py)
 
 Every path that sends a record anywhere (the dispatcher, the blocking hook path, `fire`)
-goes through `finish`, so no path can skip masking or chaining.
+goes through `finish`, so no path can skip projection, masking or chaining. Projection
+comes before masking and chaining: the chain covers exactly what the consumer receives,
+and a field projected away is never scanned.
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ def for_rule(
     return out
 
 
+def project(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
+    """Keep what the rule's `fields:` says (projection.py); the record as it is without."""
+    if rule.rule.fields is None:
+        return record
+    from . import projection
+
+    return projection.project(record, rule.rule.fields)
+
+
 def mask(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
     """Mask secrets unless the rule says `redact: none` (redact.py)."""
     if rule.rule.redact == "none":
@@ -51,7 +63,7 @@ def finish(
     test: bool = False,
 ) -> tuple[dict[str, Any], str]:
     """The record a consumer receives, and the rule's next chain head."""
-    out = mask(for_rule(record, sensor, rule.name, rule_seq, test), rule)
+    out = mask(project(for_rule(record, sensor, rule.name, rule_seq, test), rule), rule)
     if rule.rule.chain:
         prev = chain.seal(out, prev)
     return out, prev

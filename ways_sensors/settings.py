@@ -1,6 +1,7 @@
 """The settings keys over sensor files, derived from the typed spec (never a second list).
 
     ways.project_sensors                              config.yaml (user layer only)
+    ways.metrics_textfile                             config.yaml (user layer only)
     ways.sensors.<sensor>.<field>                     a SensorFile field
     ways.sensors.<sensor>.rules.<rule>                a whole rule
     ways.sensors.<sensor>.rules.<rule>.<field>[.sub]  a Rule field; `dispatch.http.url`,
@@ -27,6 +28,7 @@ from .spec import NAME_RE, Rule, SensorFile
 from .targets import TARGETS, names
 
 PROJECT_SENSORS = "ways.project_sensors"
+METRICS_TEXTFILE = "ways.metrics_textfile"  # metrics.py: the Prometheus textfile
 TARGET_STRUCTS = {kind: t.Spec for kind, t in TARGETS.items()}
 
 
@@ -98,6 +100,12 @@ def parse_key(text: str) -> Key:
         return Key(
             text, help="projects whose .claude/ways-sensors/ files may load (user config.yaml only)"
         )
+    if text == METRICS_TEXTFILE:
+        return Key(
+            text,
+            help="a Prometheus textfile the dispatchers rewrite with every rule's counters "
+            "(absolute or ~; user config.yaml only)",
+        )
     parts = text.split(".")
     if parts[:2] != ["ways", "sensors"] or len(parts) < 4:
         raise UsageError(
@@ -164,7 +172,7 @@ def parse_key(text: str) -> Key:
 
 def all_keys(cat) -> list[Key]:
     """Every key that has a value or a default in the loaded sensors."""
-    keys = [parse_key(PROJECT_SENSORS)]
+    keys = [parse_key(PROJECT_SENSORS), parse_key(METRICS_TEXTFILE)]
     for s in cat.sensors.values():
         for f in ("description", "enabled"):
             keys.append(parse_key(f"ways.sensors.{s.name}.{f}"))

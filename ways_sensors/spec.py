@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union
 import msgspec
 from msgspec import Meta, Struct
 
+from .projection import check_fields
 from .targets import PLANNED, TARGETS, names
 
 SPEC_VERSION = 1
@@ -51,6 +52,9 @@ DEFAULT_TIMEOUT = 5.0
 MAX_TIMEOUT = 3600.0
 BLOCKING_CAP = 10.0
 DEFAULT_QUEUE_CAP = 1000
+MAX_BATCH_RECORDS = 10_000
+MAX_BATCH_DELAY = 60.0
+DEFAULT_BATCH = (1, 0.0)  # a kind without BATCH_DEFAULT: one record per attempt
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 DurationText = Annotated[
@@ -62,23 +66,78 @@ DurationText = Annotated[
 ]
 Duration = Union[Annotated[float, Meta(gt=0, le=MAX_TIMEOUT)], DurationText]  # noqa: UP007 - a runtime alias on 3.10
 Name = Annotated[str, Meta(pattern=NAME_PATTERN, max_length=64)]
+Delay = Union[Annotated[float, Meta(ge=0, le=MAX_BATCH_DELAY)], DurationText]  # noqa: UP007
+FieldPath = Annotated[str, Meta(min_length=1, max_length=256, description="a dotted record path")]
+
+
+def _seconds(value: float | int | str) -> float:
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or text like '500ms' or '5s'")
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = _DURATION_RE.match(value)
+    if not m:
+        raise ValueError(f"{value!r} is not a duration; write e.g. '500ms', '5s' or 2")
+    number, unit = float(m.group(1)), m.group(2) or "s"
+    return number / 1000 if unit == "ms" else number * 60 if unit == "m" else number
 
 
 def parse_duration(value: float | int | str) -> float:
     """Seconds from `500ms`, `5s`, `2m` or a plain number; ValueError otherwise."""
-    if isinstance(value, bool):
-        raise ValueError("a duration is a number of seconds or text like '500ms' or '5s'")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    else:
-        m = _DURATION_RE.match(value)
-        if not m:
-            raise ValueError(f"{value!r} is not a duration; write e.g. '500ms', '5s' or 2")
-        number, unit = float(m.group(1)), m.group(2) or "s"
-        seconds = number / 1000 if unit == "ms" else number * 60 if unit == "m" else number
+    seconds = _seconds(value)
     if not 0 < seconds <= MAX_TIMEOUT:
         raise ValueError(f"a duration must be above 0 and at most {MAX_TIMEOUT:g}s")
     return seconds
+
+
+def parse_delay(value: float | int | str) -> float:
+    """Seconds, like parse_duration, but 0 (do not wait) is allowed and 60 s is the most."""
+    seconds = _seconds(value)
+    if not 0 <= seconds <= MAX_BATCH_DELAY:
+        raise ValueError(f"max_delay must be 0 to {MAX_BATCH_DELAY:g}s")
+    return seconds
+
+
+class Batch(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Records per delivery attempt: up to `max_records`, the first waiting at most
+    `max_delay` for the others. What a field leaves out comes from the target kind's
+    default (spec.batch_for): otlp 512 records and 200ms; file, http and command one
+    record (http posts one record per request until batches have a `format`)."""
+
+    max_records: (
+        Annotated[int, Meta(ge=1, le=MAX_BATCH_RECORDS, description="records per attempt")] | None
+    ) = None
+    max_delay: (
+        Annotated[
+            Delay,
+            Meta(description="how long the first record waits for more: 0, 200ms, 1s (60s max)"),
+        ]
+        | None
+    ) = None
+
+    def __post_init__(self) -> None:
+        if self.max_records is None and self.max_delay is None:
+            raise ValueError("batch needs max_records, max_delay or both")
+        if self.max_delay is not None:
+            parse_delay(self.max_delay)
+
+
+class Fields(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Keep only `include` paths (when given), then drop `exclude` paths; dotted paths
+    with globs per segment, as in `where`. The record's identity (schema, section, seq,
+    session_id, timestamp, sensor, rule, rule_seq, test) is always kept."""
+
+    include: (
+        Annotated[
+            tuple[FieldPath, ...],
+            Meta(max_length=64, description="paths to keep; everything else is dropped"),
+        ]
+        | None
+    ) = None
+    exclude: Annotated[tuple[FieldPath, ...], Meta(max_length=64, description="paths to drop")] = ()
+
+    def __post_init__(self) -> None:
+        check_fields(self.include, self.exclude)
 
 
 class _Dispatch(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -152,6 +211,17 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
         Literal["default", "none"],
         Meta(description="default masks secrets; none dispatches unmasked content"),
     ] = "default"
+    fields: Annotated[
+        Literal["metadata"] | Fields | None,
+        Meta(
+            description="what of each record the consumer receives: metadata (ids, names, "
+            "times, status, sizes, keyed hashes of text), or {include, exclude} paths"
+        ),
+    ] = None
+    batch: Annotated[
+        Batch | None,
+        Meta(description="records per attempt: {max_records, max_delay}; the target's default"),
+    ] = None
 
     def __post_init__(self) -> None:
         parse_duration(self.timeout)  # raises ValueError with a readable reason
@@ -159,6 +229,18 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
     @property
     def timeout_s(self) -> float:
         return parse_duration(self.timeout)
+
+
+def batch_for(rule: Rule) -> tuple[int, float]:
+    """(max_records, max_delay seconds) for a rule: its `batch`, the rest from its target
+    kind's BATCH_DEFAULT (targets/<kind>.py), else one record, no wait."""
+    default = getattr(TARGETS[rule.dispatch.kind], "BATCH_DEFAULT", DEFAULT_BATCH)
+    b = rule.batch
+    if b is None:
+        return int(default[0]), float(default[1])
+    records = b.max_records if b.max_records is not None else int(default[0])
+    delay = parse_delay(b.max_delay) if b.max_delay is not None else float(default[1])
+    return records, delay
 
 
 class SensorFile(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -207,6 +289,8 @@ def _convert(raw: Any, typ: Any, prefix: list[str | int]) -> Any:
         path = _split_path(m.group(1)) if m else []
         message = text[: m.start()] if m else text
         message = message.replace("Object contains unknown field", "unknown field")
+        if path[-1:] == ["fields"] and message.startswith("Invalid enum value"):
+            message = "fields is the preset `metadata` or a mapping with include and exclude"
         unknown = _UNKNOWN_RE.match(message)
         if unknown and path and path[-1] == "dispatch":  # a target kind, not a typo'd field
             kind = unknown.group(1)

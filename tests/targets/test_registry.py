@@ -16,6 +16,7 @@ EXAMPLES = {  # a minimal valid spec per kind: a new kind adds its line here
     "file": {"path": "/tmp/x"},
     "http": {"url": "http://127.0.0.1:1/x"},
     "command": {"argv": ["true"]},
+    "otlp": {"endpoint": "http://127.0.0.1:4318"},
 }
 
 

@@ -4,9 +4,14 @@ JSON (stable): {"project": str, "project_allowed": bool,
   "sensors": [{"name", "layer", "file", "files": [{"layer", "file"}], "enabled",
                "description", "rules": [{"name", "layer", "file", "enabled",
                "sections", "target", "destination", "mode", "timeout", "delivery",
-               "chain", "redact", "off_machine"}]}],
+               "chain", "redact", "off_machine", "fields", "content_off_machine"}]}],
   "refused": [{"name", "layer", "file", "reason"}],
   "errors": [problem, ...]}   (problem: see `ways sensors lint --json`)
+
+`off_machine`: the target may send records off this machine; `fields`: all, metadata
+or projected (the rule's `fields:`); `content_off_machine`: session content may leave
+(off_machine, and the projection keeps free text). The table's OFF-MACHINE column says
+no, content, or "no content" (off the machine, but projected to no free text).
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import json
 
 from .. import table
 from ..layers import load
-from ..lint import destination, off_machine
+from ..lint import content_off_machine, destination, off_machine
+from ..projection import describe
 
 
 def rule_row(sensor, rule) -> dict:
@@ -34,6 +40,8 @@ def rule_row(sensor, rule) -> dict:
         "chain": r.chain,
         "redact": r.redact,
         "off_machine": off_machine(rule),
+        "fields": describe(r.fields),
+        "content_off_machine": content_off_machine(rule),
     }
 
 
@@ -88,12 +96,13 @@ def run(args) -> int:
                     r["delivery"],
                     "yes" if r["chain"] else "no",
                     r["redact"],
-                    "yes" if r["off_machine"] else "no",
+                    r["fields"],
+                    _off(r),
                 ]
             )
     for ref in data["refused"]:
         rows.append(
-            [f"{ref['name']}", "refused", "project", "", ref["file"], "", "", "", "", "", ""]
+            [f"{ref['name']}", "refused", "project", "", ref["file"], "", "", "", "", "", "", ""]
         )
     headers = [
         "RULE",
@@ -106,6 +115,7 @@ def run(args) -> int:
         "DELIVERY",
         "CHAIN",
         "REDACT",
+        "FIELDS",
         "OFF-MACHINE",
     ]
     if rows:
@@ -123,6 +133,12 @@ def run(args) -> int:
     if data["errors"]:
         print(f"{len(data['errors'])} file(s) refused by the spec; see `ways sensors lint`")
     return 0
+
+
+def _off(row: dict) -> str:
+    if not row["off_machine"]:
+        return "no"
+    return "content" if row["content_off_machine"] else "no content"
 
 
 def _shipped() -> str:

@@ -1,4 +1,4 @@
-"""`ways status [--json]`: every rule's counters and each live dispatcher.
+"""`ways status [--json | --prometheus]`: every rule's counters and each live dispatcher.
 
 JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
@@ -6,55 +6,32 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "events_log": path}
 
 `rejected` counts at_least_once records a consumer refused for good; they are parked
-in the rule's dead-letter file (delivery.py), which is named here with its count.
+in the rule's dead-letter file (delivery.py), which is named here with its count. It
+also counts records an OTLP collector dropped from an accepted batch (partial success),
+which are neither retried nor parked. `--prometheus` prints the textfile the
+dispatchers write to `ways.metrics_textfile` (metrics.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
-import time
 from typing import Any
 
 from .. import counters, delivery, roots, table
-from ..session import pending_sessions, read_json
+from ..metrics import live_dispatchers
+from ..session import pending_sessions
 
 SHOWN = counters.KINDS
 
 
-def live_dispatchers() -> list[dict[str, Any]]:
-    folder = os.path.join(roots.state_root(), "sessions")
-    out: list[dict[str, Any]] = []
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return out
-    for sid in names:
-        lock = os.path.join(folder, sid, "dispatch.lock")
-        try:
-            fd = os.open(lock, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            continue  # nobody holds it
-        except BlockingIOError:
-            info = read_json(os.path.join(folder, sid, "dispatcher.json"), {}) or {}
-            out.append(
-                {
-                    "session": sid,
-                    "pid": info.get("pid"),
-                    "age_s": round(time.time() - info.get("started", time.time()), 1),
-                }
-            )
-        finally:
-            os.close(fd)
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "prometheus", False):
+        from .. import metrics
+
+        print(metrics.render(), end="")
+        return 0
     from ..layers import load
 
     cat = load()

@@ -20,7 +20,17 @@ from typing import Any
 from .. import previews, roots, yamlwrite
 from ..errors import InvalidError, OverriddenError, UsageError
 from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
-from ..settings import PROJECT_SENSORS, Key, all_keys, describe, dig, layer_file, parse_key, plain
+from ..settings import (
+    METRICS_TEXTFILE,
+    PROJECT_SENSORS,
+    Key,
+    all_keys,
+    describe,
+    dig,
+    layer_file,
+    parse_key,
+    plain,
+)
 from ..spec import SpecError
 from . import project_folder
 
@@ -113,6 +123,16 @@ def resolve(key: Key, cat: Catalog) -> Setting:
             [],
             roots.config_file(),
         )
+    if key.text == METRICS_TEXTFILE:
+        cfg, _ = read_config()
+        found, value = dig(cfg, ("ways", "metrics_textfile"))
+        return Setting(
+            key.text,
+            value if found else None,
+            "user" if found else "default",
+            None,
+            roots.config_file(),
+        )
     sensor = cat.sensors.get(key.sensor or "")
     if sensor is None:
         raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
@@ -148,6 +168,8 @@ def help_for(key: str) -> KeyHelp:
         kind = describe(parsed.info.type)
     elif parsed.text == PROJECT_SENSORS:
         kind = "a list of project folders"
+    elif parsed.text == METRICS_TEXTFILE:
+        kind = "an absolute file path (or ~/...), e.g. <textfile directory>/ways.prom"
     else:
         kind = "a YAML mapping"
     return KeyHelp(parsed.text, kind, parsed.default, parsed.help)
@@ -235,12 +257,30 @@ def _set_project_sensors(value: Any, project: str | None) -> SetResult:
     return SetResult(PROJECT_SENSORS, folders, roots.config_file())
 
 
+def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
+    from ..metrics import textfile_path
+
+    if project:
+        raise UsageError(f"{METRICS_TEXTFILE} lives in your user config.yaml only")
+    try:
+        if not isinstance(value, str) or not textfile_path({"ways": {"metrics_textfile": value}}):
+            raise ValueError(f"{METRICS_TEXTFILE} takes a file path")
+    except ValueError as exc:
+        raise InvalidError(
+            str(exc), hint=f"ways settings set {METRICS_TEXTFILE} ~/x.prom"
+        ) from None
+    yamlwrite.set_value(roots.config_file(), ["ways", "metrics_textfile"], value)
+    return SetResult(METRICS_TEXTFILE, value, roots.config_file())
+
+
 def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     """Write `value` (already parsed: parse_value) at the user layer or `project`'s."""
     parsed = parse_key(key)
     project = project_folder(project)
     if parsed.text == PROJECT_SENSORS:
         return _set_project_sensors(value, project)
+    if parsed.text == METRICS_TEXTFILE:
+        return _set_metrics_textfile(value, project)
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
@@ -318,10 +358,11 @@ def _overridden(
 def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
     project = project_folder(project)
-    if parsed.text == PROJECT_SENSORS:
+    if parsed.text in (PROJECT_SENSORS, METRICS_TEXTFILE):
         if project:
-            raise UsageError("ways.project_sensors lives in your user config.yaml only")
-        removed = yamlwrite.unset_value(roots.config_file(), ["ways", "project_sensors"])
+            raise UsageError(f"{parsed.text} lives in your user config.yaml only")
+        path = parsed.text.split(".")
+        removed = yamlwrite.unset_value(roots.config_file(), path)
         return UnsetResult(parsed.text, "user", roots.config_file(), removed)
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"

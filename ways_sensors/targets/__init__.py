@@ -29,13 +29,16 @@ it), so batching is the worker's change alone. A consumer that accepts a batch b
 drops part of it (OTLP's partialSuccess) is an accepted Outcome that will carry the
 dropped count in a new defaulted field, counted as rejected: the Protocol stays as is.
 
+A kind may also set `BATCH_DEFAULT = (max_records, max_delay seconds)`: the batch a
+rule gets when it sets no `batch:` (spec.batch_for); without it, one record per attempt.
+
 `PLANNED` kinds are names the spec reserves: a sensor naming one is told it is not yet
 supported instead of "unknown field". Moving a kind from PLANNED to TARGETS ships it.
 """
 
 from __future__ import annotations
 
-from . import command, file, http
+from . import command, file, http, otlp
 from .base import (
     ACCEPTED,
     ERROR,
@@ -52,8 +55,9 @@ TARGETS: dict[str, Target] = {
     "file": file,
     "http": http,
     "command": command,
+    "otlp": otlp,
 }
-PLANNED = ("otlp",)
+PLANNED: tuple[str, ...] = ()
 
 __all__ = [
     "ACCEPTED",

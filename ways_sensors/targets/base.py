@@ -37,6 +37,8 @@ class Outcome:
     detail: str = ""
     retry_after: float | None = None  # seconds the consumer asked us to wait (Retry-After)
     killed: bool = False  # a process group had to be killed
+    rejected: int = 0  # accepted, but the consumer dropped this many records of the batch
+    # (OTLP's partialSuccess): counted as rejected, never retried, never parked
 
     @property
     def accepted(self) -> bool:
@@ -47,8 +49,8 @@ class Outcome:
         return self.status == PERMANENT
 
 
-def accepted(detail: str = "") -> Outcome:
-    return Outcome(ACCEPTED, "", detail)
+def accepted(detail: str = "", rejected: int = 0) -> Outcome:
+    return Outcome(ACCEPTED, "", detail, rejected=rejected)
 
 
 def retryable(

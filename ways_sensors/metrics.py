@@ -1,0 +1,242 @@
+"""The Prometheus textfile: every rule's totals, for node_exporter's textfile collector.
+
+`ways.metrics_textfile: PATH` in the user's config.yaml names the file (absolute, or
+starting with ~; usually `<node_exporter's --collector.textfile.directory>/ways.prom`).
+Each dispatcher rewrites it (`tick`) at most every INTERVAL seconds and once more when it
+exits: a temporary file in the same folder (not ending in .prom, so the collector never
+reads half a file), mode 0644, renamed over PATH. Every writer renders the same totals
+from the state root, so it does not matter which dispatcher wrote last. `ways status
+--prometheus` prints the same text. A failed write is logged content-free
+(`metrics.write_failed`) once until a write succeeds again.
+
+The text (exposition format 0.0.4; no sample timestamps, never a session id):
+
+    # HELP ways_sensors_<kind>_total <what it counts>      one family per counters.KINDS
+    # TYPE ways_sensors_<kind>_total counter
+    ways_sensors_<kind>_total{sensor="<sensor>",rule="<rule>"} <n>
+    # HELP ways_sensors_dead_letters ...                    gauge, per sensor and rule:
+    # TYPE ways_sensors_dead_letters gauge                  lines in its dead-letter file
+    ways_sensors_dead_letters{sensor="<sensor>",rule="<rule>"} <n>
+    ways_sensors_dispatchers <n>                            gauge: live dispatchers
+    ways_sensors_pending_sessions <n>                       gauge: sessions still owed records
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from typing import Any
+
+from . import counters, delivery, events, roots
+
+INTERVAL = 5.0
+PREFIX = "ways_sensors_"
+SETTING = ("ways", "metrics_textfile")
+HELP = {
+    "dispatched": "Records numbered for the rule and handed to delivery.",
+    "delivered": "Records the consumer accepted.",
+    "timeouts": "Delivery attempts cut at the rule's timeout.",
+    "kills": "Consumer process groups killed at the deadline.",
+    "refusals": "Delivery attempts the consumer refused (an HTTP status, a non-zero exit).",
+    "errors": "Delivery attempts that never reached the consumer.",
+    "drops": "Records dropped at the rule's queue cap (best_effort).",
+    "retries": "Delivery attempts that will be tried again (at_least_once).",
+    "rejected": "Records refused for good (dead letters) or dropped by the consumer "
+    "(OTLP partial success).",
+    "lost": "Records given up: failed best_effort deliveries, unsendable records.",
+    "redactions": "Secrets masked in dispatched records.",
+}
+
+
+# --- what is counted ---------------------------------------------------------------------
+
+
+def live_dispatchers() -> list[dict[str, Any]]:
+    """[{session, pid, age_s}] of every dispatcher holding its session's lock."""
+    from .session import read_json
+
+    folder = os.path.join(roots.state_root(), "sessions")
+    out: list[dict[str, Any]] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for sid in names:
+        lock = os.path.join(folder, sid, "dispatch.lock")
+        try:
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            continue  # nobody holds it
+        except BlockingIOError:
+            info = read_json(os.path.join(folder, sid, "dispatcher.json"), {}) or {}
+            out.append(
+                {
+                    "session": sid,
+                    "pid": info.get("pid"),
+                    "age_s": round(time.time() - info.get("started", time.time()), 1),
+                }
+            )
+        finally:
+            os.close(fd)
+    return out
+
+
+_lines: dict[str, tuple[int, int, int]] = {}  # dead-letter file -> (inode, size, lines)
+
+
+def dead_letter_counts() -> dict[str, int]:
+    """{rule id: parked records}; a file that only grew is counted from where it was
+    last seen, so a big dead-letter file costs its new bytes only."""
+    out: dict[str, int] = {}
+    folder = delivery.deadletter_folder()
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        if not name.endswith(".jsonl"):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "rb") as f:
+                st = os.fstat(f.fileno())
+                ino, size, count = _lines.get(path, (st.st_ino, 0, 0))
+                if ino != st.st_ino or size > st.st_size:
+                    size, count = 0, 0  # replaced or cut: count again
+                f.seek(size)
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    count += chunk.count(b"\n")
+                    size += len(chunk)
+        except OSError:
+            continue
+        _lines[path] = (st.st_ino, size, count)
+        out[name[: -len(".jsonl")]] = count
+    return out
+
+
+# --- the text ------------------------------------------------------------------------------
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _labels(rid: str) -> str:
+    sensor, _, rule = rid.partition(".")
+    return f'{{sensor="{_label(sensor)}",rule="{_label(rule)}"}}'
+
+
+def render() -> str:
+    """The whole textfile, from the totals on disk."""
+    from .session import pending_sessions
+
+    totals = counters.read_all()
+    lines: list[str] = []
+    for kind in counters.KINDS:
+        name = f"{PREFIX}{kind}_total"
+        lines += [f"# HELP {name} {HELP.get(kind, kind)}", f"# TYPE {name} counter"]
+        lines += [f"{name}{_labels(rid)} {c.get(kind, 0)}" for rid, c in sorted(totals.items())]
+    name = PREFIX + "dead_letters"
+    lines += [
+        f"# HELP {name} Records parked in the rule's dead-letter file.",
+        f"# TYPE {name} gauge",
+    ]
+    lines += [f"{name}{_labels(rid)} {n}" for rid, n in sorted(dead_letter_counts().items())]
+    for gauge, value, text in (
+        ("dispatchers", len(live_dispatchers()), "Live dispatchers (one per active session)."),
+        ("pending_sessions", len(pending_sessions()), "Sessions with records still owed."),
+    ):
+        lines += [
+            f"# HELP {PREFIX}{gauge} {text}",
+            f"# TYPE {PREFIX}{gauge} gauge",
+            f"{PREFIX}{gauge} {value}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# --- the file ------------------------------------------------------------------------------
+
+
+def textfile_path(config: dict[str, Any]) -> str | None:
+    """`ways.metrics_textfile` of a config mapping, expanded; None when unset.
+    ValueError when it is set but not an absolute path (or ~)."""
+    ways = config.get("ways")
+    value = ways.get(SETTING[1]) if isinstance(ways, dict) else None
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not value.startswith(("/", "~")):
+        raise ValueError("ways.metrics_textfile must be an absolute path or start with ~")
+    return os.path.expanduser(value)
+
+
+def write(path: str, text: str) -> None:
+    """Temporary file in the same folder, mode 0644, renamed over `path`."""
+    import tempfile
+
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            os.fchmod(f.fileno(), 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class Textfile:
+    """The dispatcher's writer: the path re-read when config.yaml changes, the file
+    rewritten at most every INTERVAL seconds, a failure logged once until it clears."""
+
+    def __init__(self) -> None:
+        self.next = 0.0
+        self.stamp: tuple[int, int] | None = None
+        self.path: str | None = None
+        self.failing = ""
+
+    def _current_path(self) -> str | None:
+        from .layers import read_config
+
+        cfg = roots.config_file()
+        try:
+            st = os.stat(cfg)
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = (0, -1)
+        if stamp != self.stamp:
+            self.stamp, self.path = stamp, None
+            config, _ = read_config(cfg)
+            self.path = textfile_path(config)
+        return self.path
+
+    def tick(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now < self.next:
+            return
+        self.next = now + INTERVAL
+        try:
+            path = self._current_path()
+            if path:
+                write(path, render())
+            self.failing = ""
+        except Exception as exc:  # a missing folder, a bad path: never stop the dispatcher
+            kind = type(exc).__name__
+            if kind != self.failing:
+                self.failing = kind
+                events.log("metrics.write_failed", error=kind)
+
+
+_textfile = Textfile()
+
+
+def tick(force: bool = False) -> None:
+    """Rewrite the textfile if it is due (`force`: now, as a dispatcher exits)."""
+    _textfile.tick(force)

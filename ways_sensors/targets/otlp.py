@@ -1,0 +1,334 @@
+"""The `otlp` target: records as OpenTelemetry log records, OTLP/HTTP with JSON encoding.
+
+`POST {endpoint}/v1/logs` (an endpoint already ending in `/v1/logs` is used as is, as
+the OpenTelemetry exporters do with OTEL_EXPORTER_OTLP_LOGS_ENDPOINT), one request per
+batch, optionally gzip-compressed. Header values may be `${ENV_NAME}`, as for the http
+target. No OpenTelemetry SDK: it ignores partial success and brings a retry loop of its
+own that would fight the rule's watchdog, so the request is written here by hand.
+
+The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase keys,
+64-bit integers as decimal strings, enums as numbers):
+
+    {"resourceLogs": [{
+      "resource": {"attributes": [service.name, service.version, host.name,
+                                  ways.agent.name, + the spec's `resource`]},
+      "scopeLogs": [{"scope": {"name": "ways-sensors", "version": V},
+        "logRecords": [one per section record, in batch order:
+          {"timeUnixNano": the record's `timestamp`, "observedTimeUnixNano": now,
+           "severityNumber": 9 (INFO) | 13 (WARN: a failed tool result),
+           "severityText": "INFO" | "WARN", "eventName": "ways.sensor.<section>",
+           "body": {"stringValue": the record as canonical JSON, `chain` included},
+           "attributes": [session.id, gen_ai.conversation.id, prompt.id?,
+             gen_ai.agent.id? gen_ai.agent.name? (subagents), gen_ai.tool.name?
+             gen_ai.tool.call.id? (tool sections), ways.sensor, ways.rule,
+             ways.rule_seq (int), ways.seq? (int), ways.section, ways.hook_event?,
+             ways.test? (bool)]}]}]}]}
+
+An attribute whose record field is absent (projected away, or null) is left out. No hook
+payload carries the agent's version; a sensor file may add it under `resource`.
+
+Responses, as the OTLP specification says:
+
+    2xx                      accepted; a JSON body whose partialSuccess.rejectedLogRecords
+                             is above 0 is still accepted, its count carried in
+                             Outcome.rejected (counted as rejected, never retried)
+    429, 502, 503, 504       retryable, honouring Retry-After (seconds or an HTTP date)
+    no connection, a torn    retryable (error); the deadline passing: retryable (timeout)
+    response
+    any other status         permanent (3xx are never followed); so is an unset header
+                             variable or a header value HTTP cannot carry
+
+At most BODY_CAP bytes of a response are read (http.py's reader; `Accept-Encoding:
+identity` asks for it uncompressed). asyncio and httpx wait for the first delivery.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from msgspec import Meta, Struct
+
+from .base import ERROR, REFUSED, TIMEOUT, Item, Outcome, accepted, permanent, retryable
+from .http import MissingEnv, expand_header, is_loopback_url, retry_after
+
+
+class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Send records as OpenTelemetry log records to an OTLP/HTTP endpoint (JSON); header
+    values may be ${ENV_NAME}; `resource` adds or overrides resource attributes."""
+
+    endpoint: Annotated[
+        str,
+        Meta(pattern=r"^https?://", description="the collector, e.g. http://127.0.0.1:4318"),
+    ]
+    headers: dict[str, str] = {}
+    resource: dict[str, str] = {}
+    compression: Literal["none", "gzip"] = "none"
+
+
+Spec = OtlpTarget
+SECRET_FIELDS: tuple[str, ...] = ("headers",)
+BATCH_DEFAULT = (512, 0.2)  # (max_records, max_delay seconds) when the rule sets no batch
+
+LOGS_PATH = "/v1/logs"
+SERVICE_NAME = "ways-sensors"
+AGENT_NAME = "claude-code"  # the harness whose hooks produce the records
+RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
+SEVERITY = {"INFO": 9, "WARN": 13}  # OTLP SeverityNumber
+
+
+def logs_url(endpoint: str) -> str:
+    base = endpoint.rstrip("/")
+    return base if base.endswith(LOGS_PATH) else base + LOGS_PATH
+
+
+# --- encoding ------------------------------------------------------------------------
+
+
+def unix_nano(timestamp: Any) -> int:
+    """Nanoseconds since the epoch from an ISO 8601 time (`2026-11-29T11:40:02.123Z`,
+    any fraction, Z or an offset); 0 (unknown, left out) when it is not one."""
+    import calendar
+    import re
+
+    if not isinstance(timestamp, str):
+        return 0
+    m = re.fullmatch(
+        r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9})\d*)?"
+        r"(Z|z|[+-]\d\d:?\d\d)?",
+        timestamp.strip(),
+    )
+    if not m:
+        return 0
+    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+    try:
+        secs = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+    except (ValueError, OverflowError):
+        return 0
+    zone = m.group(8) or "Z"
+    if zone not in ("Z", "z"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        secs -= sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
+    frac = int((m.group(7) or "0").ljust(9, "0"))
+    return max(0, secs * 1_000_000_000 + frac)
+
+
+def _text(v: str) -> str:
+    """A string UTF-8 can carry: a lone surrogate (from a hostile payload) becomes '?'."""
+    try:
+        v.encode("utf-8")
+        return v
+    except UnicodeEncodeError:
+        return v.encode("utf-8", "replace").decode("utf-8")
+
+
+def _value(v: Any) -> dict[str, Any]:
+    """An OTLP AnyValue for a scalar (ints as decimal strings, per the JSON mapping)."""
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    return {"stringValue": _text(v if isinstance(v, str) else json.dumps(v, default=str))}
+
+
+def _attrs(pairs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _value(v)} for k, v in pairs if v is not None and v != ""]
+
+
+def body_of(record: dict[str, Any]) -> str:
+    """The record as canonical JSON (sorted keys, no spaces), its chain field included:
+    what `ways sensors verify` checks, so a consumer can still verify the chain. A record
+    holding a lone surrogate is written ASCII-escaped, which parses back to the same record."""
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def severity(record: dict[str, Any]) -> str:
+    data = record.get("data")
+    failed = (
+        record.get("section") == "tool_result"
+        and isinstance(data, dict)
+        and data.get("status") == "failure"
+    )
+    return "WARN" if failed else "INFO"
+
+
+def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
+    section = record.get("section")
+    data = record.get("data") if isinstance(record.get("data"), dict) else {}
+    sid = record.get("session_id")
+    pairs: list[tuple[str, Any]] = [
+        ("session.id", sid),
+        ("gen_ai.conversation.id", sid),
+        ("prompt.id", record.get("prompt_id")),
+    ]
+    if record.get("agent_id"):  # a subagent's record
+        pairs += [
+            ("gen_ai.agent.id", record["agent_id"]),
+            ("gen_ai.agent.name", record.get("agent_type")),
+        ]
+    if section in ("tool_call", "tool_result"):
+        pairs += [
+            ("gen_ai.tool.name", data.get("tool_name")),
+            ("gen_ai.tool.call.id", data.get("tool_use_id")),
+        ]
+    pairs += [
+        ("ways.sensor", record.get("sensor")),
+        ("ways.rule", record.get("rule")),
+        ("ways.rule_seq", record.get("rule_seq")),
+        ("ways.seq", record.get("seq")),
+        ("ways.section", section),
+        ("ways.hook_event", record.get("hook_event")),
+        ("ways.test", True if record.get("test") else None),
+    ]
+    level = severity(record)
+    out: dict[str, Any] = {}
+    when = unix_nano(record.get("timestamp"))
+    if when:
+        out["timeUnixNano"] = str(when)
+    out.update(
+        {
+            "observedTimeUnixNano": str(observed),
+            "severityNumber": SEVERITY[level],
+            "severityText": level,
+            "eventName": f"ways.sensor.{section}",
+            "body": {"stringValue": body_of(record)},
+            "attributes": _attrs([(k, v) for k, v in pairs if isinstance(v, (str, int, bool))]),
+        }
+    )
+    return out
+
+
+def resource_attrs(spec: OtlpTarget) -> list[dict[str, Any]]:
+    import socket
+
+    from .. import __version__
+
+    base = {
+        "service.name": SERVICE_NAME,
+        "service.version": __version__,
+        "host.name": socket.gethostname(),
+        "ways.agent.name": AGENT_NAME,
+    }
+    base.update(spec.resource)  # the sensor file overrides, service.name included
+    return _attrs(list(base.items()))
+
+
+def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
+    """The ExportLogsServiceRequest for a batch, as a JSON-ready mapping."""
+    from .. import __version__
+
+    observed = time.time_ns()
+    return {
+        "resourceLogs": [
+            {
+                "resource": {"attributes": resource_attrs(spec)},
+                "scopeLogs": [
+                    {
+                        "scope": {"name": SERVICE_NAME, "version": __version__},
+                        "logRecords": [log_record(item.record, observed) for item in batch],
+                    }
+                ],
+            }
+        ]
+    }
+
+
+def encode(spec: OtlpTarget, batch: Sequence[Item]) -> bytes:
+    """The request body: UTF-8 JSON, gzip-compressed when the spec asks."""
+    data = json.dumps(request(spec, batch), ensure_ascii=False, separators=(",", ":"))
+    body = data.encode("utf-8")
+    if spec.compression == "gzip":
+        import gzip
+
+        body = gzip.compress(body, compresslevel=6, mtime=0)
+    return body
+
+
+# --- the response ------------------------------------------------------------------------
+
+
+def rejected_of(body: bytes) -> tuple[int, str]:
+    """(partialSuccess.rejectedLogRecords, its errorMessage cut to 200 characters) from a
+    2xx body; (0, "") for an empty, cut or non-JSON body. The count may be a string."""
+    try:
+        obj = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return 0, ""
+    partial = obj.get("partialSuccess") if isinstance(obj, dict) else None
+    if not isinstance(partial, dict):
+        return 0, ""
+    raw = partial.get("rejectedLogRecords", 0)
+    try:
+        count = int(raw) if not isinstance(raw, bool) else 0
+    except (TypeError, ValueError):
+        count = 0
+    message = partial.get("errorMessage")
+    return max(0, count), (message if isinstance(message, str) else "")[:200]
+
+
+def classify(status: int, retry_after_header: str | None, body: bytes) -> Outcome:
+    if 200 <= status < 300:
+        count, _ = rejected_of(body)
+        if count:
+            return accepted(f"{status}, partial success: {count} rejected", rejected=count)
+        return accepted(str(status))
+    detail = f"HTTP {status}"
+    if status in RETRYABLE_STATUS:
+        return retryable(REFUSED, detail, retry_after(retry_after_header))
+    if 300 <= status < 400:
+        return permanent(REFUSED, detail + " (redirects are not followed)")
+    return permanent(REFUSED, detail)
+
+
+def deliver(
+    spec: OtlpTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
+) -> Outcome:
+    import asyncio
+
+    import httpx
+
+    from .http import _loop, _post
+
+    try:
+        headers = {k: expand_header(v) for k, v in spec.headers.items()}
+    except MissingEnv as exc:
+        return permanent(ERROR, f"header variable {exc.args[0]} is not set")
+    headers["content-type"] = "application/json"
+    headers["accept-encoding"] = "identity"
+    if spec.compression == "gzip":
+        headers["content-encoding"] = "gzip"
+    body = encode(spec, batch)
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return retryable(TIMEOUT, "deadline passed before the request")
+    try:
+        status, wait, answer = _loop().run_until_complete(
+            asyncio.wait_for(_post(logs_url(spec.endpoint), headers, body), timeout=remaining)
+        )
+    except asyncio.TimeoutError:
+        return retryable(TIMEOUT, "cut at the rule timeout")
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL, httpx.LocalProtocolError) as exc:
+        return permanent(ERROR, type(exc).__name__)
+    except UnicodeError as exc:  # a header value HTTP cannot carry
+        return permanent(ERROR, type(exc).__name__)
+    except Exception as exc:  # httpx.TransportError, OSError: the collector was unreachable
+        return retryable(ERROR, type(exc).__name__)
+    return classify(status, wait, answer)
+
+
+def destination(spec: OtlpTarget) -> str:
+    return f"otlp {logs_url(spec.endpoint)}"
+
+
+def off_machine(spec: OtlpTarget) -> bool:
+    return not is_loopback_url(spec.endpoint)
