@@ -6,8 +6,8 @@ Under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
                            segments its build cursor has passed
     dispatch.lock          flock'd by the live dispatcher for its whole life
     dispatcher.json        {"pid", "started"} of the live dispatcher (for `ways status`)
-    journal/<n>.seg        built records, framed `WJ1 <len>\\n<record JSON>\\n`, written
-                           only by the dispatcher; segments every rule passed are deleted
+    journal/<n>.seg        built records (journal.py), written only by the dispatcher;
+                           segments every rule passed are deleted
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
                            "ended", "trackers": {agent: builder state}}: the build
                            cursor, committed after the journal append it covers (older
@@ -47,9 +47,6 @@ from typing import Any
 from . import roots
 from .files import replace_atomically
 from .spool import session_dir, valid_session_id
-
-JOURNAL_MAGIC = b"WJ1 "
-JOURNAL_SEGMENT_BYTES = 4 << 20
 
 
 def write_json(path: str, obj: Any) -> None:
@@ -128,21 +125,3 @@ def pending_sessions() -> list[str]:
         return sorted(n for n in os.listdir(Session.pending_dir()) if valid_session_id(n))
     except OSError:
         return []
-
-
-# --- the journal ---------------------------------------------------------------------
-
-
-def journal_segments(folder: str) -> list[str]:
-    try:
-        return sorted(n for n in os.listdir(folder) if n.endswith(".seg"))
-    except OSError:
-        return []
-
-
-def next_segment(name: str) -> str:
-    return "%010d.seg" % (int(name[:10]) + 1)
-
-
-def frame(record_json: bytes) -> bytes:
-    return JOURNAL_MAGIC + str(len(record_json)).encode() + b"\n" + record_json + b"\n"
