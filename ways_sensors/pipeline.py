@@ -14,8 +14,8 @@ and a field projected away is never scanned.
 
 from __future__ import annotations
 
-import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 from . import chain
@@ -29,7 +29,10 @@ def match(rule: LoadedRule, record: dict[str, Any]) -> bool:
 def for_rule(
     record: dict[str, Any], sensor: str, rule: str, rule_seq: int, test: bool = False
 ) -> dict[str, Any]:
-    out = copy.deepcopy(record)
+    """A new top-level mapping over the record's values: no stage changes a nested value
+    in place (projection and masking build new ones, sealing adds `chain` at the top),
+    so one record can be finished for many rules without a deep copy each."""
+    out = dict(record)
     out["sensor"], out["rule"], out["rule_seq"] = sensor, rule, rule_seq
     if test:
         out["test"] = True
@@ -46,12 +49,17 @@ def project(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
 
 
 def mask(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
-    """Mask secrets unless the rule says `redact: none` (redact.py)."""
+    """Mask secrets unless the rule says `redact: none` (redact.py, imported at the first
+    record that needs it and kept: an import statement per record costs)."""
     if rule.rule.redact == "none":
         return record
-    from . import redact
+    global _mask_record
+    if _mask_record is None:
+        from .redact import mask_record as _mask_record
+    return _mask_record(record)
 
-    return redact.mask_record(record)
+
+_mask_record: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 def finish(

@@ -453,6 +453,31 @@ def _matches(p: Pattern, text: str, lowered: str):
 MIN_SECRET = 8  # no pattern matches in fewer characters (`PWD=abcd` is the shortest)
 
 
+def _screens() -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """Two regexes, one searched in a short text as it is and one in it lower-cased, that
+    together find every keyword, literal prefix and name word `find` would look for;
+    a short text neither finds is clean (most strings of a record are: ids, paths,
+    names), so one search replaces the loop over every pattern. None when a pattern
+    has neither keywords nor a prefix (it would have to run on every text)."""
+    cased: set[str] = set()
+    lower: set[str] = set()
+    for p in PATTERNS:
+        if p.keywords:
+            (cased if p.cased else lower).update(p.keywords)
+        elif p.prefix:
+            cased.add(p.prefix)
+        else:
+            return None
+    for n in NAMED:  # a word found in the ASCII-folded text is found in text.lower() too
+        for w in n.words:
+            (cased if n.cased else lower).add(w if n.cased else w.lower())
+    alt = lambda words: "|".join(sorted(map(re.escape, words), key=len, reverse=True))  # noqa: E731
+    return re.compile(alt(cased)), re.compile(alt(lower))
+
+
+_SCREENS = _screens()
+
+
 def find(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in `text`, without overlaps, in order."""
     spans: list[tuple[int, int, str]] = []
@@ -460,6 +485,8 @@ def find(text: str) -> list[tuple[int, int, str]]:
         return spans
     lowered = text.lower()
     small = len(text) < 4096  # an `in` test is cheaper than starting a regex scan
+    if small and _SCREENS and not (_SCREENS[0].search(text) or _SCREENS[1].search(lowered)):
+        return spans
     for p in PATTERNS:
         if p.prefix and small and p.prefix not in text:
             continue
@@ -519,8 +546,11 @@ def mask_text(text: str) -> tuple[str, list[tuple[str, str]]]:
 
 def _walk(value: Any, path: str, found: list[dict[str, str]]) -> Any:
     if isinstance(value, str):
+        if len(value) < MIN_SECRET:
+            return value
         masked, hits = mask_text(value)
-        found.extend({"kind": k, "path": path, "token": t} for k, t in hits)
+        if hits:
+            found.extend({"kind": k, "path": path, "token": t} for k, t in hits)
         return masked
     if isinstance(value, dict):
         return {k: _walk(v, f"{path}.{k}" if path else str(k), found) for k, v in value.items()}
