@@ -14,6 +14,7 @@ never pass); anything else (a full disk, an I/O error) is retryable.
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import time
@@ -38,6 +39,9 @@ class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 Spec = FileTarget
 SECRET_FIELDS: tuple[str, ...] = ()
+BATCH_DEFAULT = (512, 0.0)  # group commit for a backlog, no wait when records come alone
+TAIL_CAP = 64 << 20  # how far back a cut line is looked for (a record is far smaller)
+LOCK_POLL = 0.002
 
 PERMANENT_ERRNOS = frozenset(
     {
@@ -86,17 +90,64 @@ def text_line(record: dict[str, Any]) -> str:
     return line.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def _append(path: str, data: bytes) -> None:
+class LockTimeout(Exception):
+    """Another writer held the file's lock until the deadline."""
+
+
+def _lock(fd: int, deadline: float) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout from None
+            time.sleep(LOCK_POLL)
+
+
+def _mend(fd: int, data: bytes, cut_json: bool) -> bytes:
+    """`data`, after repairing an unterminated last line (the module docstring says how);
+    the caller holds the lock."""
+    size = os.fstat(fd).st_size
+    if not size or os.pread(fd, 1, size - 1) == b"\n":
+        return data
+    start, pos = 0, size
+    while pos > 0 and size - pos < TAIL_CAP:
+        step = min(pos, 1 << 16)
+        chunk = os.pread(fd, step, pos - step)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            start = pos - step + nl + 1
+            break
+        pos -= step
+    else:
+        if pos > 0:  # no line start within TAIL_CAP: not a cut record of ours
+            return b"\n" + data
+    if cut_json and os.pread(fd, 1, start) == b"{":
+        os.ftruncate(fd, start)
+        return data
+    return b"\n" + data
+
+
+def _append(path: str, data: bytes, deadline: float, cut_json: bool) -> None:
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        readable = True
+    except PermissionError:  # a write-only file: appended to without the repair
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        readable = False
+    try:
+        _lock(fd, deadline)
+        if readable:
+            data = _mend(fd, data, cut_json)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
     finally:
-        os.close(fd)
+        os.close(fd)  # releases the lock
 
 
 def deliver(
@@ -112,7 +163,9 @@ def deliver(
         by_path.setdefault(path, bytearray()).extend(text + b"\n")
     for path, data in by_path.items():
         try:
-            _append(path, bytes(data))
+            _append(path, bytes(data), deadline, spec.format == "json")
+        except LockTimeout:
+            return retryable(TIMEOUT, "the file stayed locked by another writer")
         except OSError as exc:
             name = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
             if exc.errno in PERMANENT_ERRNOS:
