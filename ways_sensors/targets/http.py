@@ -1,5 +1,17 @@
 """The `http` target: POST the record as JSON; any 2xx is acceptance.
 
+One request per record, its body the record's JSON object, unless the rule is batched
+(its `batch:` allows more than one record per attempt; the worker says so in ctx
+`max_records`): then one request per batch, in the target's `format`:
+
+    array    (the default) a JSON array of the batch's records, in order,
+             content-type application/json; a batch of one is an array of one
+    ndjson   one record per line, each ending in a newline,
+             content-type application/x-ndjson
+
+A `content-type` header in the spec wins. The whole batch is one outcome: a refusal
+retries or parks every record of it (delivery.py).
+
 Header values may be `${ENV_NAME}`, read from the environment at dispatch time (an
 unset variable refuses the dispatch rather than sending an empty credential). The
 deadline is total, not per read: the request runs under `asyncio.wait_for` on the
@@ -22,7 +34,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 from urllib.parse import urlsplit
 
 from msgspec import Meta, Struct
@@ -34,10 +46,18 @@ if TYPE_CHECKING:
 
 
 class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """POST each record as JSON; any 2xx is acceptance. Header values may be ${ENV_NAME}."""
+    """POST each record as JSON; any 2xx is acceptance. Header values may be ${ENV_NAME}.
+    A rule with `batch:` posts a batch per request, as `format` says."""
 
     url: Annotated[str, Meta(pattern=r"^https?://")]
     headers: dict[str, str] = {}
+    format: Annotated[
+        Literal["array", "ndjson"],
+        Meta(
+            description="a batched rule's request body: a JSON array of records, or "
+            "NDJSON (one record per line); an unbatched rule posts one JSON object"
+        ),
+    ] = "array"
 
 
 Spec = HttpTarget
@@ -146,6 +166,13 @@ def _send(spec: HttpTarget, headers: dict[str, str], line: bytes, deadline: floa
     return classify(status, wait)
 
 
+def _batched(ctx: Mapping[str, str]) -> bool:
+    try:
+        return int(ctx.get("max_records", "1")) > 1
+    except ValueError:
+        return False
+
+
 def deliver(
     spec: HttpTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
 ) -> Outcome:
@@ -153,9 +180,15 @@ def deliver(
         headers = {k: expand_header(v) for k, v in spec.headers.items()}
     except MissingEnv as exc:
         return permanent(ERROR, f"header variable {exc.args[0]} is not set")
+    if _batched(ctx):
+        if spec.format == "ndjson":
+            headers.setdefault("content-type", "application/x-ndjson")
+            return _send(spec, headers, b"".join(i.line + b"\n" for i in batch), deadline)
+        headers.setdefault("content-type", "application/json")
+        return _send(spec, headers, b"[" + b",".join(i.line for i in batch) + b"]", deadline)
     headers.setdefault("content-type", "application/json")
     outcome = accepted()
-    for item in batch:  # one request per record until batches have a format (issue 13)
+    for item in batch:  # an unbatched rule's batch is one record; one request each anyway
         outcome = _send(spec, headers, item.line, deadline)
         if not outcome.accepted:
             break
