@@ -138,6 +138,7 @@ def test_configuration_errors_are_permanent_and_never_stall_the_session(install,
           folder:
             sections: [user_prompt, session_end]
             delivery: at_least_once
+            batch: {{max_records: 1}}  # one attempt per record, as the others (counted below)
             dispatch: {{file: {{path: '{folder}'}}}}
         """,
     )

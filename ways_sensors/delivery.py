@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import events, roots
 from .pipeline import dumps
+from .spec import batch_for
 from .targets import ERROR, TARGETS, Item, Outcome
 from .targets.base import retryable
 
@@ -88,10 +89,13 @@ def attempt(
     tally: Tally | None,
     origin: str = "dispatch",
     not_after: float | None = None,
+    lines: Sequence[bytes] | None = None,
 ) -> Outcome:
-    """One attempt to deliver `records` (a batch, today always of one) to the rule's
-    target, under the rule's timeout and never past `not_after`; counted into `tally`
-    (None: `fire`, whose test records stay out of the totals) and logged on failure."""
+    """One attempt to deliver `records` (a batch: the worker's, or one record from the
+    blocking path and `fire`) to the rule's target, under the rule's timeout and never
+    past `not_after`; counted into `tally` (None: `fire`, whose test records stay out of
+    the totals) and logged on failure. `lines` are the records' JSON when the caller
+    has them already (the worker encodes each record once)."""
     r = rule.rule
     started = time.monotonic()
     deadline = started + r.timeout_s
@@ -103,9 +107,12 @@ def attempt(
         "sensor": sensor,
         "rule": rule.name,
         "date": str(first.get("timestamp", ""))[:10],
+        "max_records": str(batch_for(r)[0]),
     }
     try:
-        batch = [Item(rec, dumps(rec)) for rec in records]
+        if lines is None or len(lines) != len(records):
+            lines = [dumps(rec) for rec in records]
+        batch = [Item(rec, line) for rec, line in zip(records, lines, strict=True)]
         outcome = TARGETS[r.dispatch.kind].deliver(r.dispatch.target, batch, ctx, deadline)
     except Exception as exc:  # a bug in a target must not stop the rule: try again later
         outcome = retryable(ERROR, type(exc).__name__)

@@ -5,8 +5,8 @@ The heads are written by others and only read here:
     <state>/sessions/<id>/cursors/<sensor>.<rule>.head   {"rule_seq", "hash"}: a
         blocking rule, numbered by the hook (blocking.py head_paths); wins over .json
     <state>/sessions/<id>/cursors/<sensor>.<rule>.json   {"rule_seq", "hash",
-        "pending", ...}: an async rule's worker cursor (dispatcher.py); `pending` is
-        the numbered, chained record still being delivered
+        "pending", ...}: an async rule's worker cursor (worker.py); `pending` is the
+        numbered, chained batch still being delivered (one record, before batching)
     <state>/ledger/<id>.json   {"seq", "rules": {"sensor/rule": [rule_seq, hash]}}:
         what a finished session left (dispatcher.py _remove_if_quiet)
 
@@ -153,10 +153,13 @@ def known_heads(sensor: str, rule: str) -> dict[str, Head]:
         if not pair or not pair[0]:
             continue  # a cursor that never numbered anything: the ledger (if any) stands
         pending = cur.get("pending")
-        link = pending.get("chain") if isinstance(pending, dict) else None
+        batch = pending if isinstance(pending, list) and pending else [pending]  # worker.py
+        first, last = (
+            r.get("chain") if isinstance(r, dict) else None for r in (batch[0], batch[-1])
+        )
         written = pair[1]
-        if isinstance(link, dict) and link.get("hash") == pair[1]:
-            written = str(link.get("prev"))  # numbered, maybe not yet in the file
+        if isinstance(last, dict) and last.get("hash") == pair[1] and isinstance(first, dict):
+            written = str(first.get("prev"))  # the batch is numbered, maybe not yet in the file
         out[sid] = Head(sid, pair[0], pair[1], written, pending is not None, "cursor")
     return out
 

@@ -15,7 +15,7 @@ Under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
     cursors/<sensor>.<rule>.json
                            {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
                            one rule's position in the journal, its numbering and chain
-                           head, and the finished record being delivered (at most one)
+                           head, and the finished batch being delivered (worker.py)
 
 Elsewhere in the state root:
 
@@ -31,10 +31,10 @@ Invariants after a SIGKILL anywhere:
   and the next dispatcher truncates it away before building again, so every record
   in the journal is built once and numbered once.
 * A cursor file is replaced atomically (temporary file, rename). It moves past a
-  record and stores that record, numbered and chained, as `pending` in one write;
+  batch of records and stores them, numbered and chained, as `pending` in one write;
   `pending` is cleared only after the consumer accepted (at_least_once) or the one
   attempt ended (best_effort). So a kill before the write changes nothing, and a kill
-  after it re-delivers the same record with the same rule_seq and hash.
+  after it re-delivers the same batch with the same rule_seqs and hashes.
 """
 
 from __future__ import annotations

@@ -99,10 +99,11 @@ def parse_delay(value: float | int | str) -> float:
 
 
 class Batch(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Records per delivery attempt: up to `max_records`, the first waiting at most
-    `max_delay` for the others. What a field leaves out comes from the target kind's
-    default (spec.batch_for): otlp 512 records and 200ms; file, http and command one
-    record (http posts one record per request until batches have a `format`)."""
+    """Records per delivery attempt: up to `max_records`; records already waiting go at
+    once, and while records keep arriving the first waits at most `max_delay` for
+    others. What a field leaves out comes from the target kind's default
+    (spec.batch_for): otlp 512 records and 200ms; file 512 and no wait; http and
+    command one record (a batched http rule posts its target's `format`)."""
 
     max_records: (
         Annotated[int, Meta(ge=1, le=MAX_BATCH_RECORDS, description="records per attempt")] | None

@@ -1,27 +1,61 @@
-"""One rule's worker: a thread that delivers the rule's records from the journal, in order.
+"""One rule's worker: a thread that delivers the rule's records from the journal, in order,
+a batch per attempt.
 
 Each enabled async rule (and each blocking at_least_once rule, for the hook's failed
 dispatches) has its own worker, so one stuck consumer never delays another. The worker
-keeps its cursor file (`cursors/<sensor>.<rule>.json`; what survives a SIGKILL is in
-session.py): its position in the journal, the rule's numbering (`rule_seq`) and
-chain head, and the one finished record being delivered (`pending`). It matches,
-numbers, masks and chains (pipeline.py) and makes each attempt through delivery.py
-under the rule's timeout; a retryable failure backs off and tries again.
+collects a batch, up to the rule's `max_records` (spec.batch_for) and BATCH_BYTES: the
+records already in the journal are taken at once; a batch that is not full waits for
+more only while records keep arriving (the rule's previous batch ended less than
+`max_delay` ago), at most `max_delay` after its first record. A rule that was quiet
+sends its next record at once, a batch of one, so batching adds no latency to an idle
+session. It matches, numbers, masks and chains each record (pipeline.py), commits the
+batch (below), then makes one attempt for the whole batch through delivery.py under
+the rule's timeout; a retryable failure backs off and tries the whole batch again.
+
+The cursor file, `cursors/<sensor>.<rule>.json` (0600, replaced atomically: a
+temporary file renamed over it), one JSON object:
+
+    {"active": true, "segment": "0000000001.seg", "offset": <bytes>,
+     "rule_seq": <the last number given>, "hash": <the chain head, 64 hex>,
+     "pending": null | [<record>, ...]}
+
+`pending` is the batch being delivered: each record exactly as the consumer receives
+it (numbered, masked, chained), in order; its last record carries `rule_seq` and, with
+`chain: true`, `hash`. A record holding a lone surrogate is written ASCII-escaped there,
+so the file is always UTF-8 and parses back to the same record. A cursor written before
+batching holds one record (an object) as `pending`, read as a batch of one.
+
+Group commit: a batch is moved past, numbered, chained and made pending in one write,
+then delivered, and `pending` is cleared in a second write once the rule is done with
+it (accepted; best_effort: its one attempt made; permanent: parked). What survives a
+SIGKILL: a kill before the first write changes nothing (the next dispatcher collects
+and numbers the same records again); a kill after it re-sends the whole batch with the
+same `rule_seq`s and hashes, so a consumer may hold part or all of a batch twice
+(`ways sensors verify` skips such duplicates). A move past records this rule does not
+take is saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit):
+a kill loses only the time to skip them again.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from . import chain, counters, delivery, events, index
+from .files import replace_atomically
 from .layers import LoadedRule
 from .pipeline import dumps, finish, match
-from .session import read_json, rule_id, write_json
+from .session import read_json, rule_id
+from .spec import batch_for
 from .targets import Outcome
 
 if TYPE_CHECKING:
     from .dispatcher import Dispatcher
+
+BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
+POSITION_EVERY = 1.0  # seconds between saves of a move past records the rule does not take
 
 
 def load_rules(project: str) -> tuple[str, dict[str, tuple[str, LoadedRule]]]:
@@ -35,8 +69,55 @@ def load_rules(project: str) -> tuple[str, dict[str, tuple[str, LoadedRule]]]:
     return idx.key, rules
 
 
+def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
+    """`line` when it is UTF-8; else (a lone surrogate passed through) the record
+    ASCII-escaped, which parses back to the same record."""
+    try:
+        line.decode("utf-8")
+        return line
+    except UnicodeDecodeError:
+        return json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str).encode()
+
+
+def encode_cursor(st: dict[str, Any], lines: list[bytes] | None) -> bytes:
+    """The cursor file's bytes; `lines` are the pending records' JSON, already encoded."""
+    head = {k: v for k, v in st.items() if k != "pending"}
+    if not st.get("pending"):
+        return json.dumps({**head, "pending": None}, separators=(",", ":")).encode()
+    recs = st["pending"]
+    if lines is None or len(lines) != len(recs):
+        lines = [dumps(r) for r in recs]
+    body = b",".join(lines)
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        body = b",".join(_utf8_line(r, ln) for r, ln in zip(recs, lines, strict=True))
+    return json.dumps(head, separators=(",", ":")).encode()[:-1] + b',"pending":[' + body + b"]}"
+
+
+class Batch:
+    """A batch being collected: what the cursor becomes once it is committed."""
+
+    def __init__(self, st: dict[str, Any]) -> None:
+        self.segment: str = st["segment"]
+        self.offset: int = st["offset"]
+        self.rule_seq: int = st["rule_seq"]
+        self.hash: str = st["hash"]
+        self.records: list[dict[str, Any]] = []
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.drops = 0
+        self.redactions = 0
+        self.moved = False
+
+    def add(self, record: dict[str, Any], line: bytes) -> None:
+        self.records.append(record)
+        self.lines.append(line)
+        self.size += len(line)
+
+
 class Worker(threading.Thread):
-    """Delivers one rule's records from the journal, in order."""
+    """Delivers one rule's records from the journal, in order, a batch per attempt."""
 
     def __init__(self, disp: Dispatcher, sensor: str, rule: LoadedRule):
         super().__init__(name=f"rule {sensor}/{rule.name}", daemon=True)
@@ -47,9 +128,18 @@ class Worker(threading.Thread):
         self.tally = counters.Tally(self.rid)
         self.stop = threading.Event()
         self.path = disp.session.cursor_path(self.rid)
+        self.max_records, self.max_delay = batch_for(rule.rule)
+        self.lines: list[bytes] | None = None  # the pending records' JSON, when known
+        self.saved_at = 0.0
+        self.saved_position = ("", -1)
         self.state = self._load_state()
         self.retrying = False
-        self.buffer: list[tuple[int, Any]] = []
+        self.collecting = False  # records taken from the journal, not yet committed
+        self.last_sent = float("-inf")  # when the previous batch was done with
+        # read ahead of the cursor: (segment, end offset, record | None | "drop"), newest
+        # first, and where the next read starts
+        self.buffer: list[tuple[str, int, Any]] = []
+        self.read_at = (self.state["segment"], self.state["offset"])
         self.redelivers = rule.rule.mode == "blocking"  # only the hook's failed dispatches
 
     # --- state ----------------------------------------------------------------------
@@ -64,12 +154,20 @@ class Worker(threading.Thread):
             st["segment"], st["offset"] = seg, size  # a new rule sees records from now on
         elif not st.get("active", True):
             st["segment"], st["offset"] = seg, size  # re-enabled: not what it missed
+        pending = st.get("pending")
+        if isinstance(pending, dict):  # a cursor from before batching: a batch of one
+            st["pending"] = [pending]
+        elif not (isinstance(pending, list) and pending):
+            st["pending"] = None
         st["active"] = True
         self._save(st)
         return st
 
     def _save(self, st: dict[str, Any] | None = None) -> None:
-        write_json(self.path, st or self.state)
+        st = st or self.state
+        replace_atomically(self.path, encode_cursor(st, self.lines))
+        self.saved_at = time.monotonic()
+        self.saved_position = (st["segment"], st["offset"])
 
     def deactivate(self) -> None:
         self.state["active"] = False
@@ -89,35 +187,45 @@ class Worker(threading.Thread):
                     session=self.disp.session.id,
                     error=type(exc).__name__,
                 )
+                self._rewind()
                 progressed = False
                 self.stop.wait(1.0)
             if not progressed:
                 self.disp.wait_for_records(0.5)
+        if (self.state["segment"], self.state["offset"]) != self.saved_position:
+            self._save()  # the lazily saved move past records the rule does not take
+
+    def _rewind(self) -> None:
+        """Forget what was read ahead: the next step reads again from the cursor."""
+        self.buffer = []
+        self.collecting = False
+        self.read_at = (self.state["segment"], self.state["offset"])
 
     def _refill(self) -> bool:
-        """Read the committed records after the cursor into the buffer; False if none."""
+        """Read the committed records after `read_at` into the buffer; False if none."""
         while True:
-            batch = self.disp.read_journal(self.state["segment"], self.state["offset"])
+            seg, offset = self.read_at
+            batch = self.disp.read_journal(seg, offset)
             if batch is None:  # the end of a finished segment: go on to the next
-                nxt = self.disp.segment_after(self.state["segment"])
+                nxt = self.disp.segment_after(seg)
                 if nxt is None:
                     return False
-                self.state["segment"], self.state["offset"] = nxt, 0
-                self._save()
+                self.read_at = (nxt, 0)
                 continue
             if not batch:
                 return False
+            entries: list[tuple[str, int, Any]] = [(seg, end, rec) for end, rec in batch]
             r = self.rule.rule
             if r.delivery == "best_effort" and not self.redelivers:
                 matching = [
                     i
-                    for i, (_, rec) in enumerate(batch)
+                    for i, (_, _, rec) in enumerate(entries)
                     if rec is not None and match(self.rule, rec)
                 ]
                 drop = max(0, len(matching) - r.queue_cap)
                 if drop:
                     for i in matching[:drop]:
-                        batch[i] = (batch[i][0], "drop")
+                        entries[i] = (seg, entries[i][1], "drop")
                     events.log(
                         "dispatch.drop",
                         sensor=self.sensor,
@@ -126,73 +234,117 @@ class Worker(threading.Thread):
                         count=drop,
                         cap=r.queue_cap,
                     )
-            self.buffer = batch
-            self.buffer.reverse()  # pop() from the end is the oldest
+            self.read_at = (seg, entries[-1][1])
+            entries.reverse()  # pop() from the end is the oldest
+            self.buffer = entries
             return True
 
     def step(self) -> bool:
-        if self.state.get("pending") is not None:
+        if self.state.get("pending"):
             self._deliver_pending()
             return True
-        if not self.buffer and not self._refill():
+        b = self._collect()
+        if b is None:
             return False
-        moved = False
-        while self.buffer and not self.stop.is_set():
-            end, rec = self.buffer.pop()
-            self.state["offset"] = end
-            moved = True
-            if rec == "drop":
-                self.state["rule_seq"] += 1  # the consumer sees the gap
-                self.tally.count("drops")
-                continue
-            if self.redelivers:
-                if not isinstance(rec, dict) or rec.get("retry_for") != self.rid:
-                    continue
-                self.state["pending"] = rec.get("record")  # numbered and chained already
-                self._save()
-                self._deliver_pending()
-                return True
-            try:
-                if rec is None or not match(self.rule, rec):
-                    continue
-                out, h = finish(
-                    rec, self.sensor, self.rule, self.state["rule_seq"] + 1, self.state["hash"]
-                )
-                dumps(out)  # a record that cannot be sent must not block the ones behind it
-            except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
-                self.tally.count("lost")
-                events.log(
-                    "dispatch.unsendable_record",
-                    sensor=self.sensor,
-                    rule=self.rule.name,
-                    session=self.disp.session.id,
-                    error=type(exc).__name__,
-                )
-                continue
-            self.state["rule_seq"] += 1
-            self.state["hash"] = h
-            self.state["pending"] = out
-            self._save()  # numbered, chained and moved past in one atomic write
-            self.tally.count("dispatched")
-            if out.get("redactions"):
-                self.tally.count("redactions", len(out["redactions"]))
+        self._commit(b)
+        if self.state.get("pending"):
             self._deliver_pending()
-            return True
-        if moved:
-            self._save()
         return True
 
+    def _collect(self) -> Batch | None:
+        """Take records into a batch (the module docstring says how many, how long);
+        None when there was nothing to move past, or the worker is stopping."""
+        b = Batch(self.state)
+        first_at: float | None = None
+        linger = False
+        while not self.stop.is_set():
+            if not self.buffer and not self._refill():
+                if not b.records or not linger:
+                    break
+                assert first_at is not None
+                left = first_at + self.max_delay - time.monotonic()
+                if left <= 0:
+                    break
+                self.disp.wait_for_records(left)
+                continue
+            seg, end, rec = self.buffer.pop()
+            b.segment, b.offset, b.moved = seg, end, True
+            self.collecting = True
+            self._take(b, rec)
+            if first_at is None and b.records:
+                first_at = time.monotonic()
+                linger = self.max_delay > 0 and first_at - self.last_sent < self.max_delay
+            if len(b.records) >= self.max_records or b.size >= BATCH_BYTES:
+                break
+        if self.stop.is_set():
+            return None  # nothing committed: the next dispatcher collects them again
+        return b if b.moved else None
+
+    def _take(self, b: Batch, rec: Any) -> None:
+        """Add one journal entry to the batch: number, mask and chain it if it is the
+        rule's; count a drop; skip anything else."""
+        if rec == "drop":
+            b.rule_seq += 1  # the consumer sees the gap
+            b.drops += 1
+            return
+        if self.redelivers:
+            if isinstance(rec, dict) and rec.get("retry_for") == self.rid:
+                out = rec.get("record")  # numbered and chained already
+                if isinstance(out, dict):
+                    b.add(out, dumps(out))
+            return
+        try:
+            if rec is None or not match(self.rule, rec):
+                return
+            out, h = finish(rec, self.sensor, self.rule, b.rule_seq + 1, b.hash)
+            line = dumps(out)  # a record that cannot be sent must not block the ones behind it
+        except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
+            self.tally.count("lost")
+            events.log(
+                "dispatch.unsendable_record",
+                sensor=self.sensor,
+                rule=self.rule.name,
+                session=self.disp.session.id,
+                error=type(exc).__name__,
+            )
+            return
+        b.rule_seq += 1
+        b.hash = h
+        b.add(out, line)
+        b.redactions += len(out.get("redactions") or ())
+
+    def _commit(self, b: Batch) -> None:
+        """Make the batch the cursor: moved past, numbered, chained and pending, in one
+        atomic write (lazily when it only moves past records the rule does not take)."""
+        st = self.state
+        new_segment = b.segment != st["segment"]
+        st["segment"], st["offset"] = b.segment, b.offset
+        st["rule_seq"], st["hash"] = b.rule_seq, b.hash
+        st["pending"] = b.records or None
+        self.lines = b.lines or None
+        self.collecting = False
+        if b.records or b.drops or new_segment or time.monotonic() - self.saved_at > POSITION_EVERY:
+            self._save()
+        if b.drops:
+            self.tally.count("drops", b.drops)
+        if b.records and not self.redelivers:
+            self.tally.count("dispatched", len(b.records))
+        if b.redactions:
+            self.tally.count("redactions", b.redactions)
+
     def _deliver_pending(self) -> None:
-        """Deliver the pending record until the rule is done with it (delivery.settle):
+        """Deliver the pending batch until the rule is done with it (delivery.settle):
         accepted, lost (best_effort) or parked (permanent); otherwise back off and retry."""
-        rec = self.state["pending"]
+        recs = self.state["pending"]
+        if self.lines is None or len(self.lines) != len(recs):
+            self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
         backoff = delivery.BACKOFF_FIRST
         while True:
-            outcome = self.deliver(rec)
+            outcome = self.deliver(recs)
             if delivery.settle(
                 self.sensor,
                 self.rule,
-                [rec],
+                recs,
                 outcome,
                 session=self.disp.session.id,
                 tally=self.tally,
@@ -204,12 +356,19 @@ class Worker(threading.Thread):
             backoff = min(backoff * 2, delivery.BACKOFF_CAP)
         self.retrying = False
         self.state["pending"] = None
+        self.lines = None
         self._save()
+        self.last_sent = time.monotonic()
 
-    def deliver(self, rec: dict[str, Any]) -> Outcome:
-        """One attempt, under the rule's timeout; counted and logged (delivery.py)."""
+    def deliver(self, recs: list[dict[str, Any]]) -> Outcome:
+        """One attempt for the batch, under the rule's timeout; counted and logged."""
         return delivery.attempt(
-            self.sensor, self.rule, [rec], session=self.disp.session.id, tally=self.tally
+            self.sensor,
+            self.rule,
+            recs,
+            session=self.disp.session.id,
+            tally=self.tally,
+            lines=self.lines,
         )
 
     def done(self) -> bool:
@@ -217,7 +376,8 @@ class Worker(threading.Thread):
         seg, size = self.disp.journal_end()
         st = self.state
         return (
-            st.get("pending") is None
+            not st.get("pending")
+            and not self.collecting
             and not self.buffer
             and (st["segment"], st["offset"]) >= (seg, size)
         )

@@ -325,12 +325,12 @@ def test_partial_success_is_counted_rejected_and_never_retried(install, tmp_path
     answer = b'{"partialSuccess":{"rejectedLogRecords":"1","errorMessage":"schema"}}'
     server = Server("otlp", script=[(200, {}, answer)])
     try:
-        otlp_sensor(install, server)
+        otlp_sensor(install, server, batch="{max_records: 1}")  # batches: tests/test_batching.py
         ScriptedSession(install, tmp_path / "t").play()
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == TOTAL - 1)
         c = counters_of(install, "ship/otel")
         assert (c["rejected"], c["retries"], c["refusals"]) == (1, 0, 0)
-        assert len(server.attempts) == TOTAL  # one request per record today: none sent twice
+        assert len(server.attempts) == TOTAL  # one request per record: none sent twice
         assert not (install.state_root / "deadletters" / "ship.otel.jsonl").exists()
         [partial] = [e for e in events(install) if e["kind"] == "dispatch.partial"]
         assert (partial["rejected"], partial["rule_seq"]) == (1, 1)
@@ -341,7 +341,7 @@ def test_partial_success_is_counted_rejected_and_never_retried(install, tmp_path
 def test_429_and_503_with_retry_after_are_retried_after_that_wait(install, tmp_path):
     server = Server("otlp", script=[(429, {"Retry-After": "1"}), (503, {"Retry-After": "1"})])
     try:
-        otlp_sensor(install, server)
+        otlp_sensor(install, server, batch="{max_records: 1}")
         ScriptedSession(install, tmp_path / "t").play()
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == TOTAL)
         (t1, s1, _), (t2, s2, _), (t3, s3, _) = server.attempts[:3]
@@ -359,7 +359,7 @@ def test_429_and_503_with_retry_after_are_retried_after_that_wait(install, tmp_p
 def test_400_is_parked_and_the_rule_moves_on(install, tmp_path):
     server = Server("otlp", script=[(400, {})])
     try:
-        otlp_sensor(install, server)
+        otlp_sensor(install, server, batch="{max_records: 1}")
         ScriptedSession(install, tmp_path / "t").play()
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == TOTAL - 1)
         c = counters_of(install, "ship/otel")
@@ -375,7 +375,7 @@ def test_400_is_parked_and_the_rule_moves_on(install, tmp_path):
 def test_a_hung_receiver_times_out_and_the_record_is_sent_again(install, tmp_path):
     server = Server("otlp", script=[(None, {})])  # the first request never gets an answer
     try:
-        otlp_sensor(install, server, timeout="1s")
+        otlp_sensor(install, server, timeout="1s", batch="{max_records: 1}")
         ScriptedSession(install, tmp_path / "t").play()
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == TOTAL)
         c = counters_of(install, "ship/otel")

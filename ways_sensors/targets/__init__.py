@@ -18,16 +18,16 @@ new module, one line in TARGETS, and its tests.
 The batch form, decided here for batching (issue 13): `deliver` always takes a
 non-empty sequence of `Item(record, line)` (line: the record's JSON bytes, no newline)
 and answers one Outcome for the whole batch, so a failed batch is retried or parked
-whole, and a consumer may see a record twice (at-least-once). Until rules can ask for
-batches, every caller passes a batch of one. What each kind does with more than one:
-file appends all lines in one write(); command sends all lines on one stdin (with
-`input: args`, one run per record); http posts one request per record until a `format`
-for batches exists. `ctx` holds the placeholders `session_id`, `sensor`, `rule` and
-`date` (the first record's; file takes each record's own date). delivery.attempt and
-delivery.settle already take a batch (counting, logging and parking every record of
-it), so batching is the worker's change alone. A consumer that accepts a batch but
-drops part of it (OTLP's partialSuccess) is an accepted Outcome that will carry the
-dropped count in a new defaulted field, counted as rejected: the Protocol stays as is.
+whole, and a consumer may see a record twice (at-least-once). The worker (worker.py)
+passes batches as the rule's `batch:` allows; the blocking path and `fire` pass one
+record. What each kind does with more than one: file appends all lines in one write();
+command sends all lines on one stdin (with `input: args`, one run per record); http
+posts one request per batch in its `format` (a JSON array or NDJSON) when the rule is
+batched, else one request per record; otlp one request per batch. `ctx` holds the
+placeholders `session_id`, `sensor`, `rule` and `date` (the first record's; file takes
+each record's own date), and `max_records`, the rule's batch size (above 1: the rule
+is batched). A consumer that accepts a batch but drops part of it (OTLP's
+partialSuccess) is an accepted Outcome carrying the dropped count (`rejected`).
 
 A kind may also set `BATCH_DEFAULT = (max_records, max_delay seconds)`: the batch a
 rule gets when it sets no `batch:` (spec.batch_for); without it, one record per attempt.
