@@ -34,7 +34,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from msgspec import Meta, Struct
@@ -126,13 +126,28 @@ def _loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
+_tls: list[Any] = []  # the TLS context, made once: loading the CA bundle costs ~20 ms
+_tls_lock = threading.Lock()
+
+
+def _verify() -> Any:
+    """httpx's default TLS verification, as one context every client shares."""
+    import httpx
+
+    with _tls_lock:
+        if not _tls:
+            make = getattr(httpx, "create_ssl_context", None)
+            _tls.append(make() if make is not None else True)
+        return _tls[0]
+
+
 async def _post(url: str, headers: dict[str, str], body: bytes) -> tuple[int, str | None, bytes]:
     """(status, Retry-After, at most BODY_CAP bytes of the body)."""
     import httpx
 
     # a fresh client per request: a cancelled request must not poison a pooled connection
     async with (
-        httpx.AsyncClient(timeout=None, follow_redirects=False) as client,
+        httpx.AsyncClient(timeout=None, follow_redirects=False, verify=_verify()) as client,
         client.stream("POST", url, content=body, headers=headers) as resp,
     ):
         got = bytearray()
