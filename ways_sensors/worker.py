@@ -4,13 +4,15 @@ a batch per attempt.
 Each enabled async rule (and each blocking at_least_once rule, for the hook's failed
 dispatches) has its own worker, so one stuck consumer never delays another. The worker
 collects a batch, up to the rule's `max_records` (spec.batch_for) and BATCH_BYTES: the
-records already in the journal are taken at once; a batch that is not full waits for
-more only while records keep arriving (the rule's previous batch ended less than
-`max_delay` ago), at most `max_delay` after its first record. A rule that was quiet
-sends its next record at once, a batch of one, so batching adds no latency to an idle
-session. It matches, numbers, masks and chains each record (pipeline.py), commits the
-batch (below), then makes one attempt for the whole batch through delivery.py under
-the rule's timeout; a retryable failure backs off and tries the whole batch again.
+records already in the journal are taken at once. A batch that is not full waits for
+more only while records keep arriving: when the rule is busy (its previous batch ended
+less than `max_delay` ago), and only as long as each record comes within LINGER_GAP of
+the one before, never past `max_delay` after its first. A rule that was quiet sends its
+next record at once, a batch of one, so batching adds no latency to an idle session.
+
+It matches, numbers, masks and chains each record (pipeline.py), commits the batch
+(below), then makes one attempt for the whole batch through delivery.py under the
+rule's timeout; a retryable failure backs off and tries the whole batch again.
 
 The cursor file, `cursors/<sensor>.<rule>.json` (0600, replaced atomically: a
 temporary file renamed over it), one JSON object:
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from .dispatcher import Dispatcher
 
 BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
+LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
 POSITION_EVERY = 1.0  # seconds between saves of a move past records the rule does not take
 
 
@@ -255,14 +258,13 @@ class Worker(threading.Thread):
         """Take records into a batch (the module docstring says how many, how long);
         None when there was nothing to move past, or the worker is stopping."""
         b = Batch(self.state)
-        first_at: float | None = None
+        first_at = last_at = 0.0  # when the batch got its first record, its latest
         linger = False
         while not self.stop.is_set():
             if not self.buffer and not self._refill():
                 if not b.records or not linger:
                     break
-                assert first_at is not None
-                left = first_at + self.max_delay - time.monotonic()
+                left = min(first_at + self.max_delay, last_at + LINGER_GAP) - time.monotonic()
                 if left <= 0:
                     break
                 self.disp.wait_for_records(left)
@@ -270,10 +272,13 @@ class Worker(threading.Thread):
             seg, end, rec = self.buffer.pop()
             b.segment, b.offset, b.moved = seg, end, True
             self.collecting = True
+            had = len(b.records)
             self._take(b, rec)
-            if first_at is None and b.records:
-                first_at = time.monotonic()
-                linger = self.max_delay > 0 and first_at - self.last_sent < self.max_delay
+            if len(b.records) > had:
+                last_at = time.monotonic()
+                if not had:
+                    first_at = last_at
+                    linger = self.max_delay > 0 and first_at - self.last_sent < self.max_delay
             if len(b.records) >= self.max_records or b.size >= BATCH_BYTES:
                 break
         if self.stop.is_set():
