@@ -223,6 +223,38 @@ def test_http_formats_a_batch_as_a_json_array_or_ndjson_and_unbatched_as_objects
         rec.close()
 
 
+def test_a_batched_command_runs_once_per_batch_or_once_per_record_with_args(
+    install, tmp_path, dispatch
+):
+    stdin_out, args_out = tmp_path / "stdin.txt", tmp_path / "args.txt"
+    install.sensor(
+        "cmd",
+        f"""\
+        rules:
+          stdin:
+            sections: [tool_call]
+            batch: {{max_records: 100}}
+            dispatch: {{command: {{argv: [sh, -c, 'cat >> {stdin_out}; echo run >> {stdin_out}']}}}}
+          args:
+            sections: [tool_call]
+            batch: {{max_records: 100}}
+            dispatch:
+              command:
+                argv: [sh, -c, 'printf "%s\\nrun\\n" "$1" >> {args_out}', sh]
+                input: args
+        """,
+    )
+    spool_directly(install, calls(N))
+    dispatch()
+    done = lambda p: p.exists() and p.read_text().count("run\n") >= (1 if p == stdin_out else N)  # noqa: E731
+    assert wait_until(lambda: done(stdin_out) and done(args_out))
+    *recs, end = stdin_out.read_text().splitlines()  # one run: the batch as NDJSON
+    assert end == "run" and [json.loads(r)["rule_seq"] for r in recs] == list(range(1, N + 1))
+    got = args_out.read_text().splitlines()  # one run per record, the record its argument
+    assert got[1::2] == ["run"] * N
+    assert [json.loads(r)["rule_seq"] for r in got[0::2]] == list(range(1, N + 1))
+
+
 # --- OTLP: many records per request -------------------------------------------------------
 
 
