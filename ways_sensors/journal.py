@@ -17,7 +17,8 @@ rule's cursor has passed (`drop_before`).
 What survives a SIGKILL: anything beyond the committed end was appended but not
 committed; the next dispatcher cuts it away (`cut_back`) before building again, so every
 record in the journal is built once and numbered once. A frame that does not parse is
-read as None (the worker skips it).
+read as None (the worker skips it); a record is read with msgspec, or json where it
+cannot (`decode`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,32 @@ import json
 import os
 from typing import Any
 
+import msgspec
+
 from .spool import scan_frames
 
 MAGIC = b"WJ1 "
 SEGMENT_BYTES = 4 << 20
 FIRST_SEGMENT = "0000000001.seg"
+
+
+_decoder = msgspec.json.Decoder()
+
+
+def decode(body: bytes | None) -> Any:
+    """A frame's record; None when it does not parse. msgspec reads it three times as
+    fast as json.loads; json.loads takes what msgspec refuses: a lone surrogate passed
+    through (json reads bytes with surrogatepass, as the dispatcher wrote them), NaN."""
+    if body is None:
+        return None
+    try:
+        return _decoder.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
 
 
 def frame(record_json: bytes) -> bytes:
@@ -81,11 +103,7 @@ class Journal:
             data = b""
         out: list[tuple[int, Any]] = []
         for _, stop, body in scan_frames(data, MAGIC):
-            try:
-                rec = json.loads(body) if body is not None else None
-            except ValueError:
-                rec = None
-            out.append((offset + stop, rec))
+            out.append((offset + stop, decode(body)))
         if not out and seg != end_seg:
             return None
         return out
