@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from . import chain
 from .layers import LoadedRule
 
@@ -78,6 +80,16 @@ def finish(
 
 
 def dumps(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str).encode(
-        "utf-8", "surrogatepass"
-    )
+    """The record's line: compact UTF-8 JSON in the record's key order. msgspec writes it
+    (json.dumps' bytes, but for how a float may be spelled: 1e16 for 1e+16, the same
+    number), four times as fast; json what msgspec refuses (a lone surrogate, passed
+    through as surrogatepass bytes; a value that is not JSON, as its str())."""
+    try:
+        return _encode(record)
+    except Exception:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str).encode(
+            "utf-8", "surrogatepass"
+        )
+
+
+_encode = msgspec.json.Encoder().encode
