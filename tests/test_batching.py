@@ -478,6 +478,7 @@ def test_a_pending_batch_with_a_lone_surrogate_keeps_the_cursor_utf8():
     recs = [{"rule_seq": 1, "data": "ok"}, {"rule_seq": 2, "data": "echo \ud800"}]
     lines_ = [json.dumps(r, ensure_ascii=False).encode("utf-8", "surrogatepass") for r in recs]
     st = {"active": True, "segment": "0000000001.seg", "offset": 9, "rule_seq": 2}
-    raw = encode_cursor({**st, "hash": "0" * 64, "pending": recs}, lines_)
-    assert json.loads(raw.decode("utf-8"))["pending"] == recs  # strict UTF-8, same records
+    raw = encode_cursor({"pending": recs, **st, "hash": "0" * 64}, lines_)
+    back = json.loads(raw.decode("utf-8"))  # strict UTF-8
+    assert back == {**st, "hash": "0" * 64, "pending": recs}  # the same records
     assert json.loads(encode_cursor({**st, "pending": None}, None))["pending"] is None

@@ -85,9 +85,10 @@ def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
 def encode_cursor(st: dict[str, Any], lines: list[bytes] | None) -> bytes:
     """The cursor file's bytes; `lines` are the pending records' JSON, already encoded."""
     head = {k: v for k, v in st.items() if k != "pending"}
-    if not st.get("pending"):
-        return json.dumps({**head, "pending": None}, separators=(",", ":")).encode()
-    recs = st["pending"]
+    empty = json.dumps({**head, "pending": None}, separators=(",", ":")).encode()
+    recs = st.get("pending")
+    if not recs:
+        return empty
     if lines is None or len(lines) != len(recs):
         lines = [dumps(r) for r in recs]
     body = b",".join(lines)
@@ -95,7 +96,7 @@ def encode_cursor(st: dict[str, Any], lines: list[bytes] | None) -> bytes:
         body.decode("utf-8")
     except UnicodeDecodeError:
         body = b",".join(_utf8_line(r, ln) for r, ln in zip(recs, lines, strict=True))
-    return json.dumps(head, separators=(",", ":")).encode()[:-1] + b',"pending":[' + body + b"]}"
+    return empty[: -len(b"null}")] + b"[" + body + b"]}"  # "pending" is the last key
 
 
 class Batch:
