@@ -94,15 +94,19 @@ class LockTimeout(Exception):
     """Another writer held the file's lock until the deadline."""
 
 
-def _lock(fd: int, deadline: float) -> None:
+def _lock(fd: int, deadline: float) -> bool:
+    """Take the file's lock; False where the file system has no locks (then the
+    append goes unlocked and unmended, as O_APPEND alone keeps lines whole)."""
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
+            return True
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 raise LockTimeout from None
             time.sleep(LOCK_POLL)
+        except OSError:  # ENOLCK and the like: a file system without flock
+            return False
 
 
 def _mend(fd: int, data: bytes, cut_json: bool) -> bytes:
@@ -140,8 +144,7 @@ def _append(path: str, data: bytes, deadline: float, cut_json: bool) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         readable = False
     try:
-        _lock(fd, deadline)
-        if readable:
+        if _lock(fd, deadline) and readable:
             data = _mend(fd, data, cut_json)
         view = memoryview(data)
         while view:
