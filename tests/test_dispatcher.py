@@ -339,14 +339,12 @@ def test_sigkill_twenty_times_loses_nothing_at_least_once(install, tmp_path):
         """,
     )  # the shipped audit sensor: every section, at_least_once, chained
     base = payload("PreToolUse")
-    entries = [("SessionStart", payload("SessionStart"))]
-    entries += [("PreToolUse", {**base, "tool_use_id": f"toolu_{i:05d}"}) for i in range(2000)]
-    entries += [("SessionEnd", payload("SessionEnd"))]
-    spool_directly(install, entries)
+    calls = [("PreToolUse", {**base, "tool_use_id": f"toolu_{i:05d}"}) for i in range(2000)]
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls[:400]])
     rnd = random.Random(20261129)
     kills = 0
     proc = start_dispatcher(install)
-    while kills < 20:
+    while kills < 20:  # records keep coming (a batched drain outruns the kills otherwise)
         time.sleep(rnd.uniform(0.02, 0.4))
         if proc.poll() is not None:
             break
@@ -354,6 +352,8 @@ def test_sigkill_twenty_times_loses_nothing_at_least_once(install, tmp_path):
         proc.wait()
         kills += 1
         proc = start_dispatcher(install)
+        spool_directly(install, calls[320 + 80 * kills : 400 + 80 * kills])
+    spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
     proc.wait(timeout=300)
     got = lines(out)
     seqs = {r["rule_seq"] for r in got}
