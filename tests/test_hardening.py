@@ -1,0 +1,127 @@
+"""Hostile values through the real hook, dispatcher and consumers: paths built from
+session data, session ids that look like options, lone surrogates, escaping children."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .servers import Server  # noqa: F401  (used by the surrogate tests below)
+
+PROMPT_EVENTS = ("UserPromptSubmit",)
+
+
+def wait_until(pred, timeout: float = 30.0, step: float = 0.05) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
+def lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_bytes().decode("utf-8").splitlines() if x.strip()]
+
+
+def fire(install, sid: str, event: str, **fields) -> None:
+    p = {
+        "session_id": sid,
+        "hook_event_name": event,
+        "cwd": str(install.project),
+        "transcript_path": fields.pop("transcript_path", ""),
+        **fields,
+    }
+    r = install.hook(p)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+
+
+def events(install) -> str:
+    path = install.state_root / "events.log"
+    return path.read_text() if path.exists() else ""
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+# --- B: paths built from session data ---------------------------------------------------
+
+
+def test_a_session_id_that_looks_like_an_option_is_delivered(install, tmp_path):
+    """`-abc` is a valid id for the hook; the dispatcher's argv must not read it as an
+    option (it did: `--session -abc` failed to parse, nothing delivered, nothing logged)."""
+    out = tmp_path / "out"
+    install.sensor(
+        "s",
+        f"rules:\n  r:\n    sections: [user_prompt]\n"
+        f"    dispatch: {{file: {{path: '{out}/{{session_id}}.jsonl'}}}}\n",
+    )
+    for sid in ("-abc", "--weird-id"):
+        fire(install, sid, "UserPromptSubmit", prompt=f"hello from {sid}")
+    for sid in ("-abc", "--weird-id"):
+        assert wait_until(lambda sid=sid: lines(out / f"{sid}.jsonl")), (sid, events(install))
+        [rec] = lines(out / f"{sid}.jsonl")
+        assert rec["session_id"] == sid and rec["data"]["prompt"] == f"hello from {sid}"
+
+
+def test_the_dispatch_command_takes_the_id_after_a_double_dash(install):
+    r = install.ways("sensors", "dispatch", "--idle", "0.2", "--", "--weird-id")
+    assert r.returncode == 0, r.stderr
+    r = install.ways("sensors", "dispatch", "--idle", "0.2", "--", "../x")
+    assert r.returncode == 2 and "not a session id" in r.stderr
+
+
+def test_a_transcript_timestamp_never_steers_a_file_path(install, tmp_path):
+    """A queued message takes its timestamp from the transcript: `../../../x` as
+    `{date}` wrote three folders up. Now the record is refused for good (dead-lettered,
+    logged without content) and the other records of the rule still arrive."""
+    out = tmp_path / "out"
+    template = out / "a" / "b" / "c" / "{date}" / "q.jsonl"
+    install.sensor(
+        "s",
+        f"rules:\n  r:\n    sections: [queued_message, tool_result]\n"
+        f"    delivery: at_least_once\n"
+        f"    dispatch: {{file: {{path: '{template}'}}}}\n",
+    )
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    sid = "hostile-date"
+    fire(install, sid, "SessionStart", transcript_path=str(transcript), source="startup")
+    hostile = [
+        {
+            "type": "queue-operation",
+            "operation": "enqueue",
+            "content": "typed while working",
+            "timestamp": "../../../x",
+        },
+        {"type": "queue-operation", "operation": "remove", "content": "typed while working"},
+    ]
+    with transcript.open("a") as f:
+        f.write("".join(json.dumps(x) + "\n" for x in hostile))
+    fire(
+        install,
+        sid,
+        "PostToolUse",
+        transcript_path=str(transcript),
+        tool_name="Bash",
+        tool_use_id="t1",
+        tool_input={"command": "ls"},
+        tool_response={"stdout": "ok"},
+    )
+    parked = install.state_root / "deadletters" / "s.r.jsonl"
+    assert wait_until(lambda: parked.exists() and parked.read_text().strip()), events(install)
+    [dead] = lines(parked)
+    assert dead["record"]["section"] == "queued_message" and dead["cause"] == "error"
+    assert "{date}" in dead["reason"] and "../" not in dead["reason"]
+    assert wait_until(lambda: any("/c/" in f for f in files_under(out)))
+    written = files_under(out)
+    assert not (out / "x").exists() and all(f.startswith("a/b/c/") for f in written), written
+    [day] = {f.split("/")[3] for f in written}
+    [rec] = lines(out / "a" / "b" / "c" / day / "q.jsonl")
+    assert rec["section"] == "tool_result"
+    log = events(install)
+    assert "dispatch.error" in log and "../" not in log and "typed while" not in log
