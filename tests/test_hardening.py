@@ -7,9 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from .servers import Server  # noqa: F401  (used by the surrogate tests below)
-
-PROMPT_EVENTS = ("UserPromptSubmit",)
+from .servers import Server
 
 
 def wait_until(pred, timeout: float = 30.0, step: float = 0.05) -> bool:
@@ -125,3 +123,89 @@ def test_a_transcript_timestamp_never_steers_a_file_path(install, tmp_path):
     assert rec["section"] == "tool_result"
     log = events(install)
     assert "dispatch.error" in log and "../" not in log and "typed while" not in log
+
+
+# --- C: lone surrogates -------------------------------------------------------------------
+
+BROKEN = "hi \ud83d there \ud83d\ude00 and a low \ude00"  # a JSON escape as Claude sends it
+FIXED = "hi \ufffd there \U0001f600 and a low \ufffd"
+
+
+def strict_lines(path: Path) -> list[dict]:
+    """A file's records, decoded as strict UTF-8 (raises on a lone surrogate's bytes)."""
+    return [json.loads(x) for x in path.read_bytes().decode("utf-8").splitlines() if x]
+
+
+def verify(install, path: Path, *args: str) -> tuple[int, dict]:
+    r = install.ways("sensors", "verify", str(path), *args, "--json")
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_a_lone_surrogate_never_makes_a_record_that_is_not_utf8(install, tmp_path):
+    """`\\ud83d` in a payload: the strict HTTP consumer answered 400 (dead-lettered),
+    files held bytes that are not UTF-8. Now every path sends U+FFFD for a lone
+    surrogate, joins a pair, and the chains hash what was sent."""
+    server = Server("accept")
+    out = tmp_path / "out"
+    chained = "    chain: true\n"
+    install.sensor(
+        "u",
+        "rules:\n"
+        "  web:\n    sections: [user_prompt]\n    delivery: at_least_once\n"
+        + chained
+        + f"    dispatch: {{http: {{url: '{server.url}'}}}}\n"
+        "  file:\n    sections: [user_prompt]\n"
+        + chained
+        + f"    dispatch: {{file: {{path: '{out}/file.jsonl'}}}}\n"
+        "  text:\n    sections: [user_prompt]\n"
+        f"    dispatch: {{file: {{path: '{out}/text.log', format: text}}}}\n"
+        "  blk:\n    sections: [user_prompt]\n    mode: blocking\n"
+        + chained
+        + f"    dispatch: {{file: {{path: '{out}/blk.jsonl'}}}}\n"
+        "  fired:\n    sections: [way_event]\n"
+        + chained
+        + f"    dispatch: {{file: {{path: '{out}/fire.jsonl'}}}}\n",
+    )
+    try:
+        raw = json.dumps(
+            {
+                "session_id": "surrogates",
+                "hook_event_name": "UserPromptSubmit",
+                "cwd": str(install.project),
+                "transcript_path": "",
+                "prompt": BROKEN,
+                BROKEN: "a key too",
+            }
+        )
+        assert "\\ud83d" in raw and raw.isascii()
+        r = install.hook(raw)
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+        assert wait_until(lambda: server.bodies and (out / "file.jsonl").exists()), (
+            server.attempts,
+            events(install),
+        )
+        [body] = server.bodies
+        assert [a[1] for a in server.attempts] == [200]
+        assert body["data"]["prompt"] == FIXED and body["data"]["extra"][FIXED] == "a key too"
+        for name in ("file.jsonl", "blk.jsonl"):
+            [rec] = strict_lines(out / name)
+            assert rec["data"]["prompt"] == FIXED, name
+        assert wait_until(lambda: (out / "text.log").exists())
+        assert FIXED in (out / "text.log").read_bytes().decode("utf-8")
+        for name, rule in (("file.jsonl", "u/file"), ("blk.jsonl", "u/blk")):
+            code, report = verify(install, out / name, "--rule", rule)
+            assert code == 0, report
+        # `fire` sends through the same encoder
+        given = tmp_path / "in.json"
+        given.write_text(json.dumps({"kind": "fired", "note": BROKEN}))
+        r = install.ways(
+            "sensors", "fire", "u/fired", "--section", "way_event", "--input", str(given)
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        [rec] = strict_lines(out / "fire.jsonl")
+        assert rec["data"]["note"] == FIXED
+        code, report = verify(install, out / "fire.jsonl")
+        assert code == 0, report
+        assert not (install.state_root / "deadletters").exists()
+    finally:
+        server.close()

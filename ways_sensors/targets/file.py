@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
+from ..utf8 import ERRORS
 from .base import ERROR, TIMEOUT, Item, Outcome, accepted, permanent, retryable
 
 
@@ -149,7 +150,7 @@ def deliver(
             path = expand(spec.path, {**ctx, "date": date})
         except UnsafePath as exc:
             return permanent(ERROR, str(exc))
-        text = text_line(record).encode("utf-8", "surrogatepass") if spec.format == "text" else line
+        text = text_line(record).encode("utf-8", ERRORS) if spec.format == "text" else line
         by_path.setdefault(path, bytearray()).extend(text + b"\n")
     for path, data in by_path.items():
         try:
