@@ -4,10 +4,12 @@ session data, session ids that look like options, lone surrogates, escaping chil
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
 from .servers import Server
+from .targets.test_command import escaping_consumer, survivors
 
 
 def wait_until(pred, timeout: float = 30.0, step: float = 0.05) -> bool:
@@ -209,3 +211,36 @@ def test_a_lone_surrogate_never_makes_a_record_that_is_not_utf8(install, tmp_pat
         assert not (install.state_root / "deadletters").exists()
     finally:
         server.close()
+
+
+# --- D: descendants of a command consumer ------------------------------------------------
+
+
+def test_no_descendant_of_a_timed_out_command_survives(install, tmp_path):
+    """Through the dispatcher (a detached process) and the blocking path (the hook
+    itself): a consumer that starts `setsid ... &` and a double-forked daemon, then
+    hangs, is killed at the rule's timeout with every descendant."""
+    markers = {
+        mode: f"ways-escape-{mode}-{os.getpid()}-{time.monotonic_ns()}"
+        for mode in ("async", "blocking")
+    }
+    rules = "rules:\n"
+    for mode, marker in markers.items():
+        argv = escaping_consumer(marker, str(tmp_path / f"{mode}.started"))
+        rules += (
+            f"  {mode}:\n    sections: [user_prompt]\n    mode: {mode}\n    timeout: 3s\n"
+            f"    dispatch: {{command: {{argv: {json.dumps(argv)}}}}}\n"
+        )
+    install.sensor("esc", rules)
+    try:
+        fire(install, "escapes", "UserPromptSubmit", prompt="go")
+        assert (tmp_path / "blocking.started").exists()
+        assert wait_until(lambda: "dispatch.timeout" in events(install)), events(install)
+        assert (tmp_path / "async.started").exists()
+        assert "blocking.timeout" in events(install)
+        for mode, marker in markers.items():
+            assert wait_until(lambda m=marker: not survivors(m), timeout=10), mode
+    finally:
+        for marker in markers.values():
+            for p in survivors(marker):
+                p.kill()
