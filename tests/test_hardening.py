@@ -208,6 +208,29 @@ def test_a_lone_surrogate_never_makes_a_record_that_is_not_utf8(install, tmp_pat
         assert rec["data"]["note"] == FIXED
         code, report = verify(install, out / "fire.jsonl")
         assert code == 0, report
+        # printed for a person: `fire --dry-run` and the preview of `ways sensors test`
+        r = install.ways(
+            "sensors",
+            "fire",
+            "u/fired",
+            "--section",
+            "way_event",
+            "--input",
+            str(given),
+            "--dry-run",
+        )
+        assert r.returncode == 0 and FIXED in r.stdout, r.stderr
+        transcript = tmp_path / "t.jsonl"
+        line = {
+            "type": "user",
+            "uuid": "p1",
+            "timestamp": "2026-10-06T10:00:00.000Z",
+            "message": {"role": "user", "content": BROKEN},
+            "origin": {"kind": "human"},
+        }
+        transcript.write_text(json.dumps(line) + "\n")
+        r = install.ways("sensors", "test", "u/file", "--transcript", str(transcript))
+        assert r.returncode == 0 and FIXED in r.stdout, r.stderr
         assert not (install.state_root / "deadletters").exists()
     finally:
         server.close()

@@ -41,3 +41,9 @@ codecs.register_error(ERRORS, _replace)
 def encode(text: str) -> bytes:
     """`text` as valid UTF-8, lone surrogates replaced (see the module docstring)."""
     return text.encode("utf-8", ERRORS)
+
+
+def clean(text: str) -> str:
+    """`text` as it is sent: for a record printed to a terminal (`fire --dry-run`, the
+    preview of `ways sensors test`), which would otherwise fail to encode it."""
+    return encode(text).decode("utf-8")
