@@ -56,15 +56,21 @@ def seen(rule_id: str) -> None:
     _update(change)
 
 
-def waiting(rule_id: str) -> bool:
-    """True when the rule was created by a command and its preview was never shown."""
+def _unseen() -> set[str]:
+    """The rule ids created by a command whose preview was never shown."""
     try:
         with open(_path()) as f:
             data = json.load(f)
     except (OSError, ValueError):
-        return False
-    entry = data.get(rule_id) if isinstance(data, dict) else None
-    return isinstance(entry, dict) and entry.get("seen") is None
+        return set()
+    if not isinstance(data, dict):
+        return set()
+    return {k for k, v in data.items() if isinstance(v, dict) and v.get("seen") is None}
+
+
+def waiting(rule_id: str) -> bool:
+    """True when the rule was created by a command and its preview was never shown."""
+    return rule_id in _unseen()
 
 
 def renamed(old_sensor: str, new_sensor: str) -> None:
@@ -98,10 +104,10 @@ def refuse_enabling(sensor: str, before: Any, after: Any, new: Iterable[str] = (
     never seen and that was off in `before` (None: the sensor did not exist). `new`
     names rules the caller is creating now, gated before previews.json records them."""
     rules = after.get("rules") if isinstance(after, dict) else None
-    fresh = set(new)
+    gated = _unseen() | {f"{sensor}/{name}" for name in new}
     unseen = []
     for name in sorted(rules) if isinstance(rules, dict) else []:
-        if name not in fresh and not waiting(f"{sensor}/{name}"):
+        if f"{sensor}/{name}" not in gated:
             continue
         was, now = _switches(before, name), _switches(after, name)
         if (now[0] and not was[0]) or (now[1] and not was[1]):
