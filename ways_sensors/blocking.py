@@ -59,6 +59,7 @@ def run(
     from .pipeline import finish, match
     from .session import Session, read_json, write_json
     from .spec import BLOCKING_CAP
+    from .utf8 import ERRORS
 
     payload = records.parse_payload(data)
     if payload is None:
@@ -154,7 +155,7 @@ def run(
             waited_ms=round((time.monotonic() - start) * 1000),
         )
     for item in list(retry):
-        body = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
+        body = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8", ERRORS)
         spool.append(session_id, "WaysRetry", ts_ns, project, body)
     if retry:
         from . import launch

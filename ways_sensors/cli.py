@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--session", required=True, metavar="ID")
     e.add_argument("--input", metavar="FILE|-")
     disp = ss.add_parser("dispatch", help="the per-session dispatcher (started by the hook)")
-    disp.add_argument("--session", required=True)
+    disp.add_argument("session_id", nargs="?", metavar="ID", help="after --: ids may start with -")
+    disp.add_argument("--session")
     disp.add_argument("--idle", type=float, default=None, help=argparse.SUPPRESS)
     return p
 

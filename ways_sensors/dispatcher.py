@@ -24,7 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, chain, counters, delivery, events, index, metrics, records, roots, spool
+from . import agents, chain, counters, delivery, events, index, metrics, records, roots, spool, utf8
 from .layers import LoadedRule
 from .pipeline import dumps, finish, match
 from .session import (
@@ -419,7 +419,7 @@ class Dispatcher:
                         },
                         ensure_ascii=False,
                         separators=(",", ":"),
-                    ).encode("utf-8", "surrogatepass")
+                    ).encode("utf-8", utf8.ERRORS)
                 )
                 continue
             if payload is None:
@@ -440,7 +440,7 @@ class Dispatcher:
                         frame(
                             json.dumps(
                                 rec, ensure_ascii=False, separators=(",", ":"), default=str
-                            ).encode("utf-8", "surrogatepass")
+                            ).encode("utf-8", utf8.ERRORS)
                         )
                     )
             except Exception as exc:  # nesting too deep to encode: never block the spool

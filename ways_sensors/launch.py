@@ -4,7 +4,7 @@ The dispatcher holds an exclusive flock on `<state>/sessions/<id>/dispatch.lock`
 its whole life, so "is one running?" is one non-blocking flock attempt. If the lock is
 free the hook double-forks: the child calls setsid (a new session and process group,
 no controlling terminal), the grandchild points fds 0-2 at /dev/null, closes every
-other descriptor and execs `<python> -S <launcher> sensors dispatch --session ID`.
+other descriptor and execs `<python> -S <launcher> sensors dispatch -- ID`.
 The hook waits only for the short-lived child. Two hooks may both find the lock free;
 the second dispatcher then fails to take the lock and exits at once.
 Stdlib-only (`posix`, `fcntl`, `sys`).
@@ -38,7 +38,7 @@ def dispatcher_running(session_id: str) -> bool:
 
 
 def dispatcher_argv(session_id: str) -> list[str]:
-    return [sys.executable, "-S", launcher_path(), "sensors", "dispatch", "--session", session_id]
+    return [sys.executable, "-S", launcher_path(), "sensors", "dispatch", "--", session_id]
 
 
 def spawn_detached(argv: list[str]) -> None:

@@ -10,6 +10,10 @@ Every path that sends a record anywhere (the dispatcher, the blocking hook path,
 goes through `finish`, so no path can skip projection, masking or chaining. Projection
 comes before masking and chaining: the chain covers exactly what the consumer receives,
 and a field projected away is never scanned.
+
+Bytes: `dumps` always gives valid UTF-8. A lone UTF-16 surrogate (a broken emoji in a
+payload) becomes U+FFFD rather than a `\\ud83d` escape, which strict JSON parsers refuse
+too; chain.canonical encodes the same way, so the chain hashes what is sent (utf8.py).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from . import chain
 from .layers import LoadedRule
+from .utf8 import ERRORS
 
 
 def match(rule: LoadedRule, record: dict[str, Any]) -> bool:
@@ -70,6 +75,8 @@ def finish(
 
 
 def dumps(record: dict[str, Any]) -> bytes:
+    """The record as consumers receive it: one line of JSON, always valid UTF-8 (a lone
+    surrogate becomes U+FFFD, the same way chain.canonical hashes it: utf8.py)."""
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str).encode(
-        "utf-8", "surrogatepass"
+        "utf-8", ERRORS
     )

@@ -1,10 +1,15 @@
-"""`ways sensors dispatch --session ID`: the per-session dispatcher (started by the hook).
+"""`ways sensors dispatch -- ID` (or `--session ID`): the per-session dispatcher.
+
+The hook starts it with the id after `--`, since a valid id may start with `-` (argparse
+would read `--session -abc` as a missing value and exit, delivering nothing).
 
 `ways.dispatch_idle_seconds` in the user's config.yaml sets how long it waits for new
 records before exiting (default 60); a new hook event starts it again.
 """
 
 from __future__ import annotations
+
+import argparse
 
 from ..errors import UsageError
 from ..spool import valid_session_id
@@ -21,10 +26,14 @@ def idle_seconds(default: float) -> float:
     return default
 
 
-def run(args) -> int:
-    if not valid_session_id(args.session):
-        raise UsageError(f"{args.session!r} is not a session id")
+def run(args: argparse.Namespace) -> int:
+    given = [s for s in (args.session_id, args.session) if s is not None]
+    if len(given) != 1:
+        raise UsageError("name one session: ways sensors dispatch -- ID")
+    session = given[0]
+    if not valid_session_id(session):
+        raise UsageError(f"{session!r} is not a session id")
     from ..dispatcher import IDLE, Dispatcher
 
     idle = args.idle if args.idle is not None else idle_seconds(IDLE)
-    return Dispatcher(args.session, idle=idle).run()
+    return Dispatcher(session, idle=idle).run()

@@ -16,7 +16,7 @@ import json
 import time
 from typing import Any
 
-from .. import agents, delivery
+from .. import agents, delivery, utf8
 from ..errors import UsageError
 from ..layers import load
 from ..pipeline import finish
@@ -74,7 +74,7 @@ def run(args) -> int:
             rec = envelope(d, i, "ways-fire", cat.project)
             out, _ = finish(rec, sensor.name, rule, i, "0" * 64, test=True)
             if args.dry_run:
-                print(json.dumps(out, indent=2, ensure_ascii=False))
+                print(utf8.clean(json.dumps(out, indent=2, ensure_ascii=False)))
                 continue
             t0 = time.monotonic()
             outcome = delivery.attempt(

@@ -15,7 +15,7 @@ import json
 import os
 from collections import Counter
 
-from .. import agents, previews, roots
+from .. import agents, previews, roots, utf8
 from ..errors import UsageError
 from ..layers import load
 from ..pipeline import finish, match
@@ -83,7 +83,7 @@ def run(args) -> int:
         print(f"  {section:<20} {n}")
     shown = sent if args.all else sent[:SHOWN]
     for rec in shown:
-        print(json.dumps(rec, ensure_ascii=False)[:400])
+        print(utf8.clean(json.dumps(rec, ensure_ascii=False))[:400])
     if len(sent) > len(shown):
         print(f"... {len(sent) - len(shown)} more: --all or --json shows every record")
     print(

@@ -5,7 +5,9 @@ the value. `set_setting` and `unset_setting` write the sensor's own file at one 
 (user by default, the project layer of `project`), creating it with only the changed
 field when the sensor comes from a lower layer, after validating the merge the write
 would produce; every write goes through yamlwrite.py. A rule created here starts
-`enabled: false` and waits for its preview (previews.py). `ways.project_sensors` lives
+`enabled: false` and waits for its preview; every set and unset passes the merged
+sensor before and after through the preview gate (previews.refuse_enabling), so no
+key, whole rule or sensor flag switches an unseen rule on. `ways.project_sensors` lives
 in the user's config.yaml only, and takes named folders: never an empty one, which a
 path join would turn into the current folder.
 """
@@ -198,10 +200,10 @@ def _deep_unset(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _validate_with(
+def _merged(
     cat: Catalog, sensor_name: str, target: str, layer: str, candidate: dict[str, Any]
-) -> None:
-    """Merge the sensor's layers with `candidate` in place of `target`; SpecError if bad."""
+) -> Any:
+    """The sensor as the hook would load it with `candidate` in place of `target`."""
     sensor = cat.sensors.get(sensor_name)
     layers: list[tuple[int, str, Any]] = []
     for src in sensor.sources if sensor else []:
@@ -214,8 +216,19 @@ def _validate_with(
     merged: Any = None
     for _, _, data in layers:
         merged = data if merged is None else merge(merged, data)
-    if merged:
-        _validate(merged)
+    return merged
+
+
+def _validate_with(
+    cat: Catalog, sensor_name: str, target: str, layer: str, current: Any, candidate: Any
+) -> None:
+    """Validate the merge `candidate` would produce in place of `current` (SpecError if
+    bad), then pass both merges through the preview gate (InvalidError)."""
+    after = _merged(cat, sensor_name, target, layer, candidate)
+    if after:
+        _validate(after)
+    before = _merged(cat, sensor_name, target, layer, current)
+    previews.refuse_enabling(sensor_name, before, after)
 
 
 def _project_folders(value: Any, current: Any) -> list[str]:
@@ -299,15 +312,10 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
         if not isinstance(value, dict):
             raise InvalidError(f"{parsed.text} takes a rule: a YAML mapping")
         value = {**value, "enabled": False}  # a new rule waits for its preview
-    if rid and parsed.path[-1:] == ("enabled",) and value is True and previews.waiting(rid):
-        raise InvalidError(
-            f"{rid} was created by a command and its preview was never seen",
-            hint=f"run `ways sensors test {rid}` first",
-        )
-    current, _ = yamlwrite.load(target)
-    candidate = _deep_set(plain(current), parsed.path, value)
+    current = plain(yamlwrite.load(target)[0])
+    candidate = _deep_set(current, parsed.path, value)
     try:
-        _validate_with(cat, sensor_name, target, layer, candidate)
+        _validate_with(cat, sensor_name, target, layer, current, candidate)
     except SpecError as exc:
         raise InvalidError(
             f"{parsed.text}: {exc.message.strip()}",
@@ -370,10 +378,10 @@ def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     if not os.path.exists(target):
         return UnsetResult(parsed.text, layer, target, False)
     cat = load(project, with_project=True if project else None)
-    current, _ = yamlwrite.load(target)
-    candidate = _deep_unset(plain(current), parsed.path)
+    current = plain(yamlwrite.load(target)[0])
+    candidate = _deep_unset(current, parsed.path)
     try:
-        _validate_with(cat, sensor_name, target, layer, candidate)
+        _validate_with(cat, sensor_name, target, layer, current, candidate)
     except SpecError as exc:
         raise InvalidError(
             f"unsetting {parsed.text} would break {sensor_name}: {exc.message.strip()}"
