@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import agents, events, index, records, roots, spool
 from .journal import FIRST_SEGMENT, Journal, frame
+from .layout import Layout, rule_label
 from .session import Session, read_json, write_json
 from .worker import Worker, load_rules
 
@@ -38,8 +39,8 @@ FAST_POLL, SLOW_POLL = 0.005, 0.1
 
 
 class Dispatcher:
-    def __init__(self, session_id: str, idle: float = IDLE):
-        self.session = Session(session_id)
+    def __init__(self, session_id: str, idle: float = IDLE, layout: Layout | None = None):
+        self.session = Session(session_id, layout)
         self.journal = Journal(self.session.journal)
         self.idle = idle
         self.cond = threading.Condition()
@@ -359,21 +360,17 @@ class Dispatcher:
 
     def _remove_if_quiet(self) -> bool:
         """Leave the ledger and remove the session folder, unless a hook just wrote."""
-        lock = os.open(os.path.join(self.session.dir, "spool.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        s = self.session
+        lock = os.open(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not self._spool_drained():
                 return False
             ledger = {"seq": self.build["seq"], "rules": dict(self.ledger.get("rules", {}))}
-            # async rules keep their head in <id>.json; blocking ones in <id>.head,
-            # which wins (their .json only tracks redelivery)
-            for name in sorted(os.listdir(self.session.cursors), key=lambda n: n.endswith(".head")):
-                rid, dot, ext = name.rpartition(".")
-                st = read_json(os.path.join(self.session.cursors, name))
-                if dot and ext in ("json", "head") and isinstance(st, dict):
-                    sensor, _, rule = rid.partition(".")
-                    if ext == "head" or st.get("rule_seq"):
-                        ledger["rules"][f"{sensor}/{rule}"] = [st["rule_seq"], st["hash"]]
+            for sensor, rule in s.layout.cursor_rules(s.id):
+                head = s.layout.session_head(s.id, sensor, rule)
+                if head:
+                    ledger["rules"][rule_label(sensor, rule)] = [head.rule_seq, head.hash]
             self.session.write_ledger(ledger)
             self.session.remove()
             return True

@@ -1,31 +1,29 @@
-"""Which new rules still wait for their preview: `<state>/previews.json`.
+"""Which new rules still wait for their preview: `<state>/previews.json` (layout.py).
 
 A rule created by `ways settings set`, by `ways sensors copy` (or the TUI later) is
 written `enabled: false` and recorded here as unseen; `ways sensors test` marks it
 seen; enabling an unseen rule is refused. Hand-written rules are never recorded, so
 they are never gated.
-    {"<sensor>/<rule>": {"created": <unix time>, "seen": <unix time> | null}}
+    {"<sensor>/<rule>" (layout.rule_label): {"created": <unix time>,
+                                              "seen": <unix time> | null}}
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 from . import roots
 from .files import update_json_locked
-
-
-def _path() -> str:
-    return os.path.join(roots.state_root(), "previews.json")
+from .layout import Layout, rule_label, split_rule_label
 
 
 def _update(change: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    roots.makedirs_private(roots.state_root())
-    return update_json_locked(_path(), change)
+    layout = Layout()
+    roots.makedirs_private(layout.root)
+    return update_json_locked(layout.previews(), change)
 
 
 def created(rule_id: str) -> None:
@@ -50,7 +48,7 @@ def seen(rule_id: str) -> None:
 def waiting(rule_id: str) -> bool:
     """True when the rule was created by a command and its preview was never shown."""
     try:
-        with open(_path()) as f:
+        with open(Layout().previews()) as f:
             data = json.load(f)
     except (OSError, ValueError):
         return False
@@ -62,9 +60,9 @@ def renamed(old_sensor: str, new_sensor: str) -> None:
     def change(d: dict[str, Any]) -> bool:
         moved = False
         for k in list(d):
-            s, _, r = k.partition("/")
+            s, r = split_rule_label(k)
             if s == old_sensor:
-                d[f"{new_sensor}/{r}"] = d.pop(k)
+                d[rule_label(new_sensor, r)] = d.pop(k)
                 moved = True
         return moved
 

@@ -2,11 +2,11 @@
 
 Each enabled async rule (and each blocking at_least_once rule, for the hook's failed
 dispatches) has its own worker, so one stuck consumer never delays another. The worker
-keeps its cursor file (`cursors/<sensor>.<rule>.json`; what survives a SIGKILL is in
-session.py): its position in the journal, the rule's numbering (`rule_seq`) and
-chain head, and the one finished record being delivered (`pending`). It matches,
-numbers, masks and chains (pipeline.py) and makes each attempt through delivery.py
-under the rule's timeout; a retryable failure backs off and tries again.
+keeps its cursor file (layout.py `cursor`; what survives a SIGKILL is in session.py):
+its position in the journal, the rule's numbering (`rule_seq`) and chain head, and the
+one finished record being delivered (`pending`). It matches, numbers, masks and chains
+(pipeline.py) and makes each attempt through delivery.py under the rule's timeout; a
+retryable failure backs off and tries again.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import chain, counters, delivery, events, index
 from .layers import LoadedRule
+from .layout import rule_key
 from .pipeline import dumps, finish, match
-from .session import read_json, rule_id, write_json
+from .session import read_json, write_json
 from .targets import Outcome
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ class Worker(threading.Thread):
         self.disp = disp
         self.sensor = sensor
         self.rule = rule
-        self.rid = rule_id(sensor, rule.name)
-        self.tally = counters.Tally(self.rid)
+        self.rid = rule_key(sensor, rule.name)
+        self.tally = counters.Tally(self.rid, disp.session.layout)
         self.stop = threading.Event()
         self.path = disp.session.cursor_path(self.rid)
         self.state = self._load_state()
@@ -58,8 +59,9 @@ class Worker(threading.Thread):
         st = read_json(self.path)
         seg, size = self.disp.journal_end()
         if not isinstance(st, dict):
-            head = self.disp.ledger.get("rules", {}).get(f"{self.sensor}/{self.rule.name}")
-            rule_seq, h = head if isinstance(head, list) and len(head) == 2 else (0, chain.GENESIS)
+            s = self.disp.session
+            head = s.layout.ledger_head(s.id, self.sensor, self.rule.name)
+            rule_seq, h = head or (0, chain.GENESIS)
             st = {"rule_seq": rule_seq, "hash": h, "pending": None}
             st["segment"], st["offset"] = seg, size  # a new rule sees records from now on
         elif not st.get("active", True):

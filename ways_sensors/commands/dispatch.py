@@ -7,7 +7,7 @@ records before exiting (default 60); a new hook event starts it again.
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..spool import valid_session_id
+from ..layout import valid_session_id
 
 
 def idle_seconds(default: float) -> float:

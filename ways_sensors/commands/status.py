@@ -18,21 +18,18 @@ import os
 import time
 from typing import Any
 
-from .. import counters, delivery, roots, table
-from ..session import pending_sessions, read_json
+from .. import counters, delivery, table
+from ..layout import Layout, rule_key, rule_label, split_rule_key
+from ..session import read_json
 
 SHOWN = counters.KINDS
 
 
-def live_dispatchers() -> list[dict[str, Any]]:
-    folder = os.path.join(roots.state_root(), "sessions")
+def live_dispatchers(layout: Layout | None = None) -> list[dict[str, Any]]:
+    layout = layout or Layout()
     out: list[dict[str, Any]] = []
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return out
-    for sid in names:
-        lock = os.path.join(folder, sid, "dispatch.lock")
+    for sid in layout.sessions():
+        lock = layout.dispatch_lock(sid)
         try:
             fd = os.open(lock, os.O_RDWR)
         except OSError:
@@ -41,7 +38,7 @@ def live_dispatchers() -> list[dict[str, Any]]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             continue  # nobody holds it
         except BlockingIOError:
-            info = read_json(os.path.join(folder, sid, "dispatcher.json"), {}) or {}
+            info = read_json(layout.dispatcher_info(sid), {}) or {}
             out.append(
                 {
                     "session": sid,
@@ -58,16 +55,17 @@ def run(args: argparse.Namespace) -> int:
     from ..layers import load
 
     cat = load()
-    totals = counters.read_all()
+    layout = Layout()
+    totals = counters.read_all(layout)
     rules: list[dict[str, Any]] = []
     seen = set()
     for s in cat.sensors.values():
         for r in s.rules.values():
-            rid = f"{s.name}.{r.name}"
+            rid = rule_key(s.name, r.name)
             seen.add(rid)
             rules.append(
                 {
-                    "rule": f"{s.name}/{r.name}",
+                    "rule": rule_label(s.name, r.name),
                     "enabled": bool(s.spec.enabled and r.rule.enabled),
                     "mode": r.rule.mode,
                     "delivery": r.rule.delivery,
@@ -76,10 +74,9 @@ def run(args: argparse.Namespace) -> int:
             )
     for rid, c in totals.items():
         if rid not in seen:
-            sensor, _, rule = rid.partition(".")
             rules.append(
                 {
-                    "rule": f"{sensor}/{rule}",
+                    "rule": rule_label(*split_rule_key(rid)),
                     "enabled": None,
                     "mode": None,
                     "delivery": None,
@@ -88,13 +85,13 @@ def run(args: argparse.Namespace) -> int:
             )
     data: dict[str, Any] = {
         "rules": rules,
-        "dispatchers": live_dispatchers(),
-        "pending_sessions": pending_sessions(),
+        "dispatchers": live_dispatchers(layout),
+        "pending_sessions": layout.pending_sessions(),
         "dead_letters": [
-            {"rule": rid.replace(".", "/", 1), "path": path, "count": count}
-            for rid, (path, count) in delivery.dead_letters().items()
+            {"rule": rule_label(*split_rule_key(rid)), "path": path, "count": count}
+            for rid, (path, count) in delivery.dead_letters(layout).items()
         ],
-        "events_log": os.path.join(roots.state_root(), "events.log"),
+        "events_log": layout.events_log(),
     }
     if args.json:
         print(json.dumps(data, indent=2))
