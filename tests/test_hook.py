@@ -54,16 +54,7 @@ def dispatcher_lock(install, session_id=SID):
 
 
 def entries(install, session_id=SID):
-    env_state = install.env["XDG_STATE_HOME"]
-    old = os.environ.get("XDG_STATE_HOME")
-    os.environ["XDG_STATE_HOME"] = env_state
-    try:
-        return spool.read_all(session_id)
-    finally:
-        if old is None:
-            del os.environ["XDG_STATE_HOME"]
-        else:
-            os.environ["XDG_STATE_HOME"] = old
+    return spool.read_all(session_id, install.layout)
 
 
 def all_files(root: Path) -> list[Path]:
