@@ -373,7 +373,9 @@ def modules_on_path(install, tmp_path, data: bytes) -> set[str]:
     return set(out.read_text().split())
 
 
-FORBIDDEN = {"yaml", "msgspec", "httpx", "json", "subprocess", "re", "site", "ruamel"}
+# typing and __future__: layout.py's TypeGuard is for type checkers only
+FORBIDDEN = {"yaml", "msgspec", "httpx", "json", "subprocess", "re", "site", "ruamel", "typing"}
+FORBIDDEN |= {"__future__"}
 
 
 def test_fast_path_imports_only_the_standard_library(install, tmp_path):
