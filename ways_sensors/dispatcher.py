@@ -39,6 +39,9 @@ FAST_POLL, SLOW_POLL = 0.005, 0.1
 
 
 class Dispatcher:
+    """One session's dispatcher: its lifecycle, the build loop and the rule sync; the
+    journal is journal.py's, each rule's delivery its worker's (worker.py)."""
+
     def __init__(self, session_id: str, idle: float = IDLE, layout: Layout | None = None):
         self.session = Session(session_id, layout)
         self.journal = Journal(self.session.journal)
