@@ -271,18 +271,9 @@ def test_an_edited_sensor_takes_effect_without_a_restart(install, tmp_path):
 
 def spool_directly(install, entries: list[tuple[str, dict]]) -> None:
     """Append entries with the hook's own spool writer (fast, for large runs)."""
-    old = {k: os.environ.get(k) for k in ("XDG_STATE_HOME",)}
-    os.environ["XDG_STATE_HOME"] = install.env["XDG_STATE_HOME"]
-    try:
-        for event, p in entries:
-            body = p if isinstance(p, bytes) else json.dumps(p).encode()
-            spool.append(SID, event, time.time_ns(), str(install.project), body)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    for event, p in entries:
+        body = p if isinstance(p, bytes) else json.dumps(p).encode()
+        spool.append(SID, event, time.time_ns(), str(install.project), body, layout=install.layout)
 
 
 def start_dispatcher(install):

@@ -276,19 +276,9 @@ def test_a_lone_surrogate_in_a_record_is_not_tampering(install, tmp_path):
 
 def spool_at(install, sid, entries):
     """Spool entries with chosen hook times, with the hook's own writer."""
-    import os
-
-    old = os.environ.get("XDG_STATE_HOME")
-    os.environ["XDG_STATE_HOME"] = install.env["XDG_STATE_HOME"]
-    try:
-        for ts, event, p in entries:
-            body = json.dumps({**p, "session_id": sid}).encode()
-            spool.append(sid, event, ts, str(install.project), body)
-    finally:
-        if old is None:
-            os.environ.pop("XDG_STATE_HOME")
-        else:
-            os.environ["XDG_STATE_HOME"] = old
+    for ts, event, p in entries:
+        body = json.dumps({**p, "session_id": sid}).encode()
+        spool.append(sid, event, ts, str(install.project), body, layout=install.layout)
 
 
 @pytest.fixture

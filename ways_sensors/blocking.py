@@ -9,13 +9,13 @@ is killed by its target at its own deadline, which is never later) and the hook 
 Records here are built from the payload alone, with the same builder as the dispatcher
 but without the transcript (queued messages and interrupted replies are the
 dispatcher's), and they carry `seq: null`: `seq` numbers the spool, which they skip.
-`rule_seq` and the chain head of a blocking rule live in `cursors/<rule id>.head` of the
-session, updated under `cursors/<rule id>.lock`, since concurrent hooks of one session
-(parallel tool calls) share them. Each attempt goes through delivery.py, like the
-dispatcher's: an `at_least_once` dispatch that failed for a retryable reason is
-appended to the spool as a `WaysRetry` entry holding the finished record, which the
-dispatcher delivers as it is (same rule_seq, same hash); one refused for good is
-parked in the rule's dead-letter file by the hook itself.
+`rule_seq` and the chain head of a blocking rule live in the session's
+`cursors/<rule key>.head`, updated under `cursors/<rule key>.lock` (layout.py), since
+concurrent hooks of one session (parallel tool calls) share them. Each attempt goes
+through delivery.py, like the dispatcher's: an `at_least_once` dispatch that failed
+for a retryable reason is appended to the spool as a `WaysRetry` entry holding the
+finished record, which the dispatcher delivers as it is (same rule_seq, same hash);
+one refused for good is parked in the rule's dead-letter file by the hook itself.
 """
 
 from __future__ import annotations
@@ -37,11 +37,6 @@ def _site() -> None:
         site.main()
 
 
-def head_paths(session_dir: str, rid: str) -> tuple[str, str]:
-    base = os.path.join(session_dir, "cursors", rid)
-    return base + ".head", base + ".lock"
-
-
 def run(
     session_id: str,
     event: str,
@@ -57,7 +52,7 @@ def run(
     from . import agents, counters, delivery, events, index, records, spool
     from .chain import GENESIS
     from .pipeline import finish, match
-    from .session import Session, read_json, write_json
+    from .session import Session, write_json
     from .spec import BLOCKING_CAP
     from .utf8 import ERRORS
 
@@ -85,20 +80,13 @@ def run(
     done = threading.Semaphore(0)
 
     def number(rid, sensor, rule, rec):
-        head, lock = head_paths(session.dir, rid)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        layout = session.layout
+        fd = os.open(layout.head_lock(session_id, rid), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            st = read_json(head)
-            if not isinstance(st, dict):
-                prior = session.read_ledger().get("rules", {}).get(f"{sensor}/{rule.name}")
-                st = (
-                    {"rule_seq": prior[0], "hash": prior[1]}
-                    if prior
-                    else {"rule_seq": 0, "hash": GENESIS}
-                )
-            out, h = finish(rec, sensor, rule, st["rule_seq"] + 1, st["hash"])
-            write_json(head, {"rule_seq": st["rule_seq"] + 1, "hash": h})
+            rule_seq, prev = layout.rule_head(session_id, sensor, rule.name) or (0, GENESIS)
+            out, h = finish(rec, sensor, rule, rule_seq + 1, prev)
+            write_json(layout.head(session_id, rid), {"rule_seq": rule_seq + 1, "hash": h})
             return out
         finally:
             os.close(fd)

@@ -44,7 +44,7 @@ What `settle` makes of a failure:
     at_least_once, permanent   rejected (counted) and parked as a dead letter; the rule
                                moves on
 
-Dead letters: `<state>/deadletters/<sensor>.<rule>.jsonl`, 0600 in a 0700 folder, one
+Dead letters: `<state>/deadletters/<rule key>.jsonl` (layout.py), 0600 in a 0700 folder, one
 JSON line per parked record, appended with one write() (several dispatchers and hooks
 may park into one rule's file):
 
@@ -67,6 +67,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import events, roots
+from .layout import Layout, rule_key
 from .pipeline import dumps
 from .targets import ERROR, TARGETS, Item, Outcome
 from .targets.base import retryable
@@ -180,12 +181,12 @@ def next_wait(backoff: float, outcome: Outcome) -> float:
 # --- dead letters ------------------------------------------------------------------------
 
 
-def deadletter_folder() -> str:
-    return os.path.join(roots.state_root(), "deadletters")
+def deadletter_folder(layout: Layout | None = None) -> str:
+    return (layout or Layout()).deadletters_dir()
 
 
-def deadletter_path(sensor: str, rule: str) -> str:
-    return os.path.join(deadletter_folder(), f"{sensor}.{rule}.jsonl")
+def deadletter_path(sensor: str, rule: str, layout: Layout | None = None) -> str:
+    return (layout or Layout()).deadletters(rule_key(sensor, rule))
 
 
 def park(
@@ -238,9 +239,9 @@ def park(
     return True
 
 
-def dead_letters() -> dict[str, tuple[str, int]]:
-    """{rule id (`sensor.rule`): (file, parked records)} for every dead-letter file."""
-    folder = deadletter_folder()
+def dead_letters(layout: Layout | None = None) -> dict[str, tuple[str, int]]:
+    """{rule key (`sensor.rule`): (file, parked records)} for every dead-letter file."""
+    folder = deadletter_folder(layout)
     out: dict[str, tuple[str, int]] = {}
     try:
         names = sorted(os.listdir(folder))

@@ -2,12 +2,11 @@
 
 One process per session, holding `dispatch.lock` (a second one exits at once). The main
 thread builds: it reads new spool frames, turns them into records (agents/, records.py),
-numbers them `seq` and appends them to the session's journal, then commits the build
-cursor (session.py says how that survives a SIGKILL). Each enabled async rule has its
-own worker thread with its own cursor into the journal, so one stuck consumer never
-delays another: the worker matches, numbers (`rule_seq`), masks, chains and delivers
-under the rule's timeout (targets/). Rules are re-read from the index whenever its key
-changes, so an edited sensor file takes effect without a restart.
+numbers them `seq` and appends them to the session's journal (journal.py), then commits
+the build cursor (session.py says how that survives a SIGKILL). Each enabled async rule
+has its own worker thread with its own cursor into the journal (worker.py), so one stuck
+consumer never delays another. Rules are re-read from the index whenever its key
+changes (`sync_rules`), so an edited sensor file takes effect without a restart.
 
 Lifetime: exits after IDLE seconds with no new spool frames and every worker caught up
 (or only retrying), or once drained after `session_end`. A session that ended with
@@ -24,21 +23,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, chain, counters, delivery, events, index, metrics, records, roots, spool, utf8
-from .layers import LoadedRule
-from .pipeline import dumps, finish, match
-from .session import (
-    JOURNAL_MAGIC,
-    JOURNAL_SEGMENT_BYTES,
-    Session,
-    frame,
-    journal_segments,
-    next_segment,
-    read_json,
-    rule_id,
-    write_json,
-)
-from .targets import Outcome
+from . import agents, events, index, metrics, records, roots, spool, utf8
+from .journal import FIRST_SEGMENT, Journal, frame
+from .layout import Layout, rule_label
+from .session import Session, read_json, write_json
+from .worker import Worker, load_rules
 
 if TYPE_CHECKING:
     from .agents.protocols import SessionBuilder
@@ -49,219 +38,13 @@ RETRY_SECTION = "__retry__"
 FAST_POLL, SLOW_POLL = 0.005, 0.1
 
 
-def load_rules(project: str) -> tuple[str, dict[str, tuple[str, LoadedRule]]]:
-    """(index key, {rule id: (sensor, rule)}): the enabled async rules, and the blocking
-    at_least_once ones, whose workers deliver the hook's failed dispatches again."""
-    idx = index.current(project)
-    rules = index.enabled_rules(idx, mode="async")
-    for rid, (sensor, rule) in index.enabled_rules(idx, mode="blocking").items():
-        if rule.rule.delivery == "at_least_once":
-            rules[rid] = (sensor, rule)
-    return idx.key, rules
-
-
-class Worker(threading.Thread):
-    """Delivers one rule's records from the journal, in order."""
-
-    def __init__(self, disp: Dispatcher, sensor: str, rule: LoadedRule):
-        super().__init__(name=f"rule {sensor}/{rule.name}", daemon=True)
-        self.disp = disp
-        self.sensor = sensor
-        self.rule = rule
-        self.rid = rule_id(sensor, rule.name)
-        self.tally = counters.Tally(self.rid)
-        self.stop = threading.Event()
-        self.path = disp.session.cursor_path(self.rid)
-        self.state = self._load_state()
-        self.retrying = False
-        self.buffer: list[tuple[int, Any]] = []
-        self.redelivers = rule.rule.mode == "blocking"  # only the hook's failed dispatches
-
-    # --- state ----------------------------------------------------------------------
-
-    def _load_state(self) -> dict[str, Any]:
-        st = read_json(self.path)
-        seg, size = self.disp.journal_end()
-        if not isinstance(st, dict):
-            head = self.disp.ledger.get("rules", {}).get(f"{self.sensor}/{self.rule.name}")
-            rule_seq, h = head if isinstance(head, list) and len(head) == 2 else (0, chain.GENESIS)
-            st = {"rule_seq": rule_seq, "hash": h, "pending": None}
-            st["segment"], st["offset"] = seg, size  # a new rule sees records from now on
-        elif not st.get("active", True):
-            st["segment"], st["offset"] = seg, size  # re-enabled: not what it missed
-        st["active"] = True
-        self._save(st)
-        return st
-
-    def _save(self, st: dict[str, Any] | None = None) -> None:
-        write_json(self.path, st or self.state)
-
-    def deactivate(self) -> None:
-        self.state["active"] = False
-        self._save()
-
-    # --- the loop ---------------------------------------------------------------------
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                progressed = self.step()
-            except Exception as exc:  # a bug must not kill the rule silently
-                events.log(
-                    "dispatch.worker_error",
-                    sensor=self.sensor,
-                    rule=self.rule.name,
-                    session=self.disp.session.id,
-                    error=type(exc).__name__,
-                )
-                progressed = False
-                self.stop.wait(1.0)
-            if not progressed:
-                self.disp.wait_for_records(0.5)
-
-    def _refill(self) -> bool:
-        """Read the committed records after the cursor into the buffer; False if none."""
-        while True:
-            batch = self.disp.read_journal(self.state["segment"], self.state["offset"])
-            if batch is None:  # the end of a finished segment: go on to the next
-                nxt = self.disp.segment_after(self.state["segment"])
-                if nxt is None:
-                    return False
-                self.state["segment"], self.state["offset"] = nxt, 0
-                self._save()
-                continue
-            if not batch:
-                return False
-            r = self.rule.rule
-            if r.delivery == "best_effort" and not self.redelivers:
-                matching = [
-                    i
-                    for i, (_, rec) in enumerate(batch)
-                    if rec is not None and match(self.rule, rec)
-                ]
-                drop = max(0, len(matching) - r.queue_cap)
-                if drop:
-                    for i in matching[:drop]:
-                        batch[i] = (batch[i][0], "drop")
-                    events.log(
-                        "dispatch.drop",
-                        sensor=self.sensor,
-                        rule=self.rule.name,
-                        session=self.disp.session.id,
-                        count=drop,
-                        cap=r.queue_cap,
-                    )
-            self.buffer = batch
-            self.buffer.reverse()  # pop() from the end is the oldest
-            return True
-
-    def step(self) -> bool:
-        if self.state.get("pending") is not None:
-            self._deliver_pending()
-            return True
-        if not self.buffer and not self._refill():
-            return False
-        moved = False
-        while self.buffer and not self.stop.is_set():
-            end, rec = self.buffer.pop()
-            self.state["offset"] = end
-            moved = True
-            if rec == "drop":
-                self.state["rule_seq"] += 1  # the consumer sees the gap
-                self.tally.count("drops")
-                continue
-            if self.redelivers:
-                if not isinstance(rec, dict) or rec.get("retry_for") != self.rid:
-                    continue
-                self.state["pending"] = rec.get("record")  # numbered and chained already
-                self._save()
-                self._deliver_pending()
-                return True
-            try:
-                if rec is None or not match(self.rule, rec):
-                    continue
-                out, h = finish(
-                    rec, self.sensor, self.rule, self.state["rule_seq"] + 1, self.state["hash"]
-                )
-                dumps(out)  # a record that cannot be sent must not block the ones behind it
-            except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
-                self.tally.count("lost")
-                events.log(
-                    "dispatch.unsendable_record",
-                    sensor=self.sensor,
-                    rule=self.rule.name,
-                    session=self.disp.session.id,
-                    error=type(exc).__name__,
-                )
-                continue
-            self.state["rule_seq"] += 1
-            self.state["hash"] = h
-            self.state["pending"] = out
-            self._save()  # numbered, chained and moved past in one atomic write
-            self.tally.count("dispatched")
-            if out.get("redactions"):
-                self.tally.count("redactions", len(out["redactions"]))
-            self._deliver_pending()
-            return True
-        if moved:
-            self._save()
-        return True
-
-    def _deliver_pending(self) -> None:
-        """Deliver the pending record until the rule is done with it (delivery.settle):
-        accepted, lost (best_effort) or parked (permanent); otherwise back off and retry."""
-        rec = self.state["pending"]
-        backoff = delivery.BACKOFF_FIRST
-        while True:
-            outcome = self.deliver(rec)
-            if delivery.settle(
-                self.sensor,
-                self.rule,
-                [rec],
-                outcome,
-                session=self.disp.session.id,
-                tally=self.tally,
-            ):
-                break
-            self.retrying = True
-            if self.stop.wait(delivery.next_wait(backoff, outcome)):
-                return  # leave it pending on disk for the next dispatcher
-            backoff = min(backoff * 2, delivery.BACKOFF_CAP)
-        self.retrying = False
-        self.state["pending"] = None
-        self._save()
-
-    def deliver(self, rec: dict[str, Any]) -> Outcome:
-        """One attempt, under the rule's timeout; counted and logged (delivery.py)."""
-        return delivery.attempt(
-            self.sensor, self.rule, [rec], session=self.disp.session.id, tally=self.tally
-        )
-
-    def done(self) -> bool:
-        """Nothing left to deliver: at the committed journal end, nothing pending."""
-        seg, size = self.disp.journal_end()
-        st = self.state
-        return (
-            st.get("pending") is None
-            and not self.buffer
-            and (st["segment"], st["offset"]) >= (seg, size)
-        )
-
-    @property
-    def idle(self) -> bool:
-        return self.retrying or self.done()
-
-    @property
-    def owes(self) -> bool:
-        """Records this rule still has to deliver (at_least_once only keeps a debt)."""
-        if self.rule.rule.delivery != "at_least_once":
-            return False
-        return not self.done()
-
-
 class Dispatcher:
-    def __init__(self, session_id: str, idle: float = IDLE):
-        self.session = Session(session_id)
+    """One session's dispatcher: its lifecycle, the build loop and the rule sync; the
+    journal is journal.py's, each rule's delivery its worker's (worker.py)."""
+
+    def __init__(self, session_id: str, idle: float = IDLE, layout: Layout | None = None):
+        self.session = Session(session_id, layout)
+        self.journal = Journal(self.session.journal)
         self.idle = idle
         self.cond = threading.Condition()
         self.workers: dict[str, Worker] = {}
@@ -276,39 +59,11 @@ class Dispatcher:
         return j[0], j[1]
 
     def segment_after(self, seg: str) -> str | None:
-        names = journal_segments(self.session.journal)
-        later = [n for n in names if n > seg]
-        committed = self.build["journal"][0]
-        return later[0] if later and later[0] <= committed else None
+        return self.journal.segment_after(seg, self.build["journal"][0])
 
-    def read_journal(self, seg: str, offset: int):
-        """Committed records after (seg, offset): [(end offset, record | None)], [] when
-        caught up, None at the end of a segment that has a successor."""
-        import json
-
-        end_seg, end_size = self.journal_end()
-        if seg == end_seg:
-            limit = end_size
-        elif seg < end_seg:
-            limit = None
-        else:
-            return []
-        try:
-            with open(os.path.join(self.session.journal, seg), "rb") as f:
-                f.seek(offset)
-                data = f.read() if limit is None else f.read(max(0, limit - offset))
-        except FileNotFoundError:
-            data = b""
-        out = []
-        for _, end, body in spool.scan_frames(data, JOURNAL_MAGIC):
-            try:
-                rec = json.loads(body) if body is not None else None
-            except ValueError:
-                rec = None
-            out.append((offset + end, rec))
-        if not out and seg != end_seg:
-            return None
-        return out
+    def read_journal(self, seg: str, offset: int) -> list[tuple[int, Any]] | None:
+        """Committed records after (seg, offset) (journal.py `Journal.read`)."""
+        return self.journal.read(seg, offset, self.journal_end())
 
     def wait_for_records(self, timeout: float) -> None:
         with self.cond:
@@ -343,20 +98,14 @@ class Dispatcher:
         if not isinstance(b, dict):
             b = {
                 "project": None,
-                "spool": ["0000000001.seg", 0],
-                "journal": ["0000000001.seg", 0],
+                "spool": [FIRST_SEGMENT, 0],
+                "journal": [FIRST_SEGMENT, 0],
                 "seq": int(self.ledger.get("seq", 0)),
                 "ended": False,
                 "trackers": {},
             }
         self.build = b
-        seg, size = b["journal"]
-        for name in journal_segments(self.session.journal):
-            path = os.path.join(self.session.journal, name)
-            if name > seg:
-                os.unlink(path)
-            elif name == seg and os.path.getsize(path) > size:
-                os.truncate(path, size)
+        self.journal.cut_back(*b["journal"])
         states = b.get("trackers") or {}
         old = b.pop("tracker", None)  # a build cursor from before agents: Claude Code's
         if old:
@@ -500,18 +249,7 @@ class Dispatcher:
         b = self.build
         seg, size = b["journal"]
         if data:
-            if size >= JOURNAL_SEGMENT_BYTES:
-                seg, size = next_segment(seg), 0
-            path = os.path.join(self.session.journal, seg)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-            try:
-                os.lseek(fd, size, os.SEEK_SET)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            size += len(data)
+            seg, size = self.journal.append(seg, size, data)
         b["journal"] = [seg, size]
         for agent, builder in self.builders.items():
             b["trackers"][agent] = builder.state()
@@ -549,12 +287,7 @@ class Dispatcher:
             keep = self.build["journal"][0]
         else:
             keep = min(w.state["segment"] for w in self.workers.values())
-        for name in journal_segments(self.session.journal):
-            if name < keep:
-                try:
-                    os.unlink(os.path.join(self.session.journal, name))
-                except FileNotFoundError:
-                    pass
+        self.journal.drop_before(keep)
 
     # --- the main loop ---------------------------------------------------------------------
 
@@ -632,21 +365,17 @@ class Dispatcher:
 
     def _remove_if_quiet(self) -> bool:
         """Leave the ledger and remove the session folder, unless a hook just wrote."""
-        lock = os.open(os.path.join(self.session.dir, "spool.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        s = self.session
+        lock = os.open(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not self._spool_drained():
                 return False
             ledger = {"seq": self.build["seq"], "rules": dict(self.ledger.get("rules", {}))}
-            # async rules keep their head in <id>.json; blocking ones in <id>.head,
-            # which wins (their .json only tracks redelivery)
-            for name in sorted(os.listdir(self.session.cursors), key=lambda n: n.endswith(".head")):
-                rid, dot, ext = name.rpartition(".")
-                st = read_json(os.path.join(self.session.cursors, name))
-                if dot and ext in ("json", "head") and isinstance(st, dict):
-                    sensor, _, rule = rid.partition(".")
-                    if ext == "head" or st.get("rule_seq"):
-                        ledger["rules"][f"{sensor}/{rule}"] = [st["rule_seq"], st["hash"]]
+            for sensor, rule in s.layout.cursor_rules(s.id):
+                head = s.layout.session_head(s.id, sensor, rule)
+                if head:
+                    ledger["rules"][rule_label(sensor, rule)] = [head.rule_seq, head.hash]
             self.session.write_ledger(ledger)
             self.session.remove()
             return True

@@ -70,9 +70,10 @@ class WriteError(WaysError):
 
 
 def log_path(state: str | None = None) -> str:
-    from . import roots
+    """errors.log under the state root `state` (default: XDG's)."""
+    from .layout import Layout
 
-    return os.path.join(state or roots.state_root(), LOG_NAME)
+    return Layout(state).errors_log()
 
 
 def log_unexpected(command: str, exc: BaseException, state: str | None = None) -> str:

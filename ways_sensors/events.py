@@ -1,6 +1,6 @@
 """The events log: one content-free JSON line per thing that went wrong (or notably right).
 
-`<state>/events.log`, 0600 in a 0700 folder, appended with one write per line. A line
+`<state>/events.log` (layout.py), 0600 in a 0700 folder, appended with one write per line. A line
 names what happened and where (`kind`, sensor, rule, session, counts, durations, an
 exception's class name), never what the session said: no prompt, no tool input, no
 record, no exception message (those can quote payloads). Writing it must never raise:
@@ -8,6 +8,7 @@ the hook calls it from its last-resort handler. Stdlib-only, import-free (`posix
 """
 
 from . import roots
+from .layout import Layout
 from .roots import posix
 
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+ ")
@@ -49,11 +50,9 @@ def log(kind: str, **fields: object) -> None:
         parts = ['"ts":"%s"' % iso_utc(ns), '"kind":%s' % _text(kind)]
         parts += ['"%s":%s' % (k, _value(v)) for k, v in fields.items()]
         line = ("{" + ",".join(parts) + "}\n").encode("ascii", "replace")
-        root = roots.state_root()
-        roots.makedirs_private(root)
-        fd = posix.open(
-            root + "/events.log", posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600
-        )
+        layout = Layout()
+        roots.makedirs_private(layout.root)
+        fd = posix.open(layout.events_log(), posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
         try:
             posix.write(fd, line)
         finally:
@@ -62,9 +61,10 @@ def log(kind: str, **fields: object) -> None:
         pass
 
 
-def read(limit: int | None = None) -> list[str]:
+def read(limit: int | None = None, layout: Layout | None = None) -> list[str]:
+    path = (layout or Layout()).events_log()
     try:
-        with open(roots.state_root() + "/events.log", encoding="utf-8", errors="replace") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError:
         return []

@@ -85,14 +85,15 @@ def update_json_locked(path: str, change: Callable[[dict[str, Any]], bool]) -> d
 
 
 def lock_path(path: str, state: str | None = None) -> str:
-    """Where the lock of `path` lives: keyed by the directory entry, not the spelling."""
-    from . import roots
+    """Where the lock of `path` lives (under the state root `state`, default XDG's):
+    keyed by the directory entry, not the spelling."""
+    from .layout import Layout
 
     full = os.path.abspath(path)
     folder, name = os.path.split(full)
     entry = os.path.join(os.path.realpath(folder), name)
     key = hashlib.sha256(os.fsencode(entry)).hexdigest()[:32]
-    return os.path.join(state or roots.state_root(), "locks", key + ".lock")
+    return Layout(state).lock(key)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,8 @@ bytes (no JSON library: its import pulls in `re`); map it to sections; stat the 
 folders and config.yaml and read the index; exit when no enabled rule selects any of
 those sections. Only then: find the session id, append one spool entry (naming the
 agent), and make sure the session's dispatcher runs. Imports here are `posix`, `sys`,
-the registry and the face, and on the hand-off `fcntl` and `time`; a test asserts it.
+the registry and the face, layout.py (the state root's paths), and on the hand-off
+`fcntl` and `time`; a test asserts it.
 """
 
 import sys
@@ -149,9 +150,10 @@ def run(args: list[str]) -> None:
 
     ts_ns = time.time_ns()
     from . import spool
+    from .layout import valid_session_id
 
     session_id = field(face.SESSION_FIELD)
-    if not spool.valid_session_id(session_id):
+    if not valid_session_id(session_id):
         _log("hook.bad_session_id", hook_event=event)
         return
     starts = event == face.START_EVENT
@@ -184,12 +186,12 @@ def _transcript_size(path: str | None) -> int:
 
 
 def _has_spool(sid: str | None) -> bool:
-    from . import roots, spool
+    from .layout import Layout, valid_session_id
 
-    if not spool.valid_session_id(sid):
+    if not valid_session_id(sid):
         return False
     try:
-        posix.stat(roots.state_root() + "/sessions/" + sid + "/spool")
+        posix.stat(Layout().spool_dir(sid))
         return True
     except OSError:
         return False
@@ -198,27 +200,23 @@ def _has_spool(sid: str | None) -> bool:
 def _resume_pending(session_start: bool, sid: str | None) -> None:
     """Restart dispatchers that exited owing records: this session's at its next event,
     every session's at any session start (a consumer that was down gets its records)."""
-    from . import roots
+    from .layout import Layout, valid_session_id
 
-    folder = roots.state_root() + "/pending"
+    layout = Layout()
     if session_start:
-        try:
-            owed = posix.listdir(folder)
-        except OSError:
-            return
+        owed = layout.pending_sessions()
     else:
-        if not sid or "/" in sid or sid.startswith("."):
+        if not valid_session_id(sid):
             return
         try:
-            posix.stat(folder + "/" + sid)
+            posix.stat(layout.pending_marker(sid))
         except OSError:
             return
         owed = [sid]
-    from . import launch, spool
+    from . import launch
 
     for sid in owed:
-        if spool.valid_session_id(sid):
-            launch.ensure_dispatcher(sid)
+        launch.ensure_dispatcher(sid)
 
 
 def _silence() -> None:

@@ -354,6 +354,7 @@ def enabled_rules(idx: Index, mode: str | None = None) -> dict:
 
     from .conditions import compile_where
     from .layers import LoadedRule
+    from .layout import rule_key
     from .spec import decode_rule
 
     out = {}
@@ -366,5 +367,5 @@ def enabled_rules(idx: Index, mode: str | None = None) -> dict:
         loaded = LoadedRule(
             item["rule"], rule, compile_where(rule.where, rule.match), item["layer"], item["file"]
         )
-        out[item["sensor"] + "." + item["rule"]] = (item["sensor"], loaded)
+        out[rule_key(item["sensor"], item["rule"])] = (item["sensor"], loaded)
     return out

@@ -23,11 +23,11 @@ def launcher_path() -> str:
 def dispatcher_running(session_id: str) -> bool:
     import fcntl
 
-    from .spool import session_dir
+    from .layout import Layout
 
-    base = session_dir(session_id)
-    roots.makedirs_private(base)
-    fd = posix.open(base + "/dispatch.lock", posix.O_RDWR | posix.O_CREAT, 0o600)
+    layout = Layout()
+    roots.makedirs_private(layout.session_dir(session_id))
+    fd = posix.open(layout.dispatch_lock(session_id), posix.O_RDWR | posix.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -6,14 +6,25 @@ unless the rule's `fields:` keeps no free text, as `metadata` does: projection.p
 naming the host; `redact: none` (and where the unmasked content goes, the target's
 `destination`); a literal secret in one of the target's SECRET_FIELDS (http and otlp
 headers, command env); a `batch:` on a blocking rule, which sends each record at once.
-Refused project sensors are reported by the loader itself.
+Refused project sensors are reported by the loader itself. `lint_paths` validates
+files alone (`ways sensors lint PATH`), through the loader's own per-file check.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
-from .layers import Catalog, LoadedRule, LoadedSensor, Problem
+from .layers import (
+    Catalog,
+    LoadedRule,
+    LoadedSensor,
+    Problem,
+    Source,
+    read_sensor,
+    sensor_files,
+    stem,
+)
 from .projection import carries_content
 from .targets import TARGETS
 
@@ -97,3 +108,22 @@ def lint(cat: Catalog) -> list[Problem]:
         for rule in sensor.rules.values():
             problems.extend(rule_warnings(sensor, rule))
     return problems
+
+
+def lint_paths(paths: list[str]) -> Catalog:
+    """Validate the given files (or the sensor files of given folders) alone, as if each
+    were the only layer."""
+    cat = Catalog(project="", project_allowed=False)
+    files: list[str] = []
+    for p in paths:
+        files += sensor_files(p) if os.path.isdir(p) else [p]
+    for path in files:
+        got = read_sensor(path, None)
+        if isinstance(got, Problem):
+            cat.problems.append(got)
+            continue
+        raw, _, sensor, wheres = got
+        name = stem(path)
+        rules = {n: LoadedRule(n, r, wheres[n], "file", path) for n, r in sensor.rules.items()}
+        cat.sensors[name] = LoadedSensor(name, sensor, [Source("file", path)], rules, raw)
+    return cat

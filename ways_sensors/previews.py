@@ -1,4 +1,4 @@
-"""Which new rules still wait for their preview: `<state>/previews.json`.
+"""Which new rules still wait for their preview: `<state>/previews.json` (layout.py).
 
 A rule created by `ways settings set`, by `ways sensors copy` (or the TUI later) is
 written `enabled: false` and recorded here as unseen; `ways sensors test` marks it
@@ -12,13 +12,13 @@ sensors test`), whichever key it touched. "On" is read at both levels: the rule'
 switches it on) and the rule in effect (its sensor's `enabled` too, so switching the
 sensor on under a rule whose own flag was turned on by hand is refused as well). A
 rule already on before the write (a hand edit) is left to its author.
-    {"<sensor>/<rule>": {"created": <unix time>, "seen": <unix time> | null}}
+    {"<sensor>/<rule>" (layout.rule_label): {"created": <unix time>,
+                                              "seen": <unix time> | null}}
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -26,15 +26,13 @@ from typing import Any
 from . import roots
 from .errors import InvalidError
 from .files import update_json_locked
-
-
-def _path() -> str:
-    return os.path.join(roots.state_root(), "previews.json")
+from .layout import Layout, rule_label, split_rule_label
 
 
 def _update(change: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    roots.makedirs_private(roots.state_root())
-    return update_json_locked(_path(), change)
+    layout = Layout()
+    roots.makedirs_private(layout.root)
+    return update_json_locked(layout.previews(), change)
 
 
 def created(rule_id: str) -> None:
@@ -59,7 +57,7 @@ def seen(rule_id: str) -> None:
 def _unseen() -> set[str]:
     """The rule ids created by a command whose preview was never shown."""
     try:
-        with open(_path()) as f:
+        with open(Layout().previews()) as f:
             data = json.load(f)
     except (OSError, ValueError):
         return set()
@@ -77,9 +75,9 @@ def renamed(old_sensor: str, new_sensor: str) -> None:
     def change(d: dict[str, Any]) -> bool:
         moved = False
         for k in list(d):
-            s, _, r = k.partition("/")
+            s, r = split_rule_label(k)
             if s == old_sensor:
-                d[f"{new_sensor}/{r}"] = d.pop(k)
+                d[rule_label(new_sensor, r)] = d.pop(k)
                 moved = True
         return moved
 

@@ -372,7 +372,9 @@ _key: bytes | None = None
 
 
 def key_path() -> str:
-    return os.path.join(roots.state_root(), "redaction.key")
+    from .layout import Layout
+
+    return Layout().redaction_key()
 
 
 def install_key() -> bytes:

@@ -1,18 +1,19 @@
 """A session's state folder: the files the dispatcher owns, and how they survive a SIGKILL.
 
-Under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
+Under `<state>/sessions/<session_id>/` (folders 0700, files 0600; layout.py names every
+path, and holds the table of the whole state root):
 
     spool/, spool.lock     the hook's hand-off (spool.py); the dispatcher deletes
                            segments its build cursor has passed
     dispatch.lock          flock'd by the live dispatcher for its whole life
     dispatcher.json        {"pid", "started"} of the live dispatcher (for `ways status`)
-    journal/<n>.seg        built records, framed `WJ1 <len>\\n<record JSON>\\n`, written
-                           only by the dispatcher; segments every rule passed are deleted
+    journal/<n>.seg        built records (journal.py), written only by the dispatcher;
+                           segments every rule passed are deleted
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
                            "ended", "trackers": {agent: builder state}}: the build
                            cursor, committed after the journal append it covers (older
                            ones hold Claude Code's state as "tracker")
-    cursors/<sensor>.<rule>.json
+    cursors/<sensor>.<rule>.json   (the rule key: layout.rule_key)
                            {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
                            one rule's position in the journal, its numbering and chain
                            head, and the finished record being delivered (at most one)
@@ -21,7 +22,8 @@ Elsewhere in the state root:
 
     pending/<session_id>   a dispatcher exited with records not yet accepted; the next
                            hook event of the session, or any session's start, restarts it
-    ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}}: what a
+    ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}} (keyed
+                           by layout.rule_label): what a
                            removed session folder leaves behind, so a resumed session
                            continues its numbering and chains
     counters/<sensor>.<rule>.json  per-rule totals across sessions (counters.py)
@@ -46,10 +48,7 @@ from typing import Any
 
 from . import roots
 from .files import replace_atomically
-from .spool import session_dir, valid_session_id
-
-JOURNAL_MAGIC = b"WJ1 "
-JOURNAL_SEGMENT_BYTES = 4 << 20
+from .layout import Layout
 
 
 def write_json(path: str, obj: Any) -> None:
@@ -65,42 +64,33 @@ def read_json(path: str, default: Any = None) -> Any:
         return default
 
 
-def rule_id(sensor: str, rule: str) -> str:
-    return f"{sensor}.{rule}"
-
-
 class Session:
-    """Paths of one session's state, created on first use."""
+    """Paths of one session's state (under `layout`'s root), created on first use."""
 
-    def __init__(self, session_id: str):
-        if not valid_session_id(session_id):
-            raise ValueError("invalid session id")
+    def __init__(self, session_id: str, layout: Layout | None = None):
+        self.layout = layout = layout or Layout()
         self.id = session_id
-        self.dir = session_dir(session_id)
-        self.spool = os.path.join(self.dir, "spool")
-        self.journal = os.path.join(self.dir, "journal")
-        self.cursors = os.path.join(self.dir, "cursors")
-        self.build = os.path.join(self.dir, "build.json")
-        self.lock = os.path.join(self.dir, "dispatch.lock")
-        self.info = os.path.join(self.dir, "dispatcher.json")
+        self.dir = layout.session_dir(session_id)  # ValueError for an invalid id
+        self.spool = layout.spool_dir(session_id)
+        self.journal = layout.journal_dir(session_id)
+        self.cursors = layout.cursors_dir(session_id)
+        self.build = layout.build_cursor(session_id)
+        self.lock = layout.dispatch_lock(session_id)
+        self.info = layout.dispatcher_info(session_id)
 
     def create(self) -> None:
         for d in (self.dir, self.spool, self.journal, self.cursors):
             roots.makedirs_private(d)
 
-    def cursor_path(self, rid: str) -> str:
-        return os.path.join(self.cursors, rid + ".json")
+    def cursor_path(self, key: str) -> str:
+        return self.layout.cursor(self.id, key)
 
     # --- the pending marker and the ledger --------------------------------------------
 
-    @staticmethod
-    def pending_dir() -> str:
-        return os.path.join(roots.state_root(), "pending")
-
     def mark_pending(self, pending: bool) -> None:
-        path = os.path.join(self.pending_dir(), self.id)
+        path = self.layout.pending_marker(self.id)
         if pending:
-            roots.makedirs_private(self.pending_dir())
+            roots.makedirs_private(self.layout.pending_dir())
             with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w"):
                 pass
         else:
@@ -110,39 +100,14 @@ class Session:
                 pass
 
     def ledger_path(self) -> str:
-        return os.path.join(roots.state_root(), "ledger", self.id + ".json")
+        return self.layout.ledger(self.id)
 
     def read_ledger(self) -> dict[str, Any]:
         return read_json(self.ledger_path(), {}) or {}
 
     def write_ledger(self, ledger: dict[str, Any]) -> None:
-        roots.makedirs_private(os.path.dirname(self.ledger_path()))
+        roots.makedirs_private(self.layout.ledger_dir())
         write_json(self.ledger_path(), ledger)
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def pending_sessions() -> list[str]:
-    try:
-        return sorted(n for n in os.listdir(Session.pending_dir()) if valid_session_id(n))
-    except OSError:
-        return []
-
-
-# --- the journal ---------------------------------------------------------------------
-
-
-def journal_segments(folder: str) -> list[str]:
-    try:
-        return sorted(n for n in os.listdir(folder) if n.endswith(".seg"))
-    except OSError:
-        return []
-
-
-def next_segment(name: str) -> str:
-    return "%010d.seg" % (int(name[:10]) + 1)
-
-
-def frame(record_json: bytes) -> bytes:
-    return JOURNAL_MAGIC + str(len(record_json)).encode() + b"\n" + record_json + b"\n"

@@ -1,6 +1,7 @@
 """The per-session spool: where the hook hands events to the dispatcher.
 
-Files, under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
+Files, under `<state>/sessions/<session_id>/` (folders 0700, files 0600; layout.py
+names them):
 
     spool.lock            flock'd (exclusive) by every writer for one append
     spool/<n>.seg         append-only segments, n = 0000000001, 0000000002, ...
@@ -42,23 +43,12 @@ A new segment is started when the newest one reaches SEGMENT_BYTES.
 """
 
 from . import roots
+from .layout import Layout
 from .roots import posix
 
 MAGIC = b"WS1 "
 DEFAULT_AGENT = "claude-code"  # entries without an `agent` field came from Claude Code
 SEGMENT_BYTES = 4 << 20
-_SID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
-
-
-def valid_session_id(sid: str | None) -> bool:
-    """Session ids become folder names: only [A-Za-z0-9_-], 1 to 128 characters."""
-    return bool(sid) and len(sid) <= 128 and all(c in _SID_CHARS for c in sid)
-
-
-def session_dir(session_id: str) -> str:
-    if not valid_session_id(session_id):
-        raise ValueError("invalid session id")
-    return roots.state_root() + "/sessions/" + session_id
 
 
 def json_str(s: str) -> str:
@@ -111,16 +101,17 @@ def append(
     payload: bytes,
     transcript_size: int = -1,
     agent: str = DEFAULT_AGENT,
+    layout: Layout | None = None,
 ) -> str:
     """Append one frame to the session's spool under its lock; returns the segment path."""
     import fcntl
 
-    base = session_dir(session_id)
-    spool_dir = base + "/spool"
+    layout = layout or Layout()
+    spool_dir = layout.spool_dir(session_id)
     roots.makedirs_private(spool_dir)
     data = frame(event, ts_ns, project, payload, transcript_size, agent)
     for _ in range(5):
-        lock = posix.open(base + "/spool.lock", posix.O_RDWR | posix.O_CREAT, 0o600)
+        lock = posix.open(layout.spool_lock(session_id), posix.O_RDWR | posix.O_CREAT, 0o600)
         fcntl.flock(lock, fcntl.LOCK_EX)
         if posix.fstat(lock).st_nlink:
             break
@@ -256,9 +247,9 @@ def parse_entry(body: bytes | None, segment: str = "", offset: int = 0) -> Entry
         return None
 
 
-def read_all(session_id: str) -> list[Entry]:
+def read_all(session_id: str, layout: Layout | None = None) -> list[Entry]:
     """Every intact entry of a session's spool, in order."""
-    spool_dir = session_dir(session_id) + "/spool"
+    spool_dir = (layout or Layout()).spool_dir(session_id)
     out = []
     for name in segment_names(spool_dir):
         with open(spool_dir + "/" + name, "rb") as f:

@@ -41,7 +41,7 @@ def load(path: str) -> tuple[Any, str]:
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
 
-    from .layers import YamlError, read_yaml
+    from .yamlread import YamlError, read_yaml
 
     try:  # the bounded loader first: ruamel would expand an alias bomb without limit,
         read_yaml(path)  # and a FIFO would block open()

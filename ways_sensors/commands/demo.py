@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from ..launch import launcher_path
+from ..layout import Layout
+from ..roots import APP
 
 SENSOR = """\
 # The demo's sensor: three rules, three kinds of consumer.
@@ -262,7 +264,7 @@ def _run(root: Path, url: str) -> int:
             f"  hook {payload['hook_event_name']:<19} exit {r.returncode}  "
             f"stdout {len(r.stdout)} bytes  {ms:5.1f} ms"
         )
-    session_dir = root / "state" / "agent-ways" / "sessions" / sid
+    session_dir = Path(Layout(f"{root}/state/{APP}").session_dir(sid))
     deadline = time.monotonic() + 30
     while session_dir.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

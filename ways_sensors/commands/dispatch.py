@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import UsageError
-from ..spool import valid_session_id
+from ..layout import valid_session_id
 
 
 def idle_seconds(default: float) -> float:

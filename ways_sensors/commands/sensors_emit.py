@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 
-from .. import launch, roots, spool
+from .. import launch, layout, roots, spool
 from ..errors import InvalidError, UsageError
 from ..records import WAY_EVENT
 from . import read_json_object
@@ -21,7 +21,7 @@ KINDS = ("fired", "suppressed", "judged")
 def run(args) -> int:
     if args.section != "way_event":
         raise UsageError("emit takes --section way_event; the other sections come from hooks")
-    if not spool.valid_session_id(args.session):
+    if not layout.valid_session_id(args.session):
         raise UsageError(f"{args.session!r} is not a session id")
     data = read_json_object(args.input, "emit")
     if data.get("kind") not in KINDS:

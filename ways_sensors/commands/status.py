@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any
 
-from .. import counters, delivery, roots, table
+from .. import counters, delivery, table
+from ..layout import Layout, rule_key, rule_label, split_rule_key
 from ..metrics import live_dispatchers
-from ..session import pending_sessions
 
 SHOWN = counters.KINDS
 
@@ -35,16 +34,17 @@ def run(args: argparse.Namespace) -> int:
     from ..layers import load
 
     cat = load()
-    totals = counters.read_all()
+    layout = Layout()
+    totals = counters.read_all(layout)
     rules: list[dict[str, Any]] = []
     seen = set()
     for s in cat.sensors.values():
         for r in s.rules.values():
-            rid = f"{s.name}.{r.name}"
+            rid = rule_key(s.name, r.name)
             seen.add(rid)
             rules.append(
                 {
-                    "rule": f"{s.name}/{r.name}",
+                    "rule": rule_label(s.name, r.name),
                     "enabled": bool(s.spec.enabled and r.rule.enabled),
                     "mode": r.rule.mode,
                     "delivery": r.rule.delivery,
@@ -53,10 +53,9 @@ def run(args: argparse.Namespace) -> int:
             )
     for rid, c in totals.items():
         if rid not in seen:
-            sensor, _, rule = rid.partition(".")
             rules.append(
                 {
-                    "rule": f"{sensor}/{rule}",
+                    "rule": rule_label(*split_rule_key(rid)),
                     "enabled": None,
                     "mode": None,
                     "delivery": None,
@@ -65,13 +64,13 @@ def run(args: argparse.Namespace) -> int:
             )
     data: dict[str, Any] = {
         "rules": rules,
-        "dispatchers": live_dispatchers(),
-        "pending_sessions": pending_sessions(),
+        "dispatchers": live_dispatchers(layout),
+        "pending_sessions": layout.pending_sessions(),
         "dead_letters": [
-            {"rule": rid.replace(".", "/", 1), "path": path, "count": count}
-            for rid, (path, count) in delivery.dead_letters().items()
+            {"rule": rule_label(*split_rule_key(rid)), "path": path, "count": count}
+            for rid, (path, count) in delivery.dead_letters(layout).items()
         ],
-        "events_log": os.path.join(roots.state_root(), "events.log"),
+        "events_log": layout.events_log(),
     }
     if args.json:
         print(json.dumps(data, indent=2))
