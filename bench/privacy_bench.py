@@ -103,7 +103,9 @@ def corpus() -> tuple[int, int, float, int, float]:
     secrets = [
         json.loads(x) for x in (REPO / "tests/corpus/secrets.jsonl").read_text().splitlines()
     ]
-    clean = [json.loads(x) for x in (REPO / "tests/corpus/clean.jsonl").read_text().splitlines()]
+    clean = [
+        json.loads(x)["text"] for x in (REPO / "tests/corpus/clean.jsonl").read_text().splitlines()
+    ]
     missed = sum(r["secret"] in redact.mask_text(r["text"])[0] for r in secrets)
     altered = sum(redact.mask_text(c)[0] != c for c in clean)
     kinds = len({r["kind"] for r in secrets})
