@@ -1,10 +1,12 @@
-"""Secret masking: every kind positive and negative, the corpus figures, tokens and keys."""
+"""Secret masking: every kind positive and negative, code that reads a secret, the corpus
+floors (overall and held out), tokens, and the deadline."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -134,12 +136,54 @@ CASES = {
         "curl -H 'X-API-Key: $API_KEY' https://x",
     ),
     "secret-field": ('{"password": "s3cr3t!"}', "s3cr3t!", '{"password": "${DB_PASSWORD}"}'),
+    "google-oauth-token": ("ya29." + A36 + "_" + A36, "ya29." + A36 + "_" + A36, "ya29.short"),
+    "atlassian-api-token": (
+        "ATATT3xFfGF0" + (A36 * 6)[:180],
+        "ATATT3xFfGF0" + (A36 * 6)[:180],
+        "ATATT3 is a prefix",
+    ),
+    "docker-config": (
+        "  .dockerconfigjson: "
+        "eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJZMmt0WW05ME9raDFiblJsY2pJeU1nPT0ifX19",
+        "eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJZMmt0WW05ME9raDFiblJsY2pJeU1nPT0ifX19",
+        '{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}',
+    ),
+    "alibaba-access-key-secret": (
+        "AccessKeyId: LTAI5tQw8ZyXb3Lm9Kd2Rv7P\nAccessKeySecret: " + A36[:30],
+        A36[:30],
+        "LTAI5tQw8ZyXb3Lm9Kd2Rv7P rotated",
+    ),
+    "tencent-secret-key": (
+        "SecretId=AKID" + A36[:32] + ", SecretKey=" + A36[4:36],
+        A36[4:36],
+        "SecretId=AKID" + A36[:32],
+    ),
+    "gcs-hmac-secret": (
+        "GOOG1EQ2W3E4R5T6Y7U8I9O0PLKJHGFDSAZXCVBNM secret " + A36[:20] + "+/" + A36[:18],
+        A36[:20] + "+/" + A36[:18],
+        "GOOG1EQ2W3E4R5T6Y7U8I9O0PLKJHGFDSAZXCVBNM deleted",
+    ),
+    "twilio-auth-token": (
+        "Client('AC" + "0123456789abcdef" * 2 + "', 'f0e1d2c3b4a5968778695a4b3c2d1e0f')",
+        "f0e1d2c3b4a5968778695a4b3c2d1e0f",
+        "ACCOUNT_SID=AC" + "0123456789abcdef" * 2 + " REGION=us1",
+    ),
+    "prefixed-api-token": (
+        "export SERVICE_CRED=glsa_" + A36[:32] + "_0a1b2c3d",
+        "glsa_" + A36[:32] + "_0a1b2c3d",
+        "'bsd-3-clause-no-nuclear-license-2014': {'id': 'BSD-3-Clause-No-Nuclear-License-2014'}",
+    ),
+    "prose-password": (
+        "the staging admin password is Quartz-678-eggu, rotate it",
+        "Quartz-678-eggu",
+        "the password is stored in the keychain, never in the repo",
+    ),
 }
 
 
 def test_every_kind_has_a_case():
     assert set(CASES) == set(redact.KINDS)
-    assert len(redact.KINDS) >= 25
+    assert len(redact.KINDS) >= 40
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
@@ -163,23 +207,75 @@ def load_corpus():
     return secrets, clean
 
 
-def test_corpus_figures(capsys):
-    secrets, clean = load_corpus()
-    secrets = [r for r in secrets if r["set"] == "dev"]
-    clean = [c["text"] for c in clean if c["set"] == "dev"]
-    kinds = {r["kind"] for r in secrets}
-    assert len(secrets) >= 200 and len(kinds) >= 25 and len(clean) >= 200
+def figures(secrets: list[dict], clean: list[dict]) -> tuple[float, float, list, list]:
+    """Recall and the share of clean lines altered, with the misses and the alterations."""
     missed = [r for r in secrets if r["secret"] in redact.mask_text(r["text"])[0]]
-    altered = [c for c in clean if redact.mask_text(c)[0] != c]
-    recall = 1 - len(missed) / len(secrets)
-    fpr = len(altered) / len(clean)
+    altered = [c["text"] for c in clean if redact.mask_text(c["text"])[0] != c["text"]]
+    return 1 - len(missed) / len(secrets), len(altered) / len(clean), missed, altered
+
+
+@pytest.mark.parametrize("part", ["all", "heldout"])
+def test_corpus_floors(part, capsys):
+    """At least 400 secrets over 40 kinds and 300 look-alikes, every case labelled with its
+    family; recall >= 97 % and <= 2 % of clean lines altered, overall and held out."""
+    secrets, clean = load_corpus()
+    assert len(secrets) >= 400 and len({r["kind"] for r in secrets}) >= 40 and len(clean) >= 300
+    assert all(r.get("family") and r.get("set") for r in secrets + clean)
+    if part == "heldout":
+        secrets = [r for r in secrets if r["set"] == "heldout"]
+        clean = [c for c in clean if c["set"] == "heldout"]
+        assert len(secrets) >= 150 and len(clean) >= 100
+    recall, fpr, missed, altered = figures(secrets, clean)
     with capsys.disabled():
         print(
-            f"\nredaction corpus: {len(secrets)} secrets over {len(kinds)} kinds, recall "
-            f"{recall:.1%}; {len(clean)} clean lines, {fpr:.1%} altered"
+            f"\nredaction corpus ({part}): {len(secrets)} secrets, recall {recall:.1%}; "
+            f"{len(clean)} clean lines, {fpr:.1%} altered"
         )
     assert recall >= 0.97, [m["text"][:80] for m in missed]
-    assert fpr <= 0.03, [a[:80] for a in altered]
+    assert fpr <= 0.02, [a[:80] for a in altered]
+
+
+# Code that reads a secret is not a secret (the false alarm of issue 12), nor are the
+# other things that sit where a secret would: types, calls across lines, names.
+READS_A_SECRET = [
+    'STRIPE_SECRET_KEY = os.getenv("STRIPE_SECRET_KEY")',
+    "const apiKey = process.env.OPENAI_API_KEY;",
+    'SECRET_KEY_BASE = ENV["SECRET_KEY_BASE"]',
+    "token: ${{ secrets.NPM_TOKEN }}",
+    "password: ${DB_PASSWORD}",
+    "export API_TOKEN=$API_TOKEN",
+    'db_password = os.environ["DB_PASSWORD"]',
+    "password = settings.DATABASE_PASSWORD",
+    "token = secrets.token_urlsafe(32)",
+    "api_key = config.get('openai', 'api_key')",
+    "login(username=username, password=password)",
+    "    password: bool = False,",
+    "    password: HiddenText | None = None",
+    "        tokens = parse_lines(\n            path,",
+    "auth = (url.username, url.password)",
+    "key = SimpleKey(token_number, required,\n",
+    "    'passwd:gecos',",
+    '    "connection-string-password": "url-credentials",',
+    "2026-11-29 INFO key module password id=cc011cdd9474031b",
+    "Pass :meth:`peek` a default value",
+]
+
+
+@pytest.mark.parametrize("line", READS_A_SECRET)
+def test_code_that_reads_a_secret_is_left_alone(line):
+    assert redact.mask_text(line) == (line, [])
+
+
+def test_a_past_deadline_raises_instead_of_returning_unmasked(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    text = ("sk-" * 50_000) + f" ghp_{A36}"
+    with pytest.raises(redact.MaskTimeout):
+        redact.mask_text(text, deadline=time.monotonic() - 1)
+    with pytest.raises(redact.MaskTimeout):
+        redact.mask_record({"data": {"output": text}}, deadline=time.monotonic() - 1)
+    far = time.monotonic() + 3600
+    masked, found = redact.mask_text(text, deadline=far)
+    assert A36 not in masked and found == [("github-token", found[0][1])]
 
 
 def test_same_secret_same_token_across_records_and_another_install(tmp_path, monkeypatch):
