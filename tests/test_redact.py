@@ -266,6 +266,18 @@ def test_code_that_reads_a_secret_is_left_alone(line):
     assert redact.mask_text(line) == (line, [])
 
 
+def test_every_program_flag_is_prefiltered_by_a_word_its_commands_contain():
+    """structure.py skips a flag's candidates when no program reading it is named in the
+    text; that shortcut must know every program of the table."""
+    from ways_sensors.redact import structure
+
+    for prog, flags in structure.PROGRAMS.items():
+        for flag in flags:
+            words = structure._FLAG_PROGRAMS[flag]
+            login = prog in structure._NEEDS_LOGIN and "login" in words
+            assert login or any(w in prog for w in words), (prog, flag)
+
+
 def test_a_past_deadline_raises_instead_of_returning_unmasked(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     text = ("sk-" * 50_000) + f" ghp_{A36}"

@@ -39,7 +39,11 @@ _WORD_FORMS = {
 _PASSWORD_WORDS = frozenset({"pass", "pwd", "secret", "credential"})
 _SCHEME = r"(?:(?P<scheme>bearer|basic|token|api-token|apikey|bot|digest)[ \t]{1,4})?"
 _TEMPLATE = (
-    r"(?P<w>{w})(?:s|_?base|_?value|_?b64|_?hex|\d)?(?=[\"'`\] \t:=,\r\n>@\[;]|\+=)"
+    r"(?P<w>{w})(?:s|_?base|_?value|_?b64|_?hex|\d)?"
+    # what can follow a name: a quote or bracket closing it, an operator, a line end, or
+    # blanks and then an operator, a quote, `value`, or a word with a digit or symbol
+    r"(?=[\"'`\]=,\r\n>@\[;]|:(?![ \t]{0,8}(?:\r?\n|\Z))|\+=|[ \t]{1,8}(?:[:=+>\"'\[vp]{is}"
+    r"|[^\s\"'=]{0,60}?[0-9!#$%^&*+~@?]))"
     r"(?P<close>[\"'`\]]{0,2}|[ \t]\[[^\]\n]{0,20}\])"
     r"(?:"
     r"[ \t]{0,8}(?P<op>:=|=>|==|\+=|=|:)[ \t]{0,8}@?{scheme}"
@@ -50,7 +54,19 @@ _TEMPLATE = (
     r"{sp}"
     r")"
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,400})(?P=q)(?P<semi>[ \t]{0,4};)?"
-    r"|(?P<bv>[^\s\"'`<>,;]{1,400}))"
+    r"|(?!{code})(?P<bv>[^\s\"'`<>,;]{1,400}))"
+)
+# A bare value that is plainly code, refused inside the regex (no match is built for
+# it): a call or an index closed on its line (or continued on the next), an attribute
+# path, a literal, a string literal's prefix (f"...", b'...'). Lower case: the regex
+# runs on the folded text.
+_IDENT = r"[a-z_$][\w$]{0,64}"
+_CODE = (
+    rf"{_IDENT}(?:(?:\.|::|->){_IDENT}){{0,8}}"
+    r"(?:\((?=[^\n]{0,300}\)|[^\n]{0,300}[,(\[][ \t]{0,8}(?:\r?\n|\Z))|\[(?=[^\n]{0,300}\]))"
+    rf"|[a-z_$]{{1,64}}\.[a-z_$][\w$]{{0,64}}(?:\.{_IDENT}){{0,8}}(?![\w$.\-/+=])"
+    r"|(?:none|true|false|null|nil|undefined)(?![\w$.\-])|\d{1,20}(?![\w.\-])"
+    r"|[a-z]{1,2}[\"']"
 )
 # a flag's or a sentence's next word, holding a digit or symbol and no `=`
 _SPACED = r"|(?P<sp>[ \t]{1,3}(?:is[ \t]{1,3})?)(?=[\"']?[^\s\"'=]{0,60}?[0-9!#$%^&*+~@?])"
@@ -61,6 +77,8 @@ def _regex(word: str, form: str) -> re.Pattern[str]:
         _TEMPLATE.replace("{w}", form)
         .replace("{scheme}", _SCHEME if word == "auth" else "")
         .replace("{sp}", _SPACED if word in _PASSWORD_WORDS else "")
+        .replace("{code}", _CODE)
+        .replace("{is}", r"|is[ \t]" if word in _PASSWORD_WORDS else "")
     )
 
 

@@ -99,12 +99,24 @@ PROGRAMS: dict[str, dict[str, str]] = {
     **{p: {"-w": "value"} for p in ("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete")},
     "curl": {"-u": "userpass", "--user": "userpass", "-U": "userpass", "--proxy-user": "userpass"},
 }
+# per flag, words one of which a command using it must contain (one `in` per text)
+_FLAG_PROGRAMS = {
+    "-p": ("mysql", "mariadb", "mongo", "login", "sshpass", "twine", "7z"),
+    "-a": ("redis-cli",),
+    "-P": ("sqlcmd", "bcp", "zip"),
+    "-w": ("ldap",),
+    "-u": ("curl",),
+    "-U": ("curl",),
+    "--user": ("curl",),
+    "--proxy-user": ("curl",),
+}
 _NEEDS_LOGIN = frozenset(
     {"docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "oc", "az"}
 )
 _FLAG = re.compile(
     r" -(?:(?P<short>[pPauUw])|-(?P<long>(?:proxy-)?user)(?=[ \t=])"
-    r"|-?(?P<named>(?:[a-z0-9][a-z0-9-]{0,30}?)?(?:token|key|secret|password|passwd|pass|pwd))"
+    r"|-?(?P<named>[a-z0-9][a-z0-9-]{0,40})(?![a-z0-9-])"
+    r"(?:(?<=token)|(?<=key)|(?<=secret)|(?<=pass)|(?<=passwd)|(?<=password)|(?<=pwd))"
     r"(?=[ \t]))"
 )
 _NAMED_PASSWORD = ("secret", "password", "passwd", "pass", "pwd")
@@ -137,7 +149,7 @@ def _command_start(text: str, i: int) -> int | None:
 def _program(text: str, start: int, i: int) -> str | None:
     """The program of the command text[start:i]: its first word that is not a prompt,
     an assignment or a wrapper (`sudo`, `env`), without its folder."""
-    words = _WORD.findall(text, start, i)
+    words = text[start:i].split()
     k = 0
     while k < len(words):
         w = words[k]
@@ -150,6 +162,8 @@ def _program(text: str, start: int, i: int) -> str | None:
     if k >= len(words):
         return None
     prog = words[k].strip("\"'").rsplit("/", 1)[-1]
+    if prog not in PROGRAMS:
+        return None
     if prog in _NEEDS_LOGIN:
         rest = [w for w in words[k + 1 :] if not w.startswith("-")]
         if "login" not in rest[:3]:
@@ -175,11 +189,17 @@ def detect_cli(ctx: Context) -> None:
     if " -" not in text:
         return
     seen: dict[int, str | None] = {}
+    relevant: dict[str, bool] = {}  # whether any program reading this flag is named at all
     for m in ctx.finditer(_FLAG, False):
         if m.group("named"):
             _named_flag(ctx, m)
             continue
         flag = "-" + m.group("short") if m.group("short") else "--" + m.group("long")
+        if flag not in relevant:
+            relevant[flag] = any(name in text for name in _FLAG_PROGRAMS[flag])
+        if not relevant[flag]:
+            ctx.tick()
+            continue
         start = _command_start(text, m.start() + 1)
         ctx.tick(m.start() - start if start is not None else _COMMAND_BACK)
         if start is None:

@@ -176,11 +176,10 @@ def password_like(value: str, after: str = "") -> bool:
 def tokenish(value: str, after: str = "") -> bool:
     """A key's or token's value: random enough, base64 credentials, or short but
     mixing three classes (`Orbit4310#`)."""
-    return (
-        random_enough(value, after)
-        or base64_credentials(value)
-        or (len(value) >= 8 and classes(value) >= 3 and plausible(value, after))
-    )
+    v = unquote(value)
+    if len(v) < 8 or not plausible(v, after):
+        return False
+    return random_enough(v, after) or base64_credentials(v) or classes(v) >= 3
 
 
 def path_like(value: str) -> bool:
