@@ -266,6 +266,39 @@ def test_code_that_reads_a_secret_is_left_alone(line):
     assert redact.mask_text(line) == (line, [])
 
 
+# Shapes from gitleaks' curl rule tests, with values of our own: each line holds a secret
+CURL_AND_HEADERS = [
+    ("curl --cacert ca.crt -u elastic:Xk9@vWq2$1 https://localhost:9200", "Xk9@vWq2$1"),
+    (
+        "curl https://x \\\n  -H 'Accept: text/plain' \\\n  -u developer:qwRTyuPLmnBVcxZa",
+        "qwRTyuPLmnBVcxZa",
+    ),
+    ("curl --user kevin:'pRf7vG2h1L8nQkW9' -iX PATCH -d @x.json", "pRf7vG2h1L8nQkW9"),
+    ('curl -X GET \\\n  -H "apikey: c4ed6c21-9dd5-4a05-8e3f-c56d1151cce8"', "c4ed6c21-9dd5-4a05"),
+    ('curl -XPOST http://localhost:8080/api -H "Token: 3fea6af1349166ea"', "3fea6af1349166ea"),
+    ('curl -H "Authorization: Token 22cb987851bc5659229114c62e60c79abd0d2c08"', "22cb98785"),
+]
+NOT_SECRETS = [
+    "curl -i -u 'test:test'",
+    "curl --user neo4j:[PASSWORD] http://[IP]:7474/db/data/",
+    'curl -u "${_username}:${_password}"',
+    'curl -X POST --user "$(cat ./login.txt):$(cat ./password.txt)"',
+    "curl http://127.0.0.1:5000/file --user user:pass --digest",
+    'curl -H "Authorization: Bearer <Openverse API token>"',
+    'curl -H "X-Request-Id: 7f3c2a91-1d2e-4b5a-9c8d-0e1f2a3b4c5d"',
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), CURL_AND_HEADERS)
+def test_curl_users_and_header_values_are_masked(text, secret):
+    assert secret not in redact.mask_text(text)[0]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_placeholders_and_references_in_commands_are_left_alone(text):
+    assert redact.mask_text(text) == (text, [])
+
+
 def test_every_program_flag_is_prefiltered_by_a_word_its_commands_contain():
     """structure.py skips a flag's candidates when no program reading it is named in the
     text; that shortcut must know every program of the table."""

@@ -170,6 +170,8 @@ def _judge(
     flag = name.startswith("-")
     password_type = word in _PASSWORD_WORDS
     if m.re.groupindex.get("sp") and m.group("sp") is not None and not (quoted and m.group("semi")):
+        if m.group("close") and not flag:
+            return None  # `[PASSWORD] http://...`: a placeholder, then the next word
         if flag:
             ok = values.strong_password(value) if password_type else values.tokenish(value)
             return ("cli-password", vs, ve) if ok and not value.startswith("-") else None
@@ -197,7 +199,8 @@ def _judge(
         if _ANNOTATION.match(after) or text[m.start("op") - 1] in " \t":
             return None
         yaml = _line_start(text, name_start)
-        header = "-" in name and word in ("key", "token")
+        quoted_name = text[name_start - 1 : name_start] in ("'", '"')  # -H "Token: ..."
+        header = word in ("key", "token") and ("-" in name or quoted_name)
         if not (yaml or header) and not (password_type and values.strong_password(value, after)):
             return None
     if word == "auth":

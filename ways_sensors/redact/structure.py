@@ -120,7 +120,8 @@ _FLAG = re.compile(
     r"(?=[ \t]))"
 )
 _NAMED_PASSWORD = ("secret", "password", "passwd", "pass", "pwd")
-_WORD = re.compile(r"\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|[^\s\"']{1,256}")
+# a shell word: bare, quoted, or both run together (`user:'pa ss'`)
+_WORD = re.compile(r"(?:\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|[^\s\"']{1,256}){1,4}")
 _PREFIXES = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "then", "do", "!"})
 _COMMAND_BACK = 600
 
@@ -179,8 +180,9 @@ def _value_after(text: str, pos: int, end: int) -> tuple[int, int] | None:
     if not m or m.end() == pos:
         return None
     s, e = m.span()
-    if text[s] in "\"'":
-        return s + 1, e - 1
+    q = text[s]
+    if q in "\"'" and e - s >= 2 and text[e - 1] == q and q not in text[s + 1 : e - 1]:
+        return s + 1, e - 1  # one quoted word: its inside
     return s, e
 
 
@@ -250,8 +252,9 @@ def _add_userpass(ctx: Context, start: int, end: int) -> None:
     """`user:password`, `:password`, `user:'password'`: the part after the first colon."""
     word = ctx.text[start:end]
     colon = word.find(":")
-    if colon < 0 or values.REFERENCE.search(word[:colon].strip("\"'")):
-        return
+    user = word[:colon].strip("\"'")
+    if colon < 0 or values.REFERENCE.search(user) or user == word[colon + 1 :].strip("\"'"):
+        return  # a reference, or a default pair (test:test, admin:admin) only demos use
     s, e = start + colon + 1, end
     if ctx.text[s : s + 1] in ("'", '"') and ctx.text[e - 1 : e] == ctx.text[s]:
         s, e = s + 1, e - 1

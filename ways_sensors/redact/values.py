@@ -22,7 +22,7 @@ PLACEHOLDER = re.compile(
     r"replace|insert|fake|test[_-]?(?:key|token|secret)|secret[_-]?here|token[_-]?here|"
     r"^(?:x{1,64}|\.{1,64}|-{1,64}|none|null|nil|true|false|yes|no|on|off|undefined|password|passwd|pass|"
     r"secret|token|string|str|value|key|empty|required|optional|env|pwd|auth|username|user|"
-    r"changeit|hidden|masked|secrets|credentials?)$",
+    r"changeit|hidden|masked|secrets|credentials?|test|testing)$",
     re.I,
 )
 REFERENCE = re.compile(
@@ -192,7 +192,7 @@ def strong_password(value: str, after: str = "") -> bool:
     must look chosen, not like the next word of a sentence: 6+ characters mixing a
     digit or symbol with letters, or both cases."""
     v = unquote(value).rstrip(".,;:)")
-    if len(v) < 6 or not password_like(v, after) or _WORDS.fullmatch(v):
+    if len(v) < 6 or "://" in v or not password_like(v, after) or _WORDS.fullmatch(v):
         return False
     has_letter = any(c.isalpha() for c in v)
     return has_letter and classes(v) >= 2 and not _PATHLIKE.fullmatch(v)
