@@ -29,7 +29,7 @@ def scan_regexes() -> list[re.Pattern[str]]:
     ]
     out += [s.regex for s in shapes.SHAPES]
     out += [s.pair.regex for s in shapes.SHAPES if s.pair is not None]
-    out += [rx for _, rx in keyvalue.REGEXES]
+    out += [keyvalue.regex(w) for w in keyvalue.WORDS]
     out += list(values._CLASSES)
     return out
 
@@ -61,7 +61,7 @@ def hostile_needles() -> list[str]:
     program, and the issue's three (`sk-`, `eyJ`, `mysql `)."""
     needles = {literal_prefix(rx) for rx in scan_regexes()} - {""}
     needles |= {k for s in shapes.SHAPES for k in s.starts}
-    needles |= set(keyvalue._WORD_FORMS) | {p + " " for p in structure.PROGRAMS}
+    needles |= set(keyvalue.WORDS) | {p + " " for p in structure.PROGRAMS}
     needles |= {"sk-", "eyJ", "mysql ", "mysql -p", "curl -u a:", "password is 1", "://:", "a:b@"}
     needles |= {"-----BEGIN PRIVATE KEY-----", "AKIA" + "A" * 16 + " ", "123456789:AA", "?key="}
     needles |= {"name: X_TOKEN\nvalue: ", "<password>", "--token ", "os.getenv(", "${", "\\\n"}

@@ -22,6 +22,7 @@ to lower-case letters must be a known compound (`apikey`, `dbpass`; not `monkey`
 
 from __future__ import annotations
 
+import functools
 import re
 
 from . import values
@@ -72,9 +73,12 @@ _CODE = (
 _SPACED = r"|(?P<sp>[ \t]{1,3}(?:is[ \t]{1,3})?)(?=[\"']?[^\s\"'=]{0,60}?[0-9!#$%^&*+~@?])"
 
 
-def _regex(word: str, form: str) -> re.Pattern[str]:
+@functools.cache
+def regex(word: str) -> re.Pattern[str]:
+    """The regex of one name word, compiled on first use (a record without the word never
+    pays for it: the blocking hook imports this module for one record)."""
     return re.compile(
-        _TEMPLATE.replace("{w}", form)
+        _TEMPLATE.replace("{w}", _WORD_FORMS[word])
         .replace("{scheme}", _SCHEME if word == "auth" else "")
         .replace("{sp}", _SPACED if word in _PASSWORD_WORDS else "")
         .replace("{code}", _CODE)
@@ -82,7 +86,7 @@ def _regex(word: str, form: str) -> re.Pattern[str]:
     )
 
 
-REGEXES = [(word, _regex(word, form)) for word, form in _WORD_FORMS.items()]
+WORDS = tuple(_WORD_FORMS)
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 # a word glued to lower-case letters before it is a secret name only in these compounds
 _GLUED = {
@@ -242,10 +246,10 @@ def _kind(
 
 def detect(ctx: Context) -> None:
     folded = ctx.folded
-    for word, rx in REGEXES:
+    for word in WORDS:
         if word not in folded:
             continue
-        for m in ctx.finditer(rx, True):
+        for m in ctx.finditer(regex(word), True):
             kw_start = m.start()
             name, name_start = _name(ctx, kw_start, m.end("w"))
             ctx.tick(kw_start - name_start)

@@ -22,12 +22,9 @@ up among the `-----END` lines found in one pass, so many headers never rescan a 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from . import values
 from .scan import Context
@@ -35,24 +32,35 @@ from .scan import Context
 _W = r"(?![A-Za-z0-9])"  # trailing boundary
 
 
-@dataclass(frozen=True)
 class Pair:
     """The secret that follows a key id: its shape and how far after the id it may be."""
 
-    kind: str
-    regex: re.Pattern[str]
-    check: Callable[[str], bool]
-    distance: int = 160
+    __slots__ = ("check", "distance", "kind", "regex")
+
+    def __init__(
+        self, kind: str, regex: re.Pattern[str], check: Callable[[str], bool], distance: int = 160
+    ) -> None:
+        self.kind, self.regex, self.check, self.distance = kind, regex, check, distance
 
 
-@dataclass(frozen=True)
 class Shape:
-    kind: str
-    starts: tuple[str, ...]  # the two characters a match starts with
-    regex: re.Pattern[str]  # matched at the candidate; group 1 (or 0) is the secret
-    check: Callable[[str], bool] = values.not_example
-    pair: Pair | None = None
-    mask: bool = True  # False: an id whose pair is the secret (Twilio's account SID)
+    """A provider's token: the two characters it starts with, the regex matched at the
+    candidate (group 1 is the secret), the check of its value, the secret that follows
+    it (`pair`), and whether the match itself is masked (not a Twilio account SID)."""
+
+    __slots__ = ("check", "kind", "mask", "pair", "regex", "starts")
+
+    def __init__(
+        self,
+        kind: str,
+        starts: tuple[str, ...],
+        regex: re.Pattern[str],
+        check: Callable[[str], bool],
+        pair: Pair | None,
+        mask: bool,
+    ) -> None:
+        self.kind, self.starts, self.regex, self.check = kind, starts, regex, check
+        self.pair, self.mask = pair, mask
 
 
 def _mixed_base64(v: str) -> bool:
@@ -221,6 +229,9 @@ def _prefixed(v: str, prefix: str, body: str) -> bool:
 
 
 def _discord(v: str) -> bool:
+    import base64  # rare: only a run shaped like a Discord token gets here
+    import binascii
+
     first = v.split(".", 1)[0]
     try:
         raw = base64.b64decode(first + "=" * (-len(first) % 4), validate=True)
