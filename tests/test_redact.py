@@ -323,6 +323,15 @@ def test_a_past_deadline_raises_instead_of_returning_unmasked(tmp_path, monkeypa
     assert A36 not in masked and found == [("github-token", found[0][1])]
 
 
+def test_masking_twice_changes_nothing():
+    """A record read back (a consumer's file in a tool output) keeps its marks as they
+    are: no detector masks a piece of `[REDACTED:connection-string-password:...]`."""
+    secrets, _ = load_corpus()
+    for r in secrets:
+        masked, _ = redact.mask_text(r["text"])
+        assert redact.mask_text(masked) == (masked, []), masked
+
+
 def test_same_secret_same_token_across_records_and_another_install(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "one"))
     text = f"push with ghp_{A36} then again ghp_{A36}"

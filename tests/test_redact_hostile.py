@@ -65,6 +65,7 @@ def hostile_needles() -> list[str]:
     needles |= {"sk-", "eyJ", "mysql ", "mysql -p", "curl -u a:", "password is 1", "://:", "a:b@"}
     needles |= {"-----BEGIN PRIVATE KEY-----", "AKIA" + "A" * 16 + " ", "123456789:AA", "?key="}
     needles |= {"name: X_TOKEN\nvalue: ", "<password>", "--token ", "os.getenv(", "${", "\\\n"}
+    needles |= {"[REDACTED:secret-field:0123abcd]", "password:[REDACTED:x:0123abcd]"}
     return sorted(needles)
 
 

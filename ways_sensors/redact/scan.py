@@ -67,6 +67,7 @@ _RUN_TABLE = bytes(
     ord("a") if (chr(i).isascii() and (chr(i).isalnum() or chr(i) in "_-")) else ord(" ")
     for i in range(256)
 )
+MARK = re.compile(r"\[REDACTED:[a-z0-9\-]{1,64}:[0-9a-f]{8}\]")
 RUN = 20  # a token run: this many [A-Za-z0-9_-] in a row
 RUN_NEEDLE = b"a" * RUN
 
@@ -88,6 +89,10 @@ class Context:
         self._runs: bytes | None = None
         self._ticks = 0
         self.small = self.n < 65536  # an `in` test first is cheaper than a regex pass
+        if "[REDACTED:" in text:  # masked already (a record read back): never mask a mark
+            self._covered = bytearray(self.n)
+            for m in MARK.finditer(text):
+                self._covered[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
 
     # -- bookkeeping -------------------------------------------------------------
     def check_deadline(self) -> None:
@@ -114,7 +119,7 @@ class Context:
 
     def add(self, start: int, end: int, kind: str) -> bool:
         """Mask text[start:end] as `kind`, unless it overlaps what is masked already."""
-        if end <= start or self.text.startswith("[REDACTED:", start):
+        if end <= start:
             return False
         if self._covered is None:
             self._covered = bytearray(self.n)
