@@ -314,12 +314,7 @@ def _examine(ctx: Context, s: int, e: int) -> None:
 
 
 def detect_tokens(ctx: Context) -> None:
-    text = ctx.text
-    boring = BORING.fullmatch
-    for s, e in ctx.runs():
-        if boring(text, s, e) is None and not ctx.covered(s, e):
-            ctx.tick()
-            _examine(ctx, s, e)
+    ctx.runs(BORING, _examine)
 
 
 _PEM_HEAD = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
