@@ -158,6 +158,48 @@ def scan_ordinary(runs: int) -> list[tuple[str, float, float]]:
     return rows
 
 
+def scan_small(runs: int) -> tuple[int, float]:
+    """(strings, microseconds per string) over records shaped like hook payloads: many
+    short strings, most of them clean."""
+    from ways_sensors import redact
+
+    records = [
+        {
+            "section": "tool_call",
+            "session_id": "5c1e7a2b-3f4d-4e8a-9b6c-0d2f1a3b4c5d",
+            "timestamp": "2026-11-29T11:40:02.123Z",
+            "project": f"/home/dev/src/app{i}",
+            "data": {
+                "tool_name": R.choice(["Bash", "Read", "Edit", "Grep"]),
+                "input": {
+                    "command": R.choice(
+                        ["git status", f"pytest tests/test_{i}.py -q", f"ls -la src/{i}"]
+                    ),
+                    "description": "Run the unit tests of the parser module",
+                    "file_path": f"/home/dev/src/app/module_{i}.py",
+                },
+                "output": {
+                    "stdout": f"{i} passed in 0.{i % 90 + 10}s\nok",
+                    "stderr": "",
+                    "interrupted": False,
+                },
+                "cwd": "/home/dev/src/app",
+                "permission_mode": "default",
+                "transcript_path": f"/home/dev/.claude/projects/app/{i:08x}.jsonl",
+            },
+        }
+        for i in range(500)
+    ]
+    strings = sum(
+        isinstance(v, str)
+        for r in records
+        for v in [*r.values(), *r["data"].values(), *r["data"]["input"].values()]
+    )
+    strings += sum(isinstance(v, str) for r in records for v in r["data"]["output"].values())
+    secs = _median_seconds(lambda: [redact.mask_record(r) for r in records], runs)
+    return strings, secs / strings * 1e6
+
+
 def scan_hostile(runs: int) -> list[tuple[str, float, float, float]]:
     """(family, MB/s at 150 KB, MB/s at 300 KB, time ratio 300/150)."""
     from ways_sensors import redact
@@ -240,13 +282,18 @@ def _pct(pair: list[int]) -> str:
 
 def report(quick: bool) -> None:
     runs = 1 if quick else 5
-    ordinary, bad, figures = scan_ordinary(runs), scan_hostile(runs if not quick else 1), corpus()
+    ordinary, bad, figures = scan_ordinary(runs), scan_hostile(runs), corpus()
+    n_small, us_small = scan_small(runs)
     print(f"## Masking throughput (`bench/privacy_bench.py`)\n\npython {sys.version.split()[0]}")
     print("\nOrdinary text, `mask_record` on one large tool output (median of 5, CPU time):\n")
     print("| output | size | throughput |\n|---|---:|---:|")
     for name, mb, rate in ordinary:
         print(f"| {name} | {mb:.1f} MB | {rate:.0f} MB/s |")
-    print("\nHostile text, `mask_text` (median of 5, CPU time); linear means a ratio near 2:\n")
+    print(
+        f"\nSmall strings: {n_small} strings of 500 records shaped like hook payloads, "
+        f"{us_small:.1f} us per string.\n"
+    )
+    print("Hostile text, `mask_text` (median of 5, CPU time); linear means a ratio near 2:\n")
     print("| family | 150 KB | 300 KB | time 300 KB / 150 KB |\n|---|---:|---:|---:|")
     for name, r1, r2, ratio in bad:
         print(f"| {name} | {r1:.1f} MB/s | {r2:.1f} MB/s | {ratio:.2f} |")
