@@ -1,9 +1,9 @@
 """Values assigned to names that say secret, in every format a tool output uses.
 
-One regex per name word (`pass`, `pwd`, `secret`, `credential`, `salt`, `token`, `key`,
-`auth`), each starting with its word so Python's engine jumps from one occurrence to
-the next; the text searched is the ASCII-folded copy, so `DB_PASSWORD`, `dbPassword`
-and `db_password` are one word. After the word, one of these forms:
+One regex per name word (`pass`, `pwd`, `secret`, `credential`, `token`, `key`, `auth`),
+each starting with its word so Python's engine jumps from one occurrence to the next
+(compiled on first use); the text searched is the ASCII-folded copy, so `DB_PASSWORD`,
+`dbPassword` and `db_password` are one word. After the word, one of these forms:
 
     name = value | name: value | name := value | name => value | "name": "value"
     name "value";                          (detect-secrets' quotes-and-semicolon form)
@@ -14,10 +14,12 @@ and `db_password` are one word. After the word, one of these forms:
     password X | password is X             (netrc, prose: the value must look chosen)
     Authorization: <scheme> value          (HTTP headers, with or without a scheme)
 
-Then the whole name is read back from the word (at most 64 characters): a word glued
-to lower-case letters must be a known compound (`apikey`, `dbpass`; not `monkey`,
-`bypass`), and names of lookups and limits (`sort_key`, `nextPageToken`, `max_tokens`,
-`public_key`, `PWD`) are not secret names. The value is judged by values.py.
+A bare value that is plainly code (`os.getenv(...)`, `request.headers.get(`, `this.x`,
+`True`, `f"..."`) is refused inside the regex. Then the whole name is read back from
+the word (at most 64 characters): a word glued to lower-case letters must be a known
+compound (`apikey`, `dbpass`; not `monkey`, `bypass`), and names of lookups and limits
+(`sort_key`, `nextPageToken`, `max_tokens`, `public_key`) are not secret names. The
+value is judged by values.py (a path such as `PWD=/home/x` is where a secret is, not one).
 """
 
 from __future__ import annotations

@@ -188,7 +188,7 @@ for _s in SHAPES:
     for _k in _s.starts:
         DISPATCH.setdefault(_k, []).append(_s)
 
-# Runs that are plainly not tokens: one-case hex (hashes), digits, words and names.
+# Runs that are plainly not tokens: one-case hex (hashes), digits, lower-case words.
 BORING = re.compile(r"[0-9a-f]{1,4096}|[0-9A-F]{1,4096}|[a-z_\-]{1,4096}")
 _PREFIXED = re.compile(
     r"(?:(?P<p>[a-z][a-z0-9]{1,9}(?:[._\-][a-z0-9]{1,9}){0,3})[._\-]|(?P<P>[A-Z][A-Z0-9]{1,5})[_\-])"
@@ -210,9 +210,9 @@ _TELEGRAM = re.compile(r"(\d{8,10}:A[A-Za-z0-9_\-]{34})(?![A-Za-z0-9_\-])")
 
 
 def _prefixed(v: str, prefix: str, body: str) -> bool:
-    """A vendor-style prefix and a body random enough to be a key, not an id, a hash or
-    a name made of words (`bsd-3-clause-no-nuclear-license`): its longest piece is a
-    long random string."""
+    """A vendor-style prefix and a body random enough to be a key: not an id's or a
+    hash's prefix, not a name made of words (`BSD-3-Clause-No-Nuclear-License`), and
+    long, mixed and changing character class often, as random strings do."""
     last = re.split(r"[._\-]", prefix)[-1].lower()
     if _HASH_WORDS.match(last) or _HASH_WORDS.match(prefix.lower()):
         return False

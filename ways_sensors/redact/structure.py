@@ -2,8 +2,9 @@
 
 * URLs (`://`): the password of a userinfo (`scheme://user:pw@host`, `scheme://:pw@host`),
   and whole webhook URLs (Slack, Discord), whose path is the credential.
-* Query and fragment parameters named like credentials (`?key=`, `&token=`,
-  `#access_token=`, `appid`, `sig`, `password`...).
+* Query and fragment parameters whose names are not secret words yet hold one
+  (`appid=`, `sig=`, `X-Amz-Signature=`); keyvalue.py finds `?key=`, `&token=`,
+  `#access_token=`, `password=` with every other assignment.
 * Command lines: a short flag is a password only for the program that reads it so
   (`mysql -pX`, `redis-cli -a X`, `docker login -p X`, `sqlcmd -P X`, `ldapsearch -w X`,
   `curl -u user:X`); the program is the first word of the command the flag belongs to,
@@ -43,9 +44,10 @@ def detect_urls(ctx: Context) -> None:
             )
     for m in ctx.finditer(_USERINFO, False):
         ctx.tick()
-        pw = m.group("pw")
-        # a password may hold an unencoded `@`: the host follows the last one
-        if values.password_like(pw) and not values.REFERENCE.search(m.group("user")):
+        pw, user = m.group("pw"), m.group("user")
+        # a password may hold an unencoded `@`: the host follows the last one; a default
+        # pair (guest:guest) is a documentation example, not a secret
+        if values.password_like(pw) and not values.REFERENCE.search(user) and user != pw:
             ctx.add(m.start("pw"), m.end("pw"), "connection-string-password")
 
 
