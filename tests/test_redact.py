@@ -14,6 +14,14 @@ import pytest
 from ways_sensors import redact
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def own_state_root(tmp_path, monkeypatch):
+    """Tokens need the install key: each test makes its own, never the user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
 A36 = "Zq4vB7nK2mXc9LpQ1rSt5UwYaD3eF6gH8jKl"
 
 # kind -> (text holding the secret, the secret, a near miss that must stay as it is)

@@ -19,6 +19,12 @@ except ImportError:  # pragma: no cover - Python 3.10
 WIDTH_LIMIT = 32768  # the widest match any detector needs (a PEM block, a docker config)
 
 
+@pytest.fixture(autouse=True)
+def own_state_root(tmp_path, monkeypatch):
+    """Tokens need the install key: each test makes its own, never the user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
 def scan_regexes() -> list[re.Pattern[str]]:
     """Every regex the scan runs: module-level patterns, shapes, pairs, the name regexes."""
     out = [
