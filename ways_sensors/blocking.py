@@ -85,7 +85,7 @@ def run(
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             rule_seq, prev = layout.rule_head(session_id, sensor, rule.name) or (0, GENESIS)
-            out, h = finish(rec, sensor, rule, rule_seq + 1, prev)
+            out, h = finish(rec, sensor, rule, rule_seq + 1, prev, deadline=shared)
             write_json(layout.head(session_id, rid), {"rule_seq": rule_seq + 1, "hash": h})
             return out
         finally:

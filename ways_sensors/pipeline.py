@@ -50,13 +50,15 @@ def project(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
     return projection.project(record, rule.rule.fields)
 
 
-def mask(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
-    """Mask secrets unless the rule says `redact: none` (redact.py)."""
+def mask(record: dict[str, Any], rule: LoadedRule, deadline: float | None = None) -> dict[str, Any]:
+    """Mask secrets unless the rule says `redact: none` (redact/). Past `deadline` the
+    scan raises redact.MaskTimeout: the caller drops and counts the record, never sends
+    it unmasked."""
     if rule.rule.redact == "none":
         return record
     from . import redact
 
-    return redact.mask_record(record)
+    return redact.mask_record(record, deadline=deadline)
 
 
 def finish(
@@ -66,9 +68,11 @@ def finish(
     rule_seq: int,
     prev: str,
     test: bool = False,
+    deadline: float | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """The record a consumer receives, and the rule's next chain head."""
-    out = mask(project(for_rule(record, sensor, rule.name, rule_seq, test), rule), rule)
+    """The record a consumer receives, and the rule's next chain head; masking stops at
+    `deadline` (the rule's own watchdog), so hostile text never holds a rule past it."""
+    out = mask(project(for_rule(record, sensor, rule.name, rule_seq, test), rule), rule, deadline)
     if rule.rule.chain:
         prev = chain.seal(out, prev)
     return out, prev

@@ -12,6 +12,7 @@ retryable failure backs off and tries again.
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from . import chain, counters, delivery, events, index
@@ -158,7 +159,12 @@ class Worker(threading.Thread):
                 if rec is None or not match(self.rule, rec):
                     continue
                 out, h = finish(
-                    rec, self.sensor, self.rule, self.state["rule_seq"] + 1, self.state["hash"]
+                    rec,
+                    self.sensor,
+                    self.rule,
+                    self.state["rule_seq"] + 1,
+                    self.state["hash"],
+                    deadline=time.monotonic() + self.rule.rule.timeout_s,
                 )
                 dumps(out)  # a record that cannot be sent must not block the ones behind it
             except Exception as exc:  # hostile shapes: nesting deeper than recursion allows

@@ -3,7 +3,8 @@
 JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
-  "events_log": path}
+  "events_log": path, "redaction_key": "ok" | "missing (created on first use)" |
+  "refused: <why>"}
 
 `rejected` counts at_least_once records a consumer refused for good; they are parked
 in the rule's dead-letter file (delivery.py), which is named here with its count. It
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             for rid, (path, count) in delivery.dead_letters(layout).items()
         ],
         "events_log": layout.events_log(),
+        "redaction_key": redact_key_status(),
     }
     if args.json:
         print(json.dumps(data, indent=2))
@@ -99,5 +101,13 @@ def run(args: argparse.Namespace) -> int:
         )
     for d in data["dead_letters"]:
         print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
+    print(f"redaction key: {data['redaction_key']}")
     print(f"failures are logged in {data['events_log']}")
     return 0
+
+
+def redact_key_status() -> str:
+    """ "ok", "missing (created on first use)" or "refused: <why>"; creates nothing."""
+    from ..redact import key_status
+
+    return key_status()
