@@ -15,6 +15,8 @@ import random
 import time
 from pathlib import Path
 
+import pytest
+
 from ways_sensors.hook import string_field
 
 from .conftest import payload
@@ -261,3 +263,175 @@ def test_the_scan_agrees_with_json_on_every_top_level_string():
             want = want if isinstance(want, str) else None
             assert got == want or (got is None and not literal), (data, key)
     assert checked > 1500
+
+
+# --- transcripts are read within bounds (issue 11, defect 10) ---------------------------
+
+RSS_LIMIT = 200 << 20
+
+
+class RssWatch:
+    """Samples the RSS of this install's dispatchers while a test runs; one that passes
+    the limit is killed at once (the test fails, and the machine is spared)."""
+
+    def __init__(self, install) -> None:
+        import threading
+
+        self.root = str(install.root)
+        self.peak = 0
+        self.killed = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _dispatchers(self) -> list:
+        import psutil
+
+        out = []
+        for proc in psutil.process_iter(["cmdline", "environ"]):
+            try:
+                cmd = proc.info["cmdline"] or []
+                env = proc.info["environ"] or {}
+            except psutil.Error:
+                continue
+            if "dispatch" in cmd and self.root in env.get("XDG_STATE_HOME", ""):
+                out.append(proc)
+        return out
+
+    def _run(self) -> None:
+        import psutil
+
+        procs: list = []
+        while not self._stop.is_set():
+            procs = [p for p in procs if p.is_running()] or self._dispatchers()
+            for p in procs:
+                try:
+                    rss = p.memory_info().rss
+                except psutil.Error:
+                    continue
+                self.peak = max(self.peak, rss)
+                if rss > RSS_LIMIT:
+                    self.killed = True
+                    p.kill()
+            time.sleep(0.01)
+
+    def __enter__(self) -> RssWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _sparse(path: Path, size: int) -> Path:
+    with open(path, "wb") as f:
+        f.truncate(size)  # a hole: no disk used, `size` bytes of NUL to a reader
+    return path
+
+
+def _transcript_target(kind: str, tmp_path: Path) -> str:
+    import os
+
+    if kind == "dev-zero":
+        return "/dev/zero"
+    if kind == "fifo":
+        fifo = tmp_path / "t.fifo"
+        os.mkfifo(fifo)  # no writer ever: an open without O_NONBLOCK waits forever
+        return str(fifo)
+    if kind == "symlink-to-sparse":
+        link = tmp_path / "link.jsonl"
+        link.symlink_to(_sparse(tmp_path / "huge.bin", 4 << 30))
+        return str(link)
+    return str(_sparse(tmp_path / "t.jsonl", 300 << 20))
+
+
+@pytest.mark.parametrize("start", [True, False], ids=["with-start", "mid-session"])
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "symlink-to-sparse", "sparse-300mb"])
+def test_a_hostile_transcript_path_costs_no_record_and_no_memory(install, tmp_path, kind, start):
+    out = tmp_path / "o.jsonl"
+    sensor(install, out, "session_start, tool_result, assistant_response, session_end")
+    path = _transcript_target(kind, tmp_path)
+    names = ["SessionStart", "PostToolUse", "Stop", "SessionEnd"] if start else []
+    names = names or ["PostToolUse", "PostToolUse", "Stop", "SessionEnd"]
+    with RssWatch(install) as watch:
+        for name in names:
+            hook_ok(install, json.dumps({**payload(name), "transcript_path": path}).encode())
+        assert wait_until(
+            lambda: any(r["section"] == "session_end" for r in lines(out)) or watch.killed,
+            timeout=60,
+        )
+    assert not watch.killed, f"dispatcher passed {RSS_LIMIT >> 20} MB"
+    assert watch.peak < RSS_LIMIT
+    want = [
+        {"SessionStart": "session_start", "PostToolUse": "tool_result"}.get(n)
+        or {"Stop": "assistant_response", "SessionEnd": "session_end"}[n]
+        for n in names
+    ]
+    assert [r["section"] for r in lines(out)] == want
+    if kind in ("dev-zero", "fifo"):
+        log = events_log(install)
+        assert "transcript.unreadable" in log and path not in log
+
+
+def test_a_line_over_the_cap_is_skipped_and_counted_and_the_next_lines_read(install, tmp_path):
+    out = tmp_path / "o.jsonl"
+    sensor(install, out, "tool_result, queued_message")
+    path = tmp_path / "t.jsonl"
+    huge = json.dumps({"type": "user", "message": {"content": "x" * (20 << 20)}})
+    enqueue = {"type": "queue-operation", "operation": "enqueue", "content": "typed meanwhile"}
+    remove = {"type": "queue-operation", "operation": "remove"}
+    ts = {"timestamp": "2026-01-01T00:00:00.000Z"}
+    path.write_text(
+        "\n".join([huge, json.dumps({**enqueue, **ts}), json.dumps({**remove, **ts})]) + "\n"
+    )
+    p = {**payload("PostToolUse"), "transcript_path": str(path)}
+    with RssWatch(install) as watch:
+        for _ in range(6):  # 8 MB read per event at most: the skip takes three
+            hook_ok(install, json.dumps(p).encode())
+        assert wait_until(
+            lambda: any(r["section"] == "queued_message" for r in lines(out)) or watch.killed
+        )
+    assert not watch.killed and watch.peak < RSS_LIMIT
+    got = lines(out)
+    assert [r["data"]["text"] for r in got if r["section"] == "queued_message"] == [
+        "typed meanwhile"
+    ]
+    assert sum(r["section"] == "tool_result" for r in got) >= 1
+    log = events_log(install)
+    assert "transcript.line_too_long" in log and "typed" not in log
+
+
+def test_the_reader_is_bounded_per_call_and_resumes_mid_line(tmp_path):
+    """The reading functions themselves: what one call may read, and the skip that
+    continues across calls from an offset inside a line."""
+    import os
+
+    from ways_sensors.agents.claude_code import transcript as t
+
+    big = _sparse(tmp_path / "zeros.jsonl", 300 << 20)
+    stats = t.ReadStats()
+    objs, off = t.read_from(str(big), 0, stats)
+    assert objs == [] and 0 < off <= t.MAX_READ + t.MAX_LINE + t.CHUNK
+    assert stats.too_long == 1
+    objs, off2 = t.read_from(str(big), off, stats)  # mid-line: keeps skipping
+    assert objs == [] and off < off2 <= off + t.MAX_READ + t.CHUNK and stats.too_long == 1
+    assert t.line_start(str(big), -1) == big.stat().st_size  # no newline in reach
+    with open(big, "ab") as f:
+        f.write(b'\n{"type": "a"}\n{"type": "b"')
+    size = big.stat().st_size
+    assert t.line_start(str(big), -1) == size - len(b'{"type": "b"')
+    objs, end = t.read_from(str(big), size - 30)  # mid-line again: to the next line
+    assert objs == [{"type": "a"}] and end == size - len(b'{"type": "b"')
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    for read in (
+        lambda: t.read_from(str(fifo)),
+        lambda: list(t.iter_file(str(fifo))),
+        lambda: t.line_start(str(fifo), -1),
+        lambda: t.read_from("/dev/zero"),
+        lambda: t.read_from(str(tmp_path)),
+    ):
+        with pytest.raises(t.NotRegularFile):
+            read()
+    assert t.read_from(str(tmp_path / "missing"), 7) == ([], 7)
+    assert t.line_start(str(tmp_path / "missing"), 10) is None
