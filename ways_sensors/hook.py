@@ -41,6 +41,8 @@ MAX_PAYLOAD = 64 << 20
 # string_field's bound: quotes stepped over before giving up (a real payload's routing
 # keys sit behind about 20; a hostile one costs at most ~0.1 s, then reads as absent)
 SCAN_STEPS = 100_000
+# the gaps between strings that hold no bracket, as the agents write them: skip the count
+_NO_BRACKETS = frozenset((b"", b":", b",", b": ", b", ", b":\n", b",\n"))
 
 
 _ESCAPES = {34: '"', 92: "\\", 47: "/", 98: "\b", 102: "\f", 110: "\n", 114: "\r", 116: "\t"}
@@ -99,12 +101,11 @@ def string_field(data: bytes, name: bytes) -> str | None:
     the value is not a string, or past SCAN_STEPS.
 
     Cost: one C-speed find for the key, then one step per quote between the start and
-    the key (brackets between strings are counted with bytes.count); the agents put the
-    routing keys within the first few hundred bytes.
+    the key (brackets between strings, when any, are counted with bytes.count); the
+    agents put the routing keys within the first few hundred bytes.
     """
     key = b'"' + name + b'"'
     find = data.find
-    count = data.count
     n = len(data)
     depth = 0
     pos = 0  # everything before `pos` is read, and `pos` is outside any string
@@ -115,15 +116,18 @@ def string_field(data: bytes, name: bytes) -> str | None:
             return None
         while True:  # walk the strings up to the one that holds or opens the candidate
             q = find(b'"', pos)  # <= i: data[i] is a quote
-            depth += count(b"{", pos, q) + count(b"[", pos, q)
-            depth -= count(b"}", pos, q) + count(b"]", pos, q)
+            gap = data[pos:q]
+            if gap not in _NO_BRACKETS:
+                depth += gap.count(b"{") + gap.count(b"[") - gap.count(b"}") - gap.count(b"]")
             end = q
             while True:  # the closing quote: one preceded by an even run of backslashes
                 steps -= 1
                 end = find(b'"', end + 1)
                 if end < 0 or steps < 0:
                     return None
-                b = end - 1
+                if data[end - 1] != 92:
+                    break
+                b = end - 2
                 while data[b] == 92:  # stops by q at the latest (a quote)
                     b -= 1
                 if (end - 1 - b) & 1 == 0:
