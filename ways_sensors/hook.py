@@ -6,16 +6,6 @@ exit 2 blocks a tool or keeps it working). So fd 1 and 2 are pointed at /dev/nul
 first, every failure (an unknown agent or argument included) is caught and logged
 content-free to the events log, and the process leaves through `_exit(0)`.
 
-What differs between agents (payload field names, event names and their sections, the
-project variable) is the agent's face, the package `agents/<name>/` (default:
-claude-code), through the registry in agents/__init__.py.
-The fast path, in this order: read stdin; find the event name by scanning the raw
-bytes (no JSON library: its import pulls in `re`); map it to sections; stat the sensor
-folders and config.yaml and read the index; exit when no enabled rule selects any of
-those sections. Only then: find the session id, append one spool entry (naming the
-agent), and make sure the session's dispatcher runs. Imports here are `posix`, `sys`,
-the registry and the face, and on the hand-off `fcntl` and `time`; a test asserts it.
-
 One payload, one reading. The hook routes an event by the fields its scan reads
 (`string_field`: the event name, the session id, the transcript path, `source`); the
 dispatcher and the blocking path build it from json's parse (records.parse_payload).
@@ -28,6 +18,16 @@ cannot read (a key spelled with escapes, a value that is not a string, a routing
 behind SCAN_STEPS quotes) reads as absent: the event is not routed and the hook logs
 why; it is never routed as something json reads differently. tests/test_inputs.py
 checks the scan against json on generated payloads, and both processes end to end.
+
+What differs between agents (payload field names, event names and their sections, the
+project variable) is the agent's face, the package `agents/<name>/` (default:
+claude-code), through the registry in agents/__init__.py.
+The fast path, in this order: read stdin; find the event name by scanning the raw
+bytes (no JSON library: its import pulls in `re`); map it to sections; stat the sensor
+folders and config.yaml and read the index; exit when no enabled rule selects any of
+those sections. Only then: find the session id, append one spool entry (naming the
+agent), and make sure the session's dispatcher runs. Imports here are `posix`, `sys`,
+the registry and the face, and on the hand-off `fcntl` and `time`; a test asserts it.
 """
 
 import sys
