@@ -6,6 +6,19 @@ exit 2 blocks a tool or keeps it working). So fd 1 and 2 are pointed at /dev/nul
 first, every failure (an unknown agent or argument included) is caught and logged
 content-free to the events log, and the process leaves through `_exit(0)`.
 
+One payload, one reading. The hook routes an event by the fields its scan reads
+(`string_field`: the event name, the session id, the transcript path, `source`); the
+dispatcher and the blocking path build it from json's parse (records.parse_payload).
+The two agree on every payload that is built, by construction: the scan reads only
+top-level keys (a `hook_event_name` or `session_id` nested in a tool input, or quoted
+inside a string, is never seen), decodes values as json does, and takes the first
+top-level occurrence; the parse refuses (logs `payload.repeated_key`, builds nothing)
+a top-level object that repeats a key, where json would take the last. What the scan
+cannot read (a key spelled with escapes, a value that is not a string, a routing key
+behind SCAN_STEPS quotes) reads as absent: the event is not routed and the hook logs
+why; it is never routed as something json reads differently. tests/test_inputs.py
+checks the scan against json on generated payloads, and both processes end to end.
+
 What differs between agents (payload field names, event names and their sections, the
 project variable) is the agent's face, the package `agents/<name>/` (default:
 claude-code), through the registry in agents/__init__.py.
@@ -26,40 +39,125 @@ from .roots import posix
 STARTED = time.monotonic()  # the blocking path's shared deadline counts from here
 
 MAX_PAYLOAD = 64 << 20
+# string_field's bound: quotes stepped over before giving up (a real payload's routing
+# keys sit behind about 20; a hostile one costs at most ~0.1 s, then reads as absent)
+SCAN_STEPS = 100_000
+# the gaps between strings that hold no bracket, as the agents write them: skip the count
+_NO_BRACKETS = frozenset((b"", b":", b",", b": ", b", ", b":\n", b",\n"))
+
+
+_ESCAPES = {34: '"', 92: "\\", 47: "/", 98: "\b", 102: "\f", 110: "\n", 114: "\r", 116: "\t"}
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _unescape(raw: bytes) -> str | None:
+    """A JSON string's body as json decodes it (a spooled payload's bytes are decoded
+    with surrogatepass, as records.parse_payload does); None when it is not valid."""
+    try:
+        if 92 not in raw:
+            return raw.decode("utf-8", "surrogatepass")
+        parts = []
+        i = 0
+        n = len(raw)
+        while i < n:
+            j = raw.find(b"\\", i)
+            if j < 0:
+                parts.append(raw[i:].decode("utf-8", "surrogatepass"))
+                break
+            parts.append(raw[i:j].decode("utf-8", "surrogatepass"))
+            c = raw[j + 1] if j + 1 < n else -1
+            if c == 117:  # \uXXXX, a surrogate pair of two escapes combined, as json does
+                hexd = raw[j + 2 : j + 6]
+                if len(hexd) != 4 or not _HEX.issuperset(hexd):
+                    return None
+                cp = int(hexd, 16)
+                i = j + 6
+                if 0xD800 <= cp <= 0xDBFF and raw[i : i + 2] == b"\\u":
+                    low = raw[i + 2 : i + 6]
+                    if len(low) == 4 and _HEX.issuperset(low):
+                        lo = int(low, 16)
+                        if 0xDC00 <= lo <= 0xDFFF:
+                            cp = 0x10000 + (((cp - 0xD800) << 10) | (lo - 0xDC00))
+                            i += 6
+                parts.append(chr(cp))
+            elif c in _ESCAPES:
+                parts.append(_ESCAPES[c])
+                i = j + 2
+            else:
+                return None
+        return "".join(parts)
+    except UnicodeDecodeError:
+        return None
 
 
 def string_field(data: bytes, name: bytes) -> str | None:
-    """The first string value of key `name` in raw JSON bytes, or None.
+    """The string value of the top-level key `name` in raw JSON bytes, or None.
 
-    A quoted token followed by `:` can only be a key (quotes inside JSON strings are
-    escaped), so this never mistakes text for a key. Values with escapes are refused:
-    event names and session ids never need them.
+    It reads what json reads (see the module docstring), or nothing: the key counts
+    only at depth 1 of the payload object, never inside a nested object or array, nor
+    as text inside a string; the value's escapes are decoded as json decodes them. The
+    key must be spelled as is (an escaped spelling is not recognized: None), and the
+    first top-level occurrence is taken, since a payload whose top-level object repeats
+    a key is refused by the dispatcher's parse (records.parse_payload). None also when
+    the value is not a string, or past SCAN_STEPS.
+
+    Cost: one C-speed find for the key, then one step per quote between the start and
+    the key (brackets between strings, when any, are counted with bytes.count); the
+    agents put the routing keys within the first few hundred bytes.
     """
     key = b'"' + name + b'"'
+    find = data.find
     n = len(data)
-    i = data.find(key)
-    while i >= 0:
-        j = i + len(key)
+    depth = 0
+    pos = 0  # everything before `pos` is read, and `pos` is outside any string
+    steps = SCAN_STEPS
+    while True:
+        i = find(key, pos)
+        if i < 0:
+            return None
+        while True:  # walk the strings up to the one that holds or opens the candidate
+            q = find(b'"', pos)  # <= i: data[i] is a quote
+            gap = data[pos:q]
+            if gap not in _NO_BRACKETS:
+                depth += gap.count(b"{") + gap.count(b"[") - gap.count(b"}") - gap.count(b"]")
+            end = q
+            while True:  # the closing quote: one preceded by an even run of backslashes
+                steps -= 1
+                end = find(b'"', end + 1)
+                if end < 0 or steps < 0:
+                    return None
+                if data[end - 1] != 92:
+                    break
+                b = end - 2
+                while data[b] == 92:  # stops by q at the latest (a quote)
+                    b -= 1
+                if (end - 1 - b) & 1 == 0:
+                    break
+            pos = end + 1
+            if end >= i:
+                break
+        if q != i or depth != 1:
+            continue  # text inside a string, or a key of a nested object
+        j = pos
         while j < n and data[j] in b" \t\r\n":
             j += 1
-        if j < n and data[j] == 58:  # ':'
+        if j >= n or data[j] != 58:  # ':' -- not a key: a string value in the object
+            continue
+        j += 1
+        while j < n and data[j] in b" \t\r\n":
             j += 1
-            while j < n and data[j] in b" \t\r\n":
-                j += 1
-            if j < n and data[j] == 34:  # '"'
-                end = data.find(b'"', j + 1)
-                if end < 0:
-                    return None
-                value = data[j + 1 : end]
-                if b"\\" in value:
-                    return None
-                try:
-                    return value.decode("utf-8")
-                except UnicodeDecodeError:
-                    return None
-            return None
-        i = data.find(key, i + 1)
-    return None
+        if j >= n or data[j] != 34:  # '"'
+            return None  # the key's value is not a string
+        end = j
+        while True:
+            end = find(b'"', end + 1)
+            if end < 0:
+                return None
+            b = end - 1
+            while data[b] == 92:
+                b -= 1
+            if (end - 1 - b) & 1 == 0:
+                return _unescape(data[j + 1 : end])
 
 
 def read_stdin() -> bytes | None:

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .events import iso_utc
+from .events import iso_utc, log
 
 SCHEMA = "ways.sensor.record/1"
 WAY_EVENT = "WayEvent"
@@ -85,9 +85,34 @@ def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[s
 
 
 def parse_payload(raw: bytes) -> dict[str, Any] | None:
-    """A spooled payload as a JSON object; None when it is not one."""
+    """A spooled payload as a JSON object, read the way the hook's scan reads it
+    (hook.string_field); None when it is not one.
+
+    UTF-8 only (a leading BOM is skipped; lone surrogates pass, as json's own bytes
+    decoding lets them): the scan reads UTF-8 bytes, and a payload in another encoding
+    could show it keys json never sees. A top-level object that repeats a key is
+    refused and logged (`payload.repeated_key`, content-free): json keeps the last
+    occurrence, the hook routed by the first, and a record routed by one and built from
+    the other must never exist (issue 12). Repeats inside nested objects are the
+    payload's content and stay json's (the last wins).
+    """
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    repeats = False
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeats
+        obj = dict(items)
+        repeats = len(obj) != len(items)  # the last object built is the top-level one
+        return obj
+
     try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        obj = json.loads(raw.decode("utf-8", "surrogatepass"), object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
-    return obj if isinstance(obj, dict) else None
+    if not isinstance(obj, dict):
+        return None
+    if repeats:
+        log("payload.repeated_key", keys=len(obj))
+        return None
+    return obj

@@ -30,6 +30,13 @@ default too; no adapter builds them.
 The transcript size tells the dispatcher, which may build the entry much later, where
 a resumed session's transcript was when this process of the session began.
 
+The header's `event` and the session folder are what the hook's raw scan read
+(hook.string_field: top-level keys only). The dispatcher's json parse
+(records.parse_payload) agrees with them on every payload it builds, and refuses,
+logged content-free, a payload whose top-level object repeats a key (the one case
+where the scan's first occurrence and json's last could differ): no record is ever
+routed by one reading and built from another.
+
 The hook never parses the payload; the dispatcher does. A writer holds `spool.lock`
 for the whole append, so concurrent hooks of one session (parallel tool calls) never
 interleave, and the file order is the order `seq` follows. A writer checks the segment

@@ -10,9 +10,17 @@ other than the default. A handler is ours when its command ends that way and nam
 our launcher or `ways`; an older form of ours is replaced in place, so re-running
 after an upgrade or a move of the environment repairs the path. Every other hook, key
 and order is kept; a second run changes nothing; `--remove` deletes our handlers and
-only what became empty through that. An unparseable file is never overwritten (exit
-5). Writes hold the file's lock (files.locked, in the state root) and replace the
-file atomically, keeping its mode and indentation.
+only what became empty through that. Writes hold the file's lock (files.locked, in the
+state root) and replace the file atomically, keeping its mode and indentation.
+
+The settings file is the user's, so what reconcile cannot edit faithfully it leaves
+untouched and refuses in one line (exit 5): a file that is not valid JSON, is nested
+past the parser's depth, or holds the same key twice in one object (the parser would
+keep only the last; rewriting would silently drop the other); a file that is not a
+regular file (a FIFO would block the read); a read-only file when a change is due (as
+`ways settings set` refuses one); settings whose hooks are not in the shape the
+adapter edits (its wire/unwire raise matcher_groups.ShapeError). A symlinked file (a
+dotfiles manager's) is followed: its target is locked and replaced, the link stays.
 """
 
 from __future__ import annotations
@@ -21,10 +29,12 @@ import difflib
 import json
 import os
 import shlex
+import stat
 import sys
 from typing import Any
 
 from .. import agents
+from ..agents import matcher_groups
 from ..errors import UsageError, WriteError
 from ..files import locked, replace_atomically
 from ..launch import launcher_path
@@ -64,34 +74,93 @@ def _indent_of(text: str) -> int | str:
     return 2
 
 
+def settings_target(path: str) -> str:
+    """The file `path` names: a symlink (a dotfiles manager links settings.json into
+    place) is followed to its final target, which is what is locked, read and replaced,
+    so the link stays a link. A dangling link names the target it will create."""
+    return os.path.realpath(path)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook: an object, unless a key repeats (json keeps the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _untouched(path: str, why: str) -> WriteError:
+    return WriteError(
+        f"{path} {why}; left untouched", hint="fix it by hand, then run `ways reconcile` again"
+    )
+
+
 def read_settings(path: str) -> tuple[dict[str, Any], str | None]:
+    """The settings object at `path` (through a symlink) and its text; ({}, None) when
+    there is no file. Refuses (WriteError) what a rewrite could not keep faithfully."""
+    target = settings_target(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        # O_NONBLOCK: a FIFO planted there opens without a writer, and is refused below
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return {}, None
     except OSError as exc:
         raise WriteError(f"cannot read {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _untouched(path, "is not a regular file")
+        try:
+            raw = f.read()
+        except OSError as exc:
+            raise WriteError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _untouched(path, "is not UTF-8 text") from None
     if not text.strip():
         return {}, text
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise WriteError(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); left untouched",
-            hint="fix it by hand, then run `ways reconcile` again",
-        ) from None
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        key = json.dumps(exc.key, ensure_ascii=True)[:80]
+        raise _untouched(path, f"holds the key {key} twice in one object") from None
+    except RecursionError:
+        raise _untouched(path, "is nested too deeply to parse") from None
+    except json.JSONDecodeError as exc:
+        raise _untouched(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict):
-        raise WriteError(
-            f"{path} does not hold a JSON object; left untouched",
-            hint="fix it by hand, then run `ways reconcile` again",
-        )
+        raise _untouched(path, "does not hold a JSON object")
     return data, text
 
 
+def shape_refused(path: str, exc: matcher_groups.ShapeError) -> WriteError:
+    """The adapter found the settings' hooks in a shape it cannot edit faithfully."""
+    return _untouched(path, str(exc))
+
+
 def atomic_write(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    replace_atomically(path, text, fsync=True)  # settings.json: worth a flush to disk
+    """Replace the settings file (a symlink's target; see settings_target) atomically,
+    keeping its mode; a read-only one is refused, never rewritten."""
+    target = settings_target(path)
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and (mode & 0o200 == 0 or not os.access(target, os.W_OK)):
+        raise WriteError(
+            f"{path} is read-only; left untouched",
+            hint="make it writable, then run `ways reconcile` again",
+        )
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    replace_atomically(target, text, fsync=True)  # settings.json: worth a flush to disk
 
 
 def _compile_package() -> None:
@@ -122,12 +191,15 @@ def run(args) -> int:
         return is_our_command(command, name)
 
     path = args.settings or adapter.settings_path(args.project)
-    with locked(path):
+    with locked(settings_target(path)):
         data, text = read_settings(path)
-        if args.remove:
-            new = adapter.unwire(data, ours)
-        else:
-            new = adapter.wire(data, hook_command(agent=name), ours)
+        try:
+            if args.remove:
+                new = adapter.unwire(data, ours)
+            else:
+                new = adapter.wire(data, hook_command(agent=name), ours)
+        except matcher_groups.ShapeError as exc:
+            raise shape_refused(path, exc) from None
         if new == data:
             print(f"{path}: nothing to change")
             return 0

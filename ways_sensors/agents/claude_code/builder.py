@@ -5,16 +5,26 @@ table: an event it does not name (a newer Claude Code's, or a name that happens 
 match a helper, like `line`) yields no records, never an attribute of the builder.
 Payload fields a handler does not use are kept whole under `data.extra`. Replies that
 never reached a Stop and queued messages come from the transcript (tracker.py).
+
+A transcript is the agent's file at a path the payload names: reading it can fail (a
+FIFO, /dev/zero, a file gone unreadable) or skip a line too long to hold. Either
+costs only what the transcript would have added: `_reading` catches the failure, logs
+it content-free (`transcript.unreadable` with the error's class, or
+`transcript.line_too_long` with a count; never the path or a line), and the records
+the payload makes by itself are built all the same.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
+from ... import events
 from ...events import iso_utc
 from ...records import Draft
 from .tracker import MakeDraft, Tracker
+
+T = TypeVar("T")
 
 # the envelope's fields: never repeated under data.extra
 COMMON = frozenset({"session_id", "hook_event_name", "prompt_id", "agent_id", "agent_type"})
@@ -171,7 +181,7 @@ class Builder:
         path = p.get("transcript_path")
         fresh = not t.started and not t.turns and t.offset == 0
         if self.transcript and fresh and isinstance(path, str):
-            t.fast_forward(path, self._transcript_size)
+            self._reading(p, lambda: t.fast_forward(path, self._transcript_size), None)
         t.started = True
         out = [
             draft(
@@ -227,7 +237,25 @@ class Builder:
         path = p.get("transcript_path")
         if not self.transcript or not isinstance(path, str) or not path:
             return []
-        return self.tracker.sync(path, draft)
+        return self._reading(p, lambda: self.tracker.sync(path, draft), [])
+
+    def _reading(self, p: dict[str, Any], read: Callable[[], T], failed: T) -> T:
+        """`read()` of the transcript, or `failed` when it raises: logged content-free
+        (see the module docstring), so the payload's own records are still built."""
+        stats = self.tracker.stats
+        before = stats.too_long
+        session = p.get("session_id")
+        session = session if isinstance(session, str) and len(session) <= 128 else None
+        try:
+            return read()
+        except Exception as exc:
+            events.log("transcript.unreadable", session=session, error=type(exc).__name__)
+            return failed
+        finally:
+            if stats.too_long > before:
+                events.log(
+                    "transcript.line_too_long", session=session, lines=stats.too_long - before
+                )
 
 
 # hook event -> its handler: the only events the builder knows

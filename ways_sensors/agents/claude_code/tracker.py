@@ -58,6 +58,7 @@ class Tracker:
 
     def __post_init__(self) -> None:
         self._seen = set(self.seen)  # membership; the list keeps the order
+        self.stats = transcript.ReadStats()  # this process's reading, for the logs only
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -73,20 +74,19 @@ class Tracker:
     def fast_forward(self, path: str, size: int) -> None:
         """A new tracker at a session start: what the transcript held when the hook ran
         (`size` bytes; -1: all of it) was handled by the process (or dispatcher) before
-        us, so start reading there."""
+        us, so start reading there. Raises OSError as transcript.line_start does."""
         self.transcript = path
-        try:
-            with open(path, "rb") as f:
-                data = f.read(size) if size >= 0 else f.read()
-        except OSError:
-            return
-        self.offset = data.rfind(b"\n") + 1
+        start = transcript.line_start(path, size)
+        if start is not None:
+            self.offset = start
 
     def sync(self, path: str, draft: MakeDraft) -> list[Draft]:
-        """Read the transcript's new complete lines; return the queued messages found."""
+        """Read the transcript's new complete lines (a bounded share of them: see
+        transcript.read_from); return the queued messages found. Raises OSError as
+        read_from does, leaving the offset where it was."""
         if self.transcript != path:
             self.transcript, self.offset = path, 0
-        objs, self.offset = transcript.read_from(path, self.offset)
+        objs, self.offset = transcript.read_from(path, self.offset, self.stats)
         out: list[Draft] = []
         last_ts = None
         for obj in objs:
