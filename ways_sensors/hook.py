@@ -10,7 +10,7 @@ What differs between agents (payload field names, event names and their sections
 project variable) is the agent's face, the package `agents/<name>/` (default:
 claude-code), through the registry in agents/__init__.py. `--event NAME` names the
 event for payloads that carry none (Copilot CLI's camelCase hooks); an event name in
-the payload wins. A Cursor payload (it has `cursor_version` and `conversation_id`)
+the payload wins. A Cursor payload (it has `cursor_version`, and a camelCase event)
 arriving on Claude Code's entry, which Cursor runs from Claude Code's settings, is read
 through Cursor's face and spooled as Cursor's.
 The fast path, in this order: read stdin; find the event name by scanning the raw
@@ -144,8 +144,10 @@ def run(args: list[str]) -> None:
     def field(key: bytes) -> str | None:
         return string_field(data, key)
 
-    if name == agents.DEFAULT and field(b"cursor_version") and field(b"conversation_id"):
-        name = "cursor"  # Cursor runs Claude Code's hooks with its own payloads
+    if name == agents.DEFAULT and field(b"cursor_version"):
+        event = field(b"hook_event_name")  # Cursor's are camelCase, Claude Code's never
+        if event and event[:1].islower():
+            name = "cursor"  # Cursor runs Claude Code's hooks with its own payloads
     face = agents.face(name)
     if face is None:
         shown = name if len(name) <= 40 and name.replace("-", "").isalnum() else "?"
