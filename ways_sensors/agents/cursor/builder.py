@@ -15,7 +15,8 @@
 Cursor fires its generic tool events (preToolUse, postToolUse) and the specific ones
 (beforeShellExecution ...) for the same call when both are hooked: pairing.Twins
 records each call and each result once, whichever comes first. The specific events
-carry no tool-call id: their calls get one from pairing.CallQueue. `generation_id`
+carry no tool-call id: a specific result takes its generic call's id, else (the generic
+events not hooked) calls get one from pairing.CallQueue. `generation_id`
 (one prompt's run) is the record's `prompt_id`; MCP tool inputs and outputs, which
 Cursor sends as JSON text, are parsed.
 """
@@ -32,6 +33,7 @@ from ..pairing import CallQueue, Twins, input_key
 from . import NAME
 
 COMMON = frozenset({"hook_event_name", "conversation_id", "generation_id"})
+MAX_IDS = 256
 
 TOOL_KINDS = {
     "Shell": "shell",
@@ -71,9 +73,12 @@ class Builder:
         s = json.loads(state) if state else {}
         self.calls = CallQueue.from_dict("cursor", s.get("calls"))
         self.twins = Twins.from_dict(s.get("twins"))
+        self.ids: dict[str, str] = dict(s.get("ids", {}))  # call -> the generic event's id
 
     def state(self) -> str:
-        return json.dumps({"calls": self.calls.to_dict(), "twins": self.twins.to_dict()})
+        return json.dumps(
+            {"calls": self.calls.to_dict(), "twins": self.twins.to_dict(), "ids": self.ids}
+        )
 
     def build(
         self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1
@@ -87,13 +92,16 @@ class Builder:
         return handler(self, payload, drafts)
 
     def _first(self, p: dict[str, Any], phase: str, name: Any, about: Any, generic: bool) -> bool:
-        key = input_key([p.get("generation_id"), phase, name], about)
-        return self.twins.first(key, 0 if generic else 1)
+        return self.twins.first(_key(p, phase, name, about), 0 if generic else 1)
 
     # --- generic tool events ------------------------------------------------------------
 
     def pre_tool_use(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
         name, tool_input = p.get("tool_name"), _json(p.get("tool_input"))
+        if isinstance(p.get("tool_use_id"), str):  # for a specific result recorded first
+            self.ids[_key(p, "call", *_about(name, tool_input))] = p["tool_use_id"]
+            if len(self.ids) > MAX_IDS:
+                del self.ids[next(iter(self.ids))]
         if not self._first(p, "call", *_about(name, tool_input), generic=True):
             return []
         data = tool_data(name, p.get("tool_use_id"), tool_input, TOOL_KINDS)
@@ -144,7 +152,10 @@ class Builder:
     ) -> list[Draft]:
         if not self._first(p, "result", *_about(name, tool_input), generic=False):
             return []
-        data = tool_data(name, self.calls.result(name, tool_input), tool_input, TOOL_KINDS)
+        tid = self.ids.pop(_key(p, "call", *_about(name, tool_input)), None)
+        if tid is None:
+            tid = self.calls.result(name, tool_input)
+        data = tool_data(name, tid, tool_input, TOOL_KINDS)
         data["status"] = "success"
         data["output"] = output
         data["extra"] = _extra(p, used)
@@ -221,6 +232,10 @@ class Builder:
 
 def _extra(p: dict[str, Any], used: set[str]) -> dict[str, Any]:
     return extra(p, used, COMMON)
+
+
+def _key(p: dict[str, Any], phase: str, name: str, about: Any) -> str:
+    return input_key([p.get("generation_id"), phase, name], about)
 
 
 def _shell_input(p: dict[str, Any]) -> dict[str, Any]:
