@@ -28,9 +28,10 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ..claude_code.transcript import ReadStats, decode_line, read_from
+from ..claude_code.transcript import ReadStats, decode_line
 
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+LOOK_AHEAD = 1 << 20
 
 
 def is_header(obj: dict[str, Any]) -> bool:
@@ -48,8 +49,15 @@ def is_restart(obj: dict[str, Any]) -> bool:
 
 def compressed_after(path: str, offset: int) -> bool | None:
     """Whether the chat restarted (compressed) after `offset` before its next message or
-    header; None while neither has been written."""
-    objs, _ = read_from(path, offset)
+    header; None while neither has been written. Reads at most LOOK_AHEAD bytes: the
+    answer is in the first few lines."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read(LOOK_AHEAD)
+    except OSError:
+        return None
+    objs = [o for line in data.split(b"\n")[:-1] for o in decode_line(line)]
     for obj in objs:
         if is_restart(obj):
             return True
