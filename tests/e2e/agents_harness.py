@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +63,11 @@ CODEX_EVENTS = (
 
 
 def npm_client(package: str, version: str, folder: Path, exe_name: str) -> str:
-    """The pinned client's executable, installed with npm on first use (Node.js 20+)."""
+    """The pinned client's executable, installed with npm on first use (Node.js 20+).
+
+    Install scripts are not run: neither client needs one (Codex's binary and Gemini
+    CLI's native parts come as packages of the registry), and an older npm would let
+    optional native modules fetch prebuilt binaries from elsewhere."""
     exe = folder / "node_modules" / ".bin" / exe_name
     if exe.exists():
         return str(exe)
@@ -76,6 +81,7 @@ def npm_client(package: str, version: str, folder: Path, exe_name: str) -> str:
             "install",
             "--no-audit",
             "--no-fund",
+            "--ignore-scripts",  # nothing but the registry: no prebuilt-binary downloads
             "--prefix",
             str(folder),
             f"{package}@{version}",
@@ -146,10 +152,14 @@ class Session:
         return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
     def session_file(self) -> Path:
-        """The chat file (Gemini CLI) or rollout (Codex) the hooks named."""
-        paths = {t.get("transcript_path") for t in self.truth()} - {None, ""}
-        [path] = paths
-        return Path(path)
+        """The chat file (Gemini CLI) or rollout (Codex) the hooks named. A Gemini CLI
+        resume in a later minute names a second, short file at its SessionStart (a
+        header and a `$set`) and the session's own file afterwards: the one most hooks
+        named is the session's."""
+        paths = Counter(t.get("transcript_path") for t in self.truth())
+        paths.pop(None, None)
+        paths.pop("", None)
+        return Path(paths.most_common(1)[0][0])
 
     def ways(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
