@@ -183,3 +183,19 @@ def test_sensors_test_replays_the_rollout_into_the_same_tool_calls(live):
         x["data"]["tool_use_id"]: x["data"]["status"] for x in of(recs, "tool_result")
     }
     assert THINKING not in r.stdout and FAKE_TOKEN not in r.stdout
+
+
+def test_sensors_test_finds_a_session_s_rollout_by_its_id(install, tmp_path):
+    install.sensor("all", everything(tmp_path / "o.jsonl"))
+    folder = install.root / "codex-home" / "sessions" / "2026" / "11" / "30"
+    folder.mkdir(parents=True)
+    (folder / f"rollout-2026-11-30T00-17-00-{FX.session_id}.jsonl").write_bytes(FX.session_bytes)
+    install.env["CODEX_HOME"] = str(install.root / "codex-home")
+    args = ("sensors", "test", "all/all", "--agent", "codex", "--json")
+    r = install.ways(*args, "--session", FX.session_id)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["transcript"].endswith(f"{FX.session_id}.jsonl")
+    assert len(of(out["sent"], "tool_call")) == len(sent("PreToolUse"))
+    r = install.ways(*args)  # the project's newest: its session_meta names another cwd
+    assert r.returncode == 2 and "no transcript found" in r.stderr

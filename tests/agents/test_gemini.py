@@ -194,3 +194,18 @@ def test_sensors_test_replays_the_chat_file_into_the_same_tool_calls(live):
     ]
     assert len(of(replayed, "compaction")) == len(of(recs, "compaction"))
     assert THINKING not in r.stdout and FAKE_TOKEN not in r.stdout
+
+
+def test_sensors_test_finds_a_session_s_chat_file_by_its_id(install, tmp_path):
+    install.sensor("all", everything(tmp_path / "o.jsonl"))
+    chats = install.home / ".gemini" / "tmp" / "shop" / "chats"
+    chats.mkdir(parents=True)
+    sid = FX.session_id
+    (chats / f"session-2026-11-30T00-16-{sid[:8]}.jsonl").write_bytes(FX.session_bytes)
+    short = b'{"sessionId": "%s", "projectHash": "x", "kind": "main"}\n' % sid.encode()
+    (chats / f"session-2026-11-30T00-17-{sid[:8]}.jsonl").write_bytes(short)  # a resume's
+    r = install.ways("sensors", "test", "all/all", "--agent", "gemini", "--session", sid, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert "T00-16-" in out["transcript"]  # the session's own file, not the short one
+    assert len(of(out["sent"], "tool_call")) == len(sent("BeforeTool"))
