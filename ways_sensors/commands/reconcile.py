@@ -29,12 +29,15 @@ import json
 import os
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import agents
 from ..errors import UsageError, WriteError
 from ..files import locked, replace_atomically
 from ..launch import launcher_path
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def hook_command(
@@ -152,7 +155,9 @@ def _config_home(adapter: agents.Adapter, project: str | None) -> str:
     return home(project) if home else os.path.dirname(adapter.settings_path(project))
 
 
-def _reconcile(name: str, adapter: agents.Adapter, args, settings: str | None) -> int:
+def _reconcile(
+    name: str, adapter: agents.Adapter, args: argparse.Namespace, settings: str | None
+) -> int:
     def ours(command: str) -> bool:
         return is_our_command(command, name)
 

@@ -68,6 +68,7 @@ class Builder:
         self.transcript = transcript
         self.calls = CallQueue.from_dict("gemini", s.get("calls"))
         self.held: list[dict[str, Any]] = list(s.get("held", []))  # PreCompress, undecided
+        self._size = -1
 
     def state(self) -> str:
         return json.dumps({"calls": self.calls.to_dict(), "held": self.held})
@@ -79,11 +80,9 @@ class Builder:
         if handler is None:
             return []
         drafts = Drafts(NAME, event, event_time(payload.get("timestamp"), ts_ns))
+        self._size = transcript_size  # the chat file's size when the hook ran
         out = self._decide(drafts, final=event == "SessionEnd")
-        if event == "PreCompress":
-            out.extend(self.pre_compress(payload, drafts, transcript_size))
-        else:
-            out.extend(handler(self, payload, drafts))
+        out.extend(handler(self, payload, drafts))
         return out
 
     # --- compressions ---------------------------------------------------------------------
@@ -115,8 +114,8 @@ class Builder:
         )
         return [before, after]
 
-    def pre_compress(self, p: dict[str, Any], drafts: Drafts, size: int) -> list[Draft]:
-        path = p.get("transcript_path")
+    def pre_compress(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        path, size = p.get("transcript_path"), self._size
         h = {
             "trigger": p.get("trigger"),
             "ts": drafts.timestamp,
@@ -227,7 +226,7 @@ HANDLERS: dict[str, Callable[[Builder, dict[str, Any], Drafts], list[Draft]]] = 
     "AfterAgent": Builder.after_agent,
     "BeforeTool": Builder.before_tool,
     "AfterTool": Builder.after_tool,
-    "PreCompress": lambda b, p, d: b.pre_compress(p, d, -1),
+    "PreCompress": Builder.pre_compress,
     "SessionStart": Builder.session_start,
     "SessionEnd": Builder.session_end,
 }
