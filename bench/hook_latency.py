@@ -133,6 +133,7 @@ def per_agent(runs: int) -> None:
     print("| agent | no rule selects, median ms | - python -c pass | hand-off, 20 files,"
           " median ms | - python -c pass | entries spooled |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|")
+    print(f"| python -c pass | {base:.2f} | | {busy_base:.2f} | | |")
     for agent in agents.names():
         q, h = res[agent]["median"], handoff[agent]["median"]
         print(
