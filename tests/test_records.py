@@ -352,6 +352,7 @@ def test_envelope_shape():
         "section",
         "seq",
         "session_id",
+        "agent",
         "agent_id",
         "agent_type",
         "timestamp",

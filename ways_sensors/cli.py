@@ -58,9 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"])
     hook.add_argument("--agent", metavar="NAME", help="the agent sending (default claude-code)")
+    hook.add_argument("--event", metavar="NAME", help="the event, for payloads naming none")
 
     rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument("--agent", metavar="NAME", default="claude-code", help="the agent to wire")
+    rec.add_argument(
+        "--agent", metavar="NAME", default="claude-code", help="the agent to wire, or `all`"
+    )
     rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
@@ -126,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     src = t.add_mutually_exclusive_group()
     src.add_argument("--session", metavar="ID")
     src.add_argument("--transcript", metavar="FILE")
+    t.add_argument("--agent", metavar="NAME", help="whose session file (default: detected)")
     t.add_argument("--json", action="store_true")
     t.add_argument("--all", action="store_true", help="show every record, not the first 10")
     f = ss.add_parser("fire", help="send a test record through the real dispatch path")

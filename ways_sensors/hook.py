@@ -1,4 +1,4 @@
-"""`ways hook sensors [--agent NAME]`: the command a coding agent runs on every hook event.
+"""`ways hook sensors [--agent NAME] [--event NAME]`: the command an agent runs on every hook event.
 
 Its stdout is always empty and its exit code always 0: agents read a hook's stdout and
 exit code as instructions (for Claude Code a `{...}` on stdout is a decision object,
@@ -21,7 +21,11 @@ checks the scan against json on generated payloads, and both processes end to en
 
 What differs between agents (payload field names, event names and their sections, the
 project variable) is the agent's face, the package `agents/<name>/` (default:
-claude-code), through the registry in agents/__init__.py.
+claude-code), through the registry in agents/__init__.py. `--event NAME` names the
+event for payloads that carry none (Copilot CLI's camelCase hooks); an event name in
+the payload wins. A Cursor payload (it has `cursor_version`, and a camelCase event)
+arriving on Claude Code's entry, which Cursor runs from Claude Code's settings, is read
+through Cursor's face and spooled as Cursor's.
 The fast path, in this order: read stdin; find the event name by scanning the raw
 bytes (no JSON library: its import pulls in `re`); map it to sections; stat the sensor
 folders and config.yaml and read the index; exit when no enabled rule selects any of
@@ -191,18 +195,36 @@ def _log(kind: str, **fields: object) -> None:
     events.log(kind, **fields)
 
 
-def agent_name(args: list[str]) -> str | None:
-    """The agent the arguments name: none (the default), `--agent NAME` or
-    `--agent=NAME`; None for anything else."""
-    if not args:
-        from .agents import DEFAULT
+def parse_args(args: list[str]) -> dict[str, str] | None:
+    """`--agent NAME` and `--event NAME` (or `--x=NAME`), each at most once, in any
+    order: {"agent": ..., "event": ...} with what was given; None for anything else."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        key, eq, value = arg.partition("=")
+        if key not in ("--agent", "--event") or key[2:] in out:
+            return None
+        if not eq:
+            if i + 1 >= len(args):
+                return None
+            i += 1
+            value = args[i]
+        out[key[2:]] = value
+        i += 1
+    return out
 
-        return DEFAULT
-    if len(args) == 2 and args[0] == "--agent":
-        return args[1]
-    if len(args) == 1 and args[0].startswith("--agent="):
-        return args[0][8:]
-    return None
+
+def agent_name(args: list[str]) -> str | None:
+    """The agent the arguments name (the default when none); None for bad arguments."""
+    parsed = parse_args(args)
+    if parsed is None:
+        return None
+    if "agent" in parsed:
+        return parsed["agent"]
+    from .agents import DEFAULT
+
+    return DEFAULT
 
 
 def run(args: list[str]) -> None:
@@ -212,20 +234,31 @@ def run(args: list[str]) -> None:
     if data is None:
         _log("hook.payload_too_large", limit=MAX_PAYLOAD)
         return
-    name = agent_name(args)
-    if name is None:
+    parsed = parse_args(args)
+    if parsed is None:
         _log("hook.bad_arguments", count=len(args))
         return
+    name = parsed.get("agent", agents.DEFAULT)
+
+    def field(key: bytes) -> str | None:
+        return string_field(data, key)
+
+    if name == agents.DEFAULT and field(b"cursor_version"):
+        event = field(b"hook_event_name")  # Cursor's are camelCase, Claude Code's never
+        if event and event[:1].islower():
+            name = "cursor"  # Cursor runs Claude Code's hooks with its own payloads
     face = agents.face(name)
     if face is None:
         shown = name if len(name) <= 40 and name.replace("-", "").isalnum() else "?"
         _log("hook.unknown_agent", agent=shown)
         return
 
-    def field(key: bytes) -> str | None:
-        return string_field(data, key)
+    def session() -> str | None:
+        """The session id; a face may name a second key (Copilot CLI's camelCase)."""
+        alt = getattr(face, "ALT_SESSION_FIELD", None)
+        return field(face.SESSION_FIELD) or (field(alt) if alt else None)
 
-    event = field(face.EVENT_FIELD)
+    event = field(face.EVENT_FIELD) or parsed.get("event")
     if event is None:
         if data.strip():
             _log("hook.no_event_name", size=len(data))
@@ -240,24 +273,27 @@ def run(args: list[str]) -> None:
     wants_async = [s for s in sections if s in idx.async_sections]
     wants_blocking = [s for s in sections if s in idx.blocking_sections]
     if not wants_async and not wants_blocking:
-        if event == face.END_EVENT and _has_spool(field(face.SESSION_FIELD)):
+        if event == face.END_EVENT and _has_spool(session()):
             wants_async = ["session_end"]  # tell the dispatcher: drain, then clean up
         else:
-            _resume_pending(event == face.START_EVENT, field(face.SESSION_FIELD))
+            _resume_pending(event == face.START_EVENT, session())
             return
 
     ts_ns = time.time_ns()
     from . import spool
     from .layout import valid_session_id
 
-    session_id = field(face.SESSION_FIELD)
+    session_id = session()
     if not valid_session_id(session_id):
         _log("hook.bad_session_id", hook_event=event)
         return
     starts = event == face.START_EVENT
     if wants_async:
-        path = field(face.TRANSCRIPT_FIELD) if starts and face.TRANSCRIPT_FIELD else None
-        size = _transcript_size(path) if starts else -1
+        # the session file's size, where the builder starts reading (at a session
+        # start) or looks what followed the event (the face's SIZE_EVENTS)
+        measure = starts or event in getattr(face, "SIZE_EVENTS", ())
+        path = field(face.TRANSCRIPT_FIELD) if measure and face.TRANSCRIPT_FIELD else None
+        size = _transcript_size(path) if measure else -1
         spool.append(session_id, event, ts_ns, project, data, size, face.NAME)
         from . import launch
 

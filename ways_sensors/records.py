@@ -2,17 +2,20 @@
 
 The record (schema `ways.sensor.record/1`, SPEC section 5):
 
-    {"schema", "section", "seq", "session_id", "agent_id", "agent_type", "timestamp",
-     "project", "hook_event", "prompt_id"?, "data": {...}, "test"?,
+    {"schema", "section", "seq", "session_id", "agent", "agent_id", "agent_type",
+     "timestamp", "project", "hook_event", "prompt_id"?, "data": {...}, "test"?,
      then per rule: "sensor", "rule", "rule_seq", "redactions"?, "chain"?}
 
-An agent's adapter (agents/<name>/) turns its hook payloads into Drafts (section, data,
-agent, time); the dispatcher numbers them (`seq`), wraps them with `envelope` and adds
-the rule fields. Payload fields an adapter's section table does not name are kept
-whole under `data.extra`: no whitelist.
+`agent` names the coding agent whose hook produced the record (the registry name in
+agents/: `claude-code`, `codex`, `gemini`, `cursor`, `copilot`); `agent_id` and
+`agent_type` name the subagent inside that agent's session. An agent's adapter
+(agents/<name>/) turns its hook payloads into Drafts (section, data, agent, time); the
+dispatcher numbers them (`seq`), wraps them with `envelope` and adds the rule fields.
+Payload fields an adapter's section table does not name are kept whole under
+`data.extra`: no whitelist.
 
 `way_event` records are not any agent's: `ways sensors emit` spools them as `WayEvent`
-entries, built here.
+entries, built here; they carry the default `agent` (claude-code, where ways runs).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 from .events import iso_utc, log
 
 SCHEMA = "ways.sensor.record/1"
+DEFAULT_AGENT = "claude-code"  # records of entries that name no agent, and way events
 WAY_EVENT = "WayEvent"
 # the fields `ways sensors emit` (and a hook-shaped input) wrap around a way_event's data
 _WAY_EVENT_ENVELOPE = frozenset(
@@ -42,6 +46,7 @@ class Draft:
     agent_id: str | None = None
     agent_type: str = "main"  # "main", a subagent's type, or "internal"
     prompt_id: str | None = None
+    agent: str = DEFAULT_AGENT  # which coding agent's hook produced it
 
 
 def way_event(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
@@ -72,6 +77,7 @@ def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[s
         "section": d.section,
         "seq": seq,
         "session_id": session_id,
+        "agent": d.agent,
         "agent_id": d.agent_id,
         "agent_type": d.agent_type,
         "timestamp": d.timestamp,

@@ -1,7 +1,7 @@
 """Wiring a hook into the "matcher groups" settings shape, shared by several agents.
 
 Claude Code's `settings.json` (and, in the same shape, Gemini CLI's `settings.json` and
-Codex's `hooks.json`) hold hooks as
+Codex's `hooks.json`, used by agents/gemini/ and agents/codex/) hold hooks as
 
     {"hooks": {"<Event>": [{"matcher": "<pattern>"?, "hooks": [<handler>, ...]}, ...]}}
 
@@ -112,3 +112,15 @@ def unwire(settings: dict[str, Any], ours: IsOurHandler) -> dict[str, Any]:
     else:
         out["hooks"] = hooks
     return out
+
+
+def command_key(ours: Callable[[str], bool], key: str = "command") -> IsOurHandler:
+    """A handler is ours when its `key` (the command line) is one of ours."""
+
+    def check(handler: Any) -> bool:
+        if not isinstance(handler, dict):
+            return False
+        cmd = handler.get(key)
+        return isinstance(cmd, str) and ours(cmd)
+
+    return check

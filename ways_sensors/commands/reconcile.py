@@ -1,17 +1,25 @@
-"""`ways reconcile [--agent NAME] [--project DIR] [--remove] [--dry-run]`: wire the hook.
+"""`ways reconcile [--agent NAME|all] [--project DIR] [--remove] [--dry-run]`: wire the hook.
 
 What is wired where is the agent adapter's (agents/<name>/, default claude-code: one
 handler on the ten events of SPEC section 3 in `~/.claude/settings.json`, or
-`DIR/.claude/settings.json`; see agents/claude_code/wiring.py). This module owns the
-command that is wired and the guarantees around the write, the same for every agent.
+`DIR/.claude/settings.json`; see agents/claude_code/wiring.py; Codex
+`~/.codex/hooks.json`, Gemini CLI `~/.gemini/settings.json`, Cursor
+`~/.cursor/hooks.json`, Copilot CLI `~/.copilot/hooks/ways-sensors.json`). This module
+owns the command that is wired and the guarantees around the write, the same for every
+agent. `--agent all` wires every registered agent whose configuration folder exists
+(`~/.claude`, `~/.codex`, ...; with --project, the project's), one line each.
 
 The command is `<python> -S <launcher> hook sensors`, plus `--agent NAME` for an agent
-other than the default. A handler is ours when its command ends that way and names
+other than the default (and `--event NAME` where an adapter wires an event whose
+payload names none). A handler is ours when its command ends that way and names
 our launcher or `ways`; an older form of ours is replaced in place, so re-running
 after an upgrade or a move of the environment repairs the path. Every other hook, key
 and order is kept; a second run changes nothing; `--remove` deletes our handlers and
-only what became empty through that. Writes hold the file's lock (files.locked, in the
-state root) and replace the file atomically, keeping its mode and indentation.
+only what became empty through that (a hooks file of ways' own, an adapter's
+OWN_FILE, is deleted once empty). Writes hold the file's lock (files.locked, in the
+state root) and replace the file atomically, keeping its mode and indentation. An
+adapter's NOTE (Codex: a new hook runs only once trusted in /hooks) is printed
+after wiring.
 
 The settings file is the user's, so what reconcile cannot edit faithfully it leaves
 untouched and refuses in one line (exit 5): a file that is not valid JSON, is nested
@@ -31,13 +39,16 @@ import os
 import shlex
 import stat
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import agents
 from ..agents import matcher_groups
 from ..errors import UsageError, WriteError
 from ..files import locked, replace_atomically
 from ..launch import launcher_path
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def hook_command(
@@ -57,6 +68,9 @@ def hook_command(
 def is_our_command(command: str, agent: str = agents.DEFAULT) -> bool:
     """Whether `command` is a hook command of ours for `agent`, in any of its forms."""
     cmd = command.strip()
+    head, sep, event = cmd.rpartition(" --event ")
+    if sep and event and " " not in event:
+        cmd = head.rstrip()
     tails = ["hook sensors --agent " + agent]
     if agent == agents.DEFAULT:
         tails.append("hook sensors")
@@ -185,12 +199,40 @@ def adapter_of(name: str) -> agents.Adapter:
 
 def run(args) -> int:
     name = getattr(args, "agent", None) or agents.DEFAULT
-    adapter = adapter_of(name)
+    if name != "all":
+        return _reconcile(name, adapter_of(name), args, args.settings)
+    if args.settings:
+        raise UsageError("--settings names one file: use it with one --agent")
+    worst = 0
+    for each in agents.names():
+        adapter = adapter_of(each)
+        home = _config_home(adapter, args.project)
+        if not os.path.isdir(home):
+            print(f"{each}: skipped, no {home}")
+            continue
+        try:
+            worst = max(worst, _reconcile(each, adapter, args, None))
+        except WriteError as exc:  # one broken file: the other agents are still wired
+            print(f"ways: {exc.message}", file=sys.stderr)
+            worst = max(worst, exc.code)
+    return worst
 
+
+def _config_home(adapter: agents.Adapter, project: str | None) -> str:
+    """The agent's configuration folder: its adapter's `config_home`, else the folder
+    of the file it wires."""
+    home = getattr(adapter, "config_home", None)
+    return home(project) if home else os.path.dirname(adapter.settings_path(project))
+
+
+def _reconcile(
+    name: str, adapter: agents.Adapter, args: argparse.Namespace, settings: str | None
+) -> int:
     def ours(command: str) -> bool:
         return is_our_command(command, name)
 
-    path = args.settings or adapter.settings_path(args.project)
+    path = settings or adapter.settings_path(args.project)
+    own_file = bool(getattr(adapter, "OWN_FILE", False))
     with locked(settings_target(path)):
         data, text = read_settings(path)
         try:
@@ -203,8 +245,9 @@ def run(args) -> int:
         if new == data:
             print(f"{path}: nothing to change")
             return 0
+        delete = own_file and args.remove and not new
         indent = _indent_of(text) if text else 2
-        new_text = json.dumps(new, indent=indent, ensure_ascii=False) + "\n"
+        new_text = "" if delete else json.dumps(new, indent=indent, ensure_ascii=False) + "\n"
         if args.dry_run:
             diff = difflib.unified_diff(
                 (text or "").splitlines(True), new_text.splitlines(True), path, path + " (new)"
@@ -212,13 +255,21 @@ def run(args) -> int:
             sys.stdout.writelines(diff)
             return 0
         try:
-            atomic_write(path, new_text)
+            if delete:
+                os.unlink(path)
+            else:
+                atomic_write(path, new_text)
         except OSError as exc:
             raise WriteError(f"cannot write {path}: {exc.strerror}") from None
     if not args.remove:
         _compile_package()
     if args.remove:
-        print(f"{path}: removed ways hook sensors")
+        print(
+            f"{path}: removed ways hook sensors" + (" (and the file, ours alone)" if delete else "")
+        )
     else:
         print(f"{path}: ways hook sensors wired on {len(adapter.WIRED_EVENTS)} events")
+        note = getattr(adapter, "NOTE", None)
+        if note:
+            print(f"  note: {note}")
     return 0

@@ -1,7 +1,9 @@
-"""`ways sensors test SENSOR/RULE [--session ID | --transcript FILE] [--json] [--all]`.
+"""`ways sensors test SENSOR/RULE [--session ID | --transcript FILE] [--agent NAME] [--json]`.
 
-Replays a recorded session (by default the project's newest transcript) through the
-rule without dispatching, and shows what would be sent: how many records of each
+Replays a recorded session (by default the project's newest transcript; any agent's
+session file, a Codex rollout or a Gemini CLI chat file, named by `--agent` or
+recognised by its adapter's `is_session_file`) through the rule without dispatching,
+and shows what would be sent (`--all`: every record): how many records of each
 section matched, and the records themselves, masked as the rule would mask them (the
 first 10 for people, `--all` or `--json` for every one). Marks the rule's preview seen.
 
@@ -20,6 +22,7 @@ from ..errors import UsageError
 from ..layers import load
 from ..pipeline import finish, match
 from ..records import envelope
+from .reconcile import adapter_of
 
 SHOWN = 10
 
@@ -34,10 +37,25 @@ def rule_of(cat, spec: str):
     return sensor, sensor.rules[rule_name]
 
 
+def detect(path: str) -> str | None:
+    """The agent whose session file `path` is, by the adapters that can tell."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    for name in agents.names():
+        check = getattr(agents.adapter(name), "is_session_file", None)
+        if check and check(path, head):
+            return name
+    return None
+
+
 def run(args) -> int:
     cat = load()
     sensor, rule = rule_of(cat, args.rule)
-    adapter = agents.adapter(agents.DEFAULT)
+    name = getattr(args, "agent", None) or (args.transcript and detect(args.transcript))
+    adapter = adapter_of(name or agents.DEFAULT)
     path = args.transcript or adapter.find_session_file(roots.project_dir(), args.session)
     if not path or not os.path.exists(path):
         where = f"session {args.session}" if args.session else f"project {roots.project_dir()}"

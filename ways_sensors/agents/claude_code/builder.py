@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from ... import events
 from ...events import iso_utc
 from ...records import Draft
+from .. import tool_kinds
 from .tracker import MakeDraft, Tracker
 
 T = TypeVar("T")
@@ -53,6 +54,7 @@ def _tool_data(p: dict[str, Any]) -> dict[str, Any]:
     mcp = split_mcp(name) if isinstance(name, str) else None
     if mcp:
         data["mcp_server"], data["mcp_tool"] = mcp
+    data.update(tool_kinds.describe(name, p.get("tool_input"), tool_kinds.CLAUDE_CODE))
     return data
 
 
