@@ -35,6 +35,7 @@ COMMANDS = {
     ("sensors", "test"): "sensors_test:run",
     ("sensors", "fire"): "sensors_fire:run",
     ("sensors", "emit"): "sensors_emit:run",
+    ("sensors", "tui"): "sensors_tui:run",
     ("settings", "get"): "settings_cmd:cmd_get",
     ("settings", "set"): "settings_cmd:cmd_set",
     ("settings", "unset"): "settings_cmd:cmd_unset",
@@ -142,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--section", required=True)
     e.add_argument("--session", required=True, metavar="ID")
     e.add_argument("--input", metavar="FILE|-")
+    ss.add_parser("tui", help="the sensors tab: a terminal UI (the tui extra)")
     disp = ss.add_parser("dispatch", help="the per-session dispatcher (started by the hook)")
     disp.add_argument("session_id", nargs="?", metavar="ID", help="after --: ids may start with -")
     disp.add_argument("--session")

@@ -20,57 +20,11 @@ import json
 
 from .. import table
 from ..layers import load
-from ..lint import content_off_machine, destination, off_machine
-from ..projection import describe
-
-
-def rule_row(sensor, rule) -> dict:
-    r = rule.rule
-    return {
-        "name": rule.name,
-        "layer": rule.layer,
-        "file": rule.path,
-        "enabled": bool(sensor.spec.enabled and r.enabled),
-        "sections": list(r.sections),
-        "target": r.dispatch.kind,
-        "destination": destination(rule),
-        "mode": r.mode,
-        "timeout": r.timeout_s,
-        "delivery": r.delivery,
-        "chain": r.chain,
-        "redact": r.redact,
-        "off_machine": off_machine(rule),
-        "fields": describe(r.fields),
-        "content_off_machine": content_off_machine(rule),
-    }
+from ..services import catalog
 
 
 def as_json(cat) -> dict:
-    sensors = []
-    for s in cat.sensors.values():
-        sensors.append(
-            {
-                "name": s.name,
-                "layer": s.layer,
-                "file": s.path,
-                "files": [{"layer": src.layer, "file": src.path} for src in s.sources],
-                "enabled": s.spec.enabled,
-                "description": s.spec.description,
-                "rules": [rule_row(s, r) for r in s.rules.values()],
-            }
-        )
-    refused = [
-        {"name": p.sensor, "layer": p.layer, "file": p.path, "reason": p.message}
-        for p in cat.problems
-        if p.layer == "project" and p.severity == "warning" and "refused" in p.message
-    ]
-    return {
-        "project": cat.project,
-        "project_allowed": cat.project_allowed,
-        "sensors": sensors,
-        "refused": refused,
-        "errors": [p.as_json() for p in cat.errors],
-    }
+    return catalog.listing(cat=cat).as_json()
 
 
 def run(args) -> int:

@@ -19,9 +19,8 @@ import argparse
 import json
 from typing import Any
 
-from .. import counters, delivery, table
-from ..layout import Layout, rule_key, rule_label, split_rule_key
-from ..metrics import live_dispatchers
+from .. import counters, table
+from ..services import status as service
 
 SHOWN = counters.KINDS
 
@@ -32,48 +31,8 @@ def run(args: argparse.Namespace) -> int:
 
         print(metrics.render(), end="")
         return 0
-    from ..layers import load
-
-    cat = load()
-    layout = Layout()
-    totals = counters.read_all(layout)
-    rules: list[dict[str, Any]] = []
-    seen = set()
-    for s in cat.sensors.values():
-        for r in s.rules.values():
-            rid = rule_key(s.name, r.name)
-            seen.add(rid)
-            rules.append(
-                {
-                    "rule": rule_label(s.name, r.name),
-                    "enabled": bool(s.spec.enabled and r.rule.enabled),
-                    "mode": r.rule.mode,
-                    "delivery": r.rule.delivery,
-                    "counters": {k: totals.get(rid, {}).get(k, 0) for k in SHOWN},
-                }
-            )
-    for rid, c in totals.items():
-        if rid not in seen:
-            rules.append(
-                {
-                    "rule": rule_label(*split_rule_key(rid)),
-                    "enabled": None,
-                    "mode": None,
-                    "delivery": None,
-                    "counters": {k: c.get(k, 0) for k in SHOWN},
-                }
-            )
-    data: dict[str, Any] = {
-        "rules": rules,
-        "dispatchers": live_dispatchers(layout),
-        "pending_sessions": layout.pending_sessions(),
-        "dead_letters": [
-            {"rule": rule_label(*split_rule_key(rid)), "path": path, "count": count}
-            for rid, (path, count) in delivery.dead_letters(layout).items()
-        ],
-        "events_log": layout.events_log(),
-        "redaction_key": redact_key_status(),
-    }
+    data: dict[str, Any] = service.snapshot().as_json()
+    rules = data["rules"]
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -104,10 +63,3 @@ def run(args: argparse.Namespace) -> int:
     print(f"redaction key: {data['redaction_key']}")
     print(f"failures are logged in {data['events_log']}")
     return 0
-
-
-def redact_key_status() -> str:
-    """ "ok", "missing (created on first use)" or "refused: <why>"; creates nothing."""
-    from ..redact import key_status
-
-    return key_status()
