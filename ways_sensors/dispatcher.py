@@ -24,7 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, chain, counters, delivery, events, index, records, roots, spool
+from . import agents, chain, counters, delivery, events, index, lost, records, roots, spool
 from .layers import LoadedRule
 from .pipeline import dumps, finish, match
 from .session import (
@@ -590,6 +590,8 @@ class Dispatcher:
                 else:
                     ended_at = None
                 if now - last_frame > self.idle and all(w.idle for w in self.workers.values()):
+                    if lost.end_if_lost(self):  # the client died: drain its made-up end
+                        continue
                     reason = "idle"
                     break
                 time.sleep(FAST_POLL if now - last_frame < 2.0 else SLOW_POLL)

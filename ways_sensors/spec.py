@@ -33,6 +33,9 @@ SECTIONS = (
     "session_start",
     "session_end",
     "way_event",
+    "permission",
+    "notification",
+    "error",
 )
 Section = Literal[
     "user_prompt",
@@ -45,6 +48,9 @@ Section = Literal[
     "session_start",
     "session_end",
     "way_event",
+    "permission",
+    "notification",
+    "error",
 ]
 
 DEFAULT_TIMEOUT = 5.0
