@@ -589,9 +589,8 @@ class Dispatcher:
                         break
                 else:
                     ended_at = None
-                if now - last_frame > self.idle and all(w.idle for w in self.workers.values()):
-                    if lost.end_if_lost(self):  # the client died: drain its made-up end
-                        continue
+                idle = now - last_frame > self.idle and all(w.idle for w in self.workers.values())
+                if idle and not lost.end_if_lost(self):  # True: a dead client's end to drain
                     reason = "idle"
                     break
                 time.sleep(FAST_POLL if now - last_frame < 2.0 else SLOW_POLL)

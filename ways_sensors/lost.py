@@ -6,12 +6,14 @@ dispatcher is about to exit idle, `end_if_lost` checks, in this order:
 
 1. no session end was built (`build.json`'s `ended`; it also keeps this to once);
 2. the newest hook entry of an agent in the spool is older than the idle period;
-3. its session file (the payload's transcript path) has not grown for the idle period;
-4. the client is gone: the spool header's `ppid` (the hook's parent, which is the
+3. the client is gone: the spool header's `ppid` (the hook's parent, which is the
    client because `ways reconcile` wires the hook with `exec`) names no live process,
    or one started after that hook ran (a reused pid), or a zombie. Entries that name
    no parent, or several different parents (a hook wired without `exec` has a shell
-   of its own each time), leave the client unknown: no end is made up for it.
+   of its own each time), leave the client unknown: no end is made up for it;
+4. its session file (the payload's transcript path) has not grown for the idle period
+   (a client writes it for a moment after its last hook: the dispatcher stays until
+   it has been quiet that long, and gives up after WAIT_IDLES idle periods).
 
 Then it builds the agent's end event through the session's own builder (so replies
 the transcript still holds come out first, as at a real end), marks those records
@@ -42,11 +44,13 @@ if TYPE_CHECKING:
 OWN_EVENTS = frozenset({records.WAY_EVENT, "WaysRetry"})  # ways' own spool entries
 PARENTS_CHECKED = 8  # the newest agent entries whose parents must agree
 SLACK_NS = 2 * 10**9  # /proc start times are coarse
+WAIT_IDLES = 4  # a dead client's file still growing after this many idle periods: not lost
 
 
 def end_if_lost(disp: Dispatcher) -> bool:
-    """Append a synthesized session end when the session's client is gone; True if it
-    did (the dispatcher then drains it instead of exiting)."""
+    """Whether the dispatcher must not exit idle yet: True when it appended a made-up
+    session end (to drain), or when the client is gone but its session file grew within
+    the idle period (to look again; for at most WAIT_IDLES idle periods)."""
     b = disp.build
     if b.get("ended"):
         return False
@@ -56,7 +60,7 @@ def end_if_lost(disp: Dispatcher) -> bool:
     last = newest[-1][0]
     now = time.time_ns()
     idle_ns = int(disp.idle * 1e9)
-    if now - last.ts_ns < idle_ns:
+    if now - last.ts_ns < idle_ns or not _client_gone(newest):
         return False
     face = agents.face(last.agent)
     payload = records.parse_payload(last.payload) or {}
@@ -66,11 +70,10 @@ def end_if_lost(disp: Dispatcher) -> bool:
     if isinstance(path, str) and path:
         try:
             if now - os.stat(path).st_mtime_ns < idle_ns:
-                return False  # still being written
+                # written after the last hook: wait for it to go quiet, then decide
+                return now - last.ts_ns < WAIT_IDLES * idle_ns
         except OSError:
             pass
-    if not _client_gone(newest):
-        return False
     drafts = _drafts(disp, last, face, payload, now)
     b["ended"] = True
     seq, out = b["seq"], bytearray()
