@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from ways_sensors.agents.claude_code import builder as builder_module
 from ways_sensors.agents.claude_code.builder import Builder, split_mcp
 from ways_sensors.agents.claude_code.tracker import Tracker
 from ways_sensors.records import envelope
@@ -13,6 +16,13 @@ from .conftest import REFERENCE, payload
 
 SAMPLE = (REFERENCE / "transcript-sample.jsonl").read_bytes().splitlines(keepends=True)
 T0 = 1_795_000_000_000_000_000
+
+
+@pytest.fixture(autouse=True)
+def short_usage_wait(monkeypatch):
+    """These transcripts are written by hand, often without a reply's last API call:
+    a Stop's wait for it (2 s on a live one) is cut short here."""
+    monkeypatch.setattr(builder_module, "USAGE_WAIT", 0.1)
 
 
 class Session:

@@ -47,7 +47,8 @@ def failing(request: dict) -> bool:
     """Whether the turn's newest text asks for an API failure ([apierr])."""
     messages = request.get("messages") or []
     turn = _turn(messages)
-    return turn is not None and "[apierr]" in _typed(messages[turn])[-1]
+    typed = _typed(messages[turn]) if turn is not None else []
+    return bool(typed) and "[apierr]" in typed[-1]
 
 
 def _text(message: dict) -> str:
@@ -81,11 +82,9 @@ def _typed(message: dict) -> list[str]:
 
 
 def _turn(messages: list) -> int | None:
-    """Where the current turn starts: the newest user message with typed text (after a
-    killed client, Claude Code sends the next prompt in one message with the last
-    tool results)."""
+    """Where the current turn starts: the newest user message that is no tool result."""
     return max(
-        (i for i, m in enumerate(messages) if m.get("role") == "user" and _typed(m)),
+        (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_result(m)),
         default=None,
     )
 
@@ -105,8 +104,8 @@ def respond(request: dict) -> tuple[list[dict], str]:
     n = next(_count)
     first = _text(messages[0]) if messages else ""
     turn = _turn(messages) or 0
-    user = " ".join(_typed(messages[turn])) if messages else ""
-    answered = any(_is_result(m) for m in messages[turn + 1 :])
+    user = _text(messages[turn]) if messages else ""
+    answered = any(_is_result(m) for m in messages[turn:])
     if answered:
         word = "SUBAGENT-DONE" if "SUBTASK" in first else "FINAL-REPLY"
         return [{"type": "text", "text": f"{word} {n}"}], "end_turn"

@@ -11,6 +11,8 @@ which session a resumed or cleared one continues from links.py.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +23,13 @@ from .tracker import MakeDraft, Tracker
 
 # the envelope's fields: never repeated under data.extra
 COMMON = frozenset({"session_id", "hook_event_name", "prompt_id", "agent_id", "agent_type"})
+# how long a Stop's reply waits for its last API call to reach the transcript (the
+# client may write it just after the hook ran), re-reading every USAGE_POLL seconds, and
+# only while the file is being written (changed within FRESH seconds); then the reply
+# goes out without usage, saying so
+USAGE_WAIT = 2.0
+USAGE_POLL = 0.025
+FRESH = 5.0
 
 
 def split_mcp(tool_name: str) -> tuple[str, str] | None:
@@ -38,6 +47,22 @@ def _extra(payload: dict[str, Any], used: set[str]) -> dict[str, Any]:
     if "agent_type" in payload and not payload.get("agent_id"):
         extra["agent_type"] = payload["agent_type"]  # --agent sessions: still the main agent
     return extra
+
+
+def _fresh(path: Any) -> bool:
+    """Whether a session file was written within the last FRESH seconds."""
+    try:
+        return isinstance(path, str) and time.time() - os.stat(path).st_mtime < FRESH
+    except OSError:
+        return False
+
+
+def _answered(t: Tracker) -> bool:
+    """Whether the newest turn is open and its last API call (the reply) is on disk."""
+    if not t.turns or t.turns[-1].stopped:
+        return False
+    state = t.turns[-1].usage
+    return state is not None and bool(state["final"])
 
 
 def _tool_data(p: dict[str, Any]) -> dict[str, Any]:
@@ -122,6 +147,13 @@ class Builder:
     def stop(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         out = self._sync(p, draft)
         t = self.tracker
+        deadline = time.monotonic() + USAGE_WAIT
+        path = p.get("transcript_path")
+        while self.transcript and not _answered(t) and time.monotonic() < deadline:
+            if not _fresh(path):
+                break  # nobody is writing it: what is missing will not come
+            time.sleep(USAGE_POLL)  # the reply's last call is not on disk yet: read again
+            out += self._sync(p, draft)
         for turn in t.turns[:-1]:
             if not turn.stopped and turn.text:
                 out.append(t.recovered(turn, draft))
@@ -171,11 +203,18 @@ class Builder:
         text = p.get("last_assistant_message")
         extra = _extra(p, {"last_assistant_message"})
         state, decisions = None, []
-        if self.transcript:  # the subagent's own file: its API calls and decisions
-            state, decisions = self.tracker.agent_file(
+        deadline = time.monotonic() + USAGE_WAIT
+        while self.transcript:  # the subagent's own file: its API calls and decisions
+            state, more = self.tracker.agent_file(
                 p.get("agent_transcript_path"), (aid, agent_type), draft
             )
-        missing = self._missing() if state is None else usage.MISSING_PENDING
+            decisions += more  # a decision goes out once: a second read finds only new ones
+            if state is None or state["final"] or time.monotonic() >= deadline:
+                break
+            if not _fresh(p.get("agent_transcript_path")):
+                break
+            time.sleep(USAGE_POLL * 4)  # its last call is not on disk yet: read it again
+        missing = usage.MISSING_UNREADABLE if state is None else usage.MISSING_PENDING
         spent = usage.fields(state, missing)
         return [
             *decisions,

@@ -54,9 +54,11 @@ def add(state: dict[str, Any], message: Any) -> None:
     """Account one `assistant` line's message (`obj["message"]`)."""
     if not isinstance(message, dict) or message.get("model") == SYNTHETIC:
         return
+    stop = message.get("stop_reason")
+    state["final"] = stop is not None and stop != "tool_use"
     raw = message.get("usage")
     if not isinstance(raw, dict):
-        return
+        return  # says whether the reply is over, but holds no call to count
     values = [_count(raw.get(f)) for f in FIELDS]
     mid = message.get("id") if isinstance(message.get("id"), str) else None
     if mid is not None and mid == state["cur"]:
@@ -71,8 +73,6 @@ def add(state: dict[str, Any], message: Any) -> None:
             state["ids"] = [*state["ids"][-(_RECENT_IDS - 1) :], mid]
     if isinstance(message.get("model"), str):
         state["model"] = message["model"]
-    stop = message.get("stop_reason")
-    state["final"] = stop is not None and stop != "tool_use"
 
 
 def totals(state: dict[str, Any]) -> dict[str, int]:
