@@ -357,3 +357,16 @@ def test_clear_ignores_an_end_outside_the_window(tmp_path, state):
     new.ts = old.ts + links.WINDOW_NS
     [first] = new.fire("SessionStart", size=-1, source="clear")
     assert first.data["previous_session_id"] is None
+
+
+@pytest.mark.parametrize("section", ["permission", "notification", "error"])
+def test_fire_has_an_example_of_each_new_section(install, tmp_path, section):
+    install.sensor(
+        "probe",
+        f"rules:\n  r:\n    sections: [{section}]\n"
+        f"    dispatch: {{file: {{path: '{tmp_path}/o'}}}}\n",
+    )
+    r = install.ways("sensors", "fire", "probe/r", "--section", section, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert (rec["section"], rec["test"]) == (section, True)
