@@ -49,6 +49,13 @@ def _extra(payload: dict[str, Any], used: set[str]) -> dict[str, Any]:
     return extra
 
 
+def _size(path: Any) -> int:
+    try:
+        return os.path.getsize(path) if isinstance(path, str) else -1
+    except OSError:
+        return -1
+
+
 def _fresh(path: Any) -> bool:
     """Whether a session file was written within the last FRESH seconds."""
     try:
@@ -203,17 +210,18 @@ class Builder:
         text = p.get("last_assistant_message")
         extra = _extra(p, {"last_assistant_message"})
         state, decisions = None, []
-        deadline = time.monotonic() + USAGE_WAIT
+        path = p.get("agent_transcript_path")
+        deadline, size = time.monotonic() + USAGE_WAIT, -1
         while self.transcript:  # the subagent's own file: its API calls and decisions
-            state, more = self.tracker.agent_file(
-                p.get("agent_transcript_path"), (aid, agent_type), draft
-            )
-            decisions += more  # a decision goes out once: a second read finds only new ones
+            if _size(path) != size:  # read (again) only what changed
+                size = _size(path)
+                state, more = self.tracker.agent_file(path, (aid, agent_type), draft)
+                decisions += more  # a decision goes out once: a re-read finds only new ones
             if state is None or state["final"] or time.monotonic() >= deadline:
                 break
-            if not _fresh(p.get("agent_transcript_path")):
+            if not _fresh(path):
                 break
-            time.sleep(USAGE_POLL * 4)  # its last call is not on disk yet: read it again
+            time.sleep(USAGE_POLL * 4)  # its last call is not on disk yet: look again
         missing = usage.MISSING_UNREADABLE if state is None else usage.MISSING_PENDING
         spent = usage.fields(state, missing)
         return [
