@@ -11,7 +11,6 @@ which session a resumed or cleared one continues from links.py.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,11 +24,10 @@ from .tracker import MakeDraft, Tracker
 COMMON = frozenset({"session_id", "hook_event_name", "prompt_id", "agent_id", "agent_type"})
 # how long a Stop's reply waits for its last API call to reach the transcript (the
 # client may write it just after the hook ran), re-reading every USAGE_POLL seconds, and
-# only while the file is being written (changed within FRESH seconds); then the reply
-# goes out without usage, saying so
+# only while the file is being written (usage.fresh); then the reply goes out without
+# usage, saying so
 USAGE_WAIT = 2.0
 USAGE_POLL = 0.025
-FRESH = 5.0
 
 
 def split_mcp(tool_name: str) -> tuple[str, str] | None:
@@ -47,29 +45,6 @@ def _extra(payload: dict[str, Any], used: set[str]) -> dict[str, Any]:
     if "agent_type" in payload and not payload.get("agent_id"):
         extra["agent_type"] = payload["agent_type"]  # --agent sessions: still the main agent
     return extra
-
-
-def _size(path: Any) -> int:
-    try:
-        return os.path.getsize(path) if isinstance(path, str) else -1
-    except OSError:
-        return -1
-
-
-def _fresh(path: Any) -> bool:
-    """Whether a session file was written within the last FRESH seconds."""
-    try:
-        return isinstance(path, str) and time.time() - os.stat(path).st_mtime < FRESH
-    except OSError:
-        return False
-
-
-def _answered(t: Tracker) -> bool:
-    """Whether the newest turn is open and its last API call (the reply) is on disk."""
-    if not t.turns or t.turns[-1].stopped:
-        return False
-    state = t.turns[-1].usage
-    return state is not None and bool(state["final"])
 
 
 def _tool_data(p: dict[str, Any]) -> dict[str, Any]:
@@ -156,8 +131,8 @@ class Builder:
         t = self.tracker
         deadline = time.monotonic() + USAGE_WAIT
         path = p.get("transcript_path")
-        while self.transcript and not _answered(t) and time.monotonic() < deadline:
-            if not _fresh(path):
+        while self.transcript and not t.answered() and time.monotonic() < deadline:
+            if not usage.fresh(path):
                 break  # nobody is writing it: what is missing will not come
             time.sleep(USAGE_POLL)  # the reply's last call is not on disk yet: read again
             out += self._sync(p, draft)
@@ -213,13 +188,13 @@ class Builder:
         path = p.get("agent_transcript_path")
         deadline, size = time.monotonic() + USAGE_WAIT, -1
         while self.transcript:  # the subagent's own file: its API calls and decisions
-            if _size(path) != size:  # read (again) only what changed
-                size = _size(path)
+            if usage.size(path) != size:  # read (again) only what changed
+                size = usage.size(path)
                 state, more = self.tracker.agent_file(path, (aid, agent_type), draft)
                 decisions += more  # a decision goes out once: a re-read finds only new ones
             if state is None or state["final"] or time.monotonic() >= deadline:
                 break
-            if not _fresh(path):
+            if not usage.fresh(path):
                 break
             time.sleep(USAGE_POLL * 4)  # its last call is not on disk yet: look again
         missing = usage.MISSING_UNREADABLE if state is None else usage.MISSING_PENDING

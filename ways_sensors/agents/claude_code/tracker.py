@@ -119,6 +119,13 @@ class Tracker:
             out.extend(self._line(obj, ts, draft))
         return out
 
+    def answered(self) -> bool:
+        """Whether the newest turn is open and its reply's last API call is on disk."""
+        if not self.turns or self.turns[-1].stopped:
+            return False
+        state = self.turns[-1].usage
+        return state is not None and bool(state["final"])
+
     def recovered(self, turn: Turn, draft: MakeDraft) -> Draft:
         """The reply of a turn no Stop answered, from the transcript, marked interrupted."""
         d = draft(

@@ -27,6 +27,8 @@ held back for it.
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
 FIELDS = (
@@ -39,6 +41,7 @@ SYNTHETIC = "<synthetic>"
 MISSING_PENDING = "pending"  # the reply's last API call was not on disk yet
 MISSING_UNREADABLE = "unreadable"  # no transcript to read (payload-only), or too large
 _RECENT_IDS = 8
+FRESH = 5.0  # seconds: a session file changed this recently is still being written
 
 
 def new() -> dict[str, Any]:
@@ -95,3 +98,19 @@ def recovered_fields(state: dict[str, Any] | None) -> dict[str, Any]:
     if state is None or not state["n"]:
         return {"model": None, "usage": None, "usage_missing": MISSING_PENDING}
     return {"model": state["model"], "usage": totals(state)}
+
+
+def size(path: Any) -> int:
+    try:
+        return os.path.getsize(path) if isinstance(path, str) else -1
+    except OSError:
+        return -1
+
+
+def fresh(path: Any) -> bool:
+    """Whether a session file was written within the last FRESH seconds: a call missing
+    from it may still come."""
+    try:
+        return isinstance(path, str) and time.time() - os.stat(path).st_mtime < FRESH
+    except OSError:
+        return False
