@@ -36,7 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import agents, events, records, spool
 from .events import iso_utc
-from .session import frame
+
+try:  # journal framing: journal.py's once the dispatcher is split, session.py's before
+    from .journal import frame  # type: ignore[import-not-found, unused-ignore]
+except ImportError:
+    from .session import frame
 
 if TYPE_CHECKING:
     from .dispatcher import Dispatcher

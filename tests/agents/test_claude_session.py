@@ -370,3 +370,29 @@ def test_fire_has_an_example_of_each_new_section(install, tmp_path, section):
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)
     assert (rec["section"], rec["test"]) == (section, True)
+
+
+def test_a_fifo_named_by_the_payload_is_never_waited_on(tmp_path, state):
+    """The paths come from the payload: a FIFO as the subagent's file, or as the
+    transcript a resumed or forked start is linked through, is skipped, not opened for
+    a writer that never comes."""
+    import os
+
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    got: list = []
+
+    def build() -> None:
+        stop = {"session_id": "x", "agent_id": "a1", "agent_transcript_path": fifo}
+        got.extend(Builder().build("SubagentStop", stop, T0))
+        for source in ("resume", "fork"):
+            start = {"session_id": "x", "source": source, "transcript_path": fifo}
+            got.append(links.previous(start, 10, T0))
+
+    worker = threading.Thread(target=build, daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive()
+    assert [d.section for d in got[:2]] == ["subagent", "assistant_response"]
+    assert got[1].data["usage_missing"] == "unreadable"
+    assert got[2:] == [None, None]

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from typing import Any
 
 from ... import roots, spool
@@ -85,14 +86,28 @@ def _note(transcript_folder: str) -> str:
     return os.path.join(roots.state_root(), "links", key + ".json")
 
 
+def read_regular(path: str, start: int, length: int) -> bytes | None:
+    """`length` bytes from `start` of the regular file at `path` (the payload names it:
+    a FIFO or a device is never waited on or read); None when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.pread(fd, length, start)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _last_session_id(path: str, size: int) -> str | None:
     """The session id of the last line the transcript held before this start."""
-    try:
-        with open(path, "rb") as f:
-            start = max(0, size - TAIL)
-            f.seek(start)
-            data = f.read(size - start)
-    except OSError:
+    start = max(0, size - TAIL)
+    data = read_regular(path, start, size - start)
+    if data is None:
         return None
     lines = data.split(b"\n")
     if start:
@@ -111,10 +126,8 @@ def _last_session_id(path: str, size: int) -> str | None:
 
 def _copied_from(path: str, own: str) -> str | None:
     """Another session named by the lines a new transcript copied (a fork), if any."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(HEAD)
-    except OSError:
+    data = read_regular(path, 0, HEAD)
+    if data is None:
         return None
     for line in data.split(b"\n"):
         if b'"requestSessionId"' not in line:

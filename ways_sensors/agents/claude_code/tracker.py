@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -197,7 +198,8 @@ class Tracker:
         if not isinstance(path, str) or not path:
             return None, []
         try:
-            if os.path.getsize(path) > MAX_AGENT_FILE:
+            st = os.stat(path)  # the payload names it: only a regular file is read
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_AGENT_FILE:
                 return None, []
             objs = list(transcript.iter_file(path))
         except OSError:
