@@ -23,7 +23,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, metrics, records, roots, spool, utf8
+from . import agents, events, index, lost, metrics, records, roots, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
 from .layout import Layout, rule_label
 from .session import Session, read_json, write_json
@@ -323,7 +323,8 @@ class Dispatcher:
                         break
                 else:
                     ended_at = None
-                if now - last_frame > self.idle and all(w.idle for w in self.workers.values()):
+                idle = now - last_frame > self.idle and all(w.idle for w in self.workers.values())
+                if idle and not lost.end_if_lost(self):  # True: a dead client's end to drain
                     reason = "idle"
                     break
                 time.sleep(FAST_POLL if now - last_frame < 2.0 else SLOW_POLL)

@@ -49,6 +49,10 @@ SIGKILL of a writer at any instant leaves.
         {"seq", "rules": {label: [rule_seq, hash]}}, written atomically by the
         dispatcher just before it removes the session folder; never deleted.
         SIGKILL: absent or whole, and the folder is removed only after it is written.
+    links/<digest>.json                 agents/claude_code/links.py
+        {"session_id", "ts_ns"}: a session ended by /clear, for the session that starts
+        next in the same transcript folder (digest: sha256 of that folder, 32 hex);
+        replaced atomically, read once. SIGKILL: absent or whole.
     counters/<key>.json                 counters.py
         per-rule totals, rewritten in place under an flock by workers and the blocking
         path; never deleted. SIGKILL: a kill mid-rewrite can lose the totals (never a
@@ -248,6 +252,12 @@ class Layout:
 
     def pending_sessions(self) -> "list[str]":
         return [n for n in _listdir(self.pending_dir()) if valid_session_id(n)]
+
+    def links_dir(self) -> str:
+        return self._at("links")
+
+    def link_note(self, digest: str) -> str:
+        return self._at("links", digest + ".json")
 
     def ledger_dir(self) -> str:
         return self._at("ledger")

@@ -18,7 +18,7 @@ A segment is a run of frames:
 
     header = {"event": "<hook event name>", "agent": "<agent name>",
               "ts_ns": <hook clock, ns since epoch>, "project": "<project dir>",
-              "pid": <hook pid>,
+              "pid": <hook pid>, "ppid": <its parent: the client, as reconcile wires it>,
               "transcript_size": <bytes in the session file at a session start, else -1>}
 
 `agent` names the adapter whose face read the payload (agents/: `claude-code`, ...);
@@ -74,13 +74,17 @@ def frame(
     transcript_size: int = -1,
     agent: str = DEFAULT_AGENT,
 ) -> bytes:
-    header = '{"event":%s,"agent":%s,"ts_ns":%d,"project":%s,"pid":%d,"transcript_size":%d}' % (
-        json_str(event),
-        json_str(agent),
-        ts_ns,
-        json_str(project),
-        posix.getpid(),
-        transcript_size,
+    header = (
+        '{"event":%s,"agent":%s,"ts_ns":%d,"project":%s,"pid":%d,"ppid":%d,"transcript_size":%d}'
+        % (
+            json_str(event),
+            json_str(agent),
+            ts_ns,
+            json_str(project),
+            posix.getpid(),
+            posix.getppid(),
+            transcript_size,
+        )
     )
     body = header.encode("utf-8", "backslashreplace") + b"\n" + payload
     return MAGIC + str(len(body)).encode() + b"\n" + body + b"\n"

@@ -49,7 +49,7 @@ def test_wires_ten_events_and_keeps_everything_else(install):
     assert list(data) == ["zeta", "permissions", "hooks", "alpha"]  # order kept
     assert data["permissions"] == EXISTING["permissions"] and data["alpha"] == EXISTING["alpha"]
     hooks = data["hooks"]
-    assert hooks["Notification"] == EXISTING["hooks"]["Notification"]
+    assert hooks["Notification"][0] == EXISTING["hooks"]["Notification"][0]
     assert hooks["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
     assert hooks["Stop"][0] == EXISTING["hooks"]["Stop"][0]
     for event in EVENTS:

@@ -253,5 +253,10 @@ class Replay:
             yield from self._payloads(obj, agent)
         yield (
             "SubagentStop",
-            {"agent_id": aid, "agent_type": agent[1], "last_assistant_message": last_text or reply},
+            {
+                "agent_id": aid,
+                "agent_type": agent[1],
+                "agent_transcript_path": path,  # its model and usage come from this file
+                "last_assistant_message": last_text or reply,
+            },
         )
