@@ -196,7 +196,7 @@ class Tracker:
                 self.turns.append(turn)
             return []
         if kind == "assistant" and self.turns:
-            msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+            msg = _msg if isinstance(_msg := obj.get("message"), dict) else {}
             text = transcript.message_text(msg.get("content"))
             if not text:
                 return []
