@@ -12,6 +12,7 @@ never enter a real session's chain.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from typing import Any
@@ -26,7 +27,7 @@ from ..targets import ACCEPTED
 from . import read_json_object
 
 
-def _input(args) -> dict:
+def _input(args: argparse.Namespace) -> dict:
     if not args.input:
         return agents.adapter(agents.DEFAULT).example(args.section)
     return read_json_object(args.input)
@@ -50,7 +51,7 @@ def drafts(section: str, data: dict) -> list[Draft]:
     return [d for d in made if d.section == section]
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.section not in SECTIONS:
         raise UsageError(f"unknown section {args.section!r}: one of {', '.join(SECTIONS)}")
     cat = load()

@@ -16,15 +16,16 @@ no, content, or "no content" (off the machine, but projected to no free text).
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from .. import table
-from ..layers import load
+from ..layers import Catalog, LoadedRule, LoadedSensor, load
 from ..lint import content_off_machine, destination, off_machine
 from ..projection import describe
 
 
-def rule_row(sensor, rule) -> dict:
+def rule_row(sensor: LoadedSensor, rule: LoadedRule) -> dict:
     r = rule.rule
     return {
         "name": rule.name,
@@ -45,7 +46,7 @@ def rule_row(sensor, rule) -> dict:
     }
 
 
-def as_json(cat) -> dict:
+def as_json(cat: Catalog) -> dict:
     sensors = []
     for s in cat.sensors.values():
         sensors.append(
@@ -73,7 +74,7 @@ def as_json(cat) -> dict:
     }
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     cat = load(args.project)
     data = as_json(cat)
     if args.json:

@@ -13,13 +13,15 @@ JSON (stable): {"rule", "transcript", "lines", "malformed", "records", "matched"
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from collections import Counter
+from typing import Any
 
 from .. import agents, previews, roots, utf8
 from ..errors import UsageError
-from ..layers import load
+from ..layers import Catalog, LoadedRule, LoadedSensor, load
 from ..pipeline import finish, match
 from ..records import envelope
 from .reconcile import adapter_of
@@ -27,7 +29,7 @@ from .reconcile import adapter_of
 SHOWN = 10
 
 
-def rule_of(cat, spec: str):
+def rule_of(cat: Catalog, spec: str) -> tuple[LoadedSensor, LoadedRule]:
     sensor_name, _, rule_name = spec.partition("/")
     sensor = cat.sensors.get(sensor_name)
     if sensor is None or not rule_name or rule_name not in sensor.rules:
@@ -51,7 +53,7 @@ def detect(path: str) -> str | None:
     return None
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     cat = load()
     sensor, rule = rule_of(cat, args.rule)
     name = getattr(args, "agent", None) or (args.transcript and detect(args.transcript))
@@ -64,7 +66,7 @@ def run(args) -> int:
         )
     replay = adapter.replay(path)
     matched: Counter[str] = Counter()
-    sent = []
+    sent: list[dict[str, Any]] = []
     total = 0
     prev = "0" * 64
     for i, draft in enumerate(replay.drafts(), 1):
