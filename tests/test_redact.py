@@ -378,3 +378,17 @@ def test_mask_record_walks_everything_and_lists_paths(tmp_path, monkeypatch):
     }
     assert "redactions" not in redact.mask_record({"data": {"x": "clean"}})
     assert os.path.exists(tmp_path / "agent-ways" / "redaction.key")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/home/me/.codex/sessions/2026/11/30/"
+        "rollout-2026-11-30T00-59-34-01a229f6-1b2c-7d3e-9f40-1234567890ab.jsonl",
+        "session-0b6f1c9e-7a2d-4c1e-9f3b-5d8e2a1c4b7f-transcript.log",
+    ],
+)
+def test_dated_and_uuid_named_files_are_not_tokens(text):
+    """A Codex rollout path (a date, a time and a UUID after a word) looked like a vendor
+    prefix and a random body; names built of dates and UUIDs are identifiers."""
+    assert redact.find(text) == []

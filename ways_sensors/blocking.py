@@ -26,6 +26,10 @@ import os
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .layers import LoadedRule
 
 GRACE = 0.02
 
@@ -79,7 +83,7 @@ def run(
     retry: list[dict] = []
     done = threading.Semaphore(0)
 
-    def number(rid, sensor, rule, rec):
+    def number(rid: str, sensor: str, rule: LoadedRule, rec: dict[str, Any]) -> dict[str, Any]:
         layout = session.layout
         fd = os.open(layout.head_lock(session_id, rid), os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -91,7 +95,7 @@ def run(
         finally:
             os.close(fd)
 
-    def one(rid, sensor, rule, rec):
+    def one(rid: str, sensor: str, rule: LoadedRule, rec: dict[str, Any]) -> None:
         tally = counters.Tally(rid)
         try:
             out = number(rid, sensor, rule, rec)

@@ -166,7 +166,7 @@ def string_field(data: bytes, name: bytes) -> str | None:
 
 def read_stdin() -> bytes | None:
     """All of stdin; None (after draining it) when it exceeds MAX_PAYLOAD."""
-    chunks = []
+    chunks: list[bytes] = []
     size = 0
     too_big = False
     while True:

@@ -84,7 +84,13 @@ class Index:
 
     __slots__ = ("async_sections", "blocking_sections", "key", "rules_text")
 
-    def __init__(self, async_sections, blocking_sections, key, rules_text):
+    def __init__(
+        self,
+        async_sections: frozenset[str],
+        blocking_sections: frozenset[str],
+        key: str,
+        rules_text: str,
+    ) -> None:
         self.async_sections = async_sections
         self.blocking_sections = blocking_sections
         self.key = key
@@ -153,7 +159,12 @@ def current(project: str, budget: float | None = None) -> Index:
 # --- the slow half: only when the key changed -----------------------------------------
 
 
-def render(async_sections, blocking_sections, key: str, rules_json: str) -> str:
+def render(
+    async_sections: set[str] | frozenset[str],
+    blocking_sections: set[str] | frozenset[str],
+    key: str,
+    rules_json: str,
+) -> str:
     body = (
         "async "
         + (" ".join(sorted(async_sections)) or "-")

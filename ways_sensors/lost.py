@@ -36,11 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import agents, events, records, spool
 from .events import iso_utc
-
-try:  # journal framing: journal.py's once the dispatcher is split, session.py's before
-    from .journal import frame  # type: ignore[import-not-found, unused-ignore]
-except ImportError:
-    from .session import frame
+from .journal import frame
 
 if TYPE_CHECKING:
     from .dispatcher import Dispatcher

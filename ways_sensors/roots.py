@@ -35,7 +35,7 @@ def env(name: str) -> str | None:
         if not value:
             return None
         return value.decode("utf-8", "surrogateescape")
-    value = environ.get(name)  # pragma: no cover - Windows
+    value = environ.get(name)  # type: ignore[call-overload]  # pragma: no cover - Windows: str keys
     return value or None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import msgspec.inspect as mi
@@ -26,6 +26,9 @@ from . import roots
 from .errors import UsageError
 from .spec import NAME_RE, Rule, SensorFile
 from .targets import TARGETS, names
+
+if TYPE_CHECKING:
+    from .layers import Catalog
 
 PROJECT_SENSORS = "ways.project_sensors"
 METRICS_TEXTFILE = "ways.metrics_textfile"  # metrics.py: the Prometheus textfile
@@ -55,8 +58,9 @@ class Key:
         return None
 
 
-def _fields(struct) -> dict[str, Any]:
-    return {f.name: f for f in mi.type_info(struct).fields}
+def _fields(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    # a Struct class always inspects to a StructType; the stub returns the base Type
+    return {f.name: f for f in cast(mi.StructType, mi.type_info(struct)).fields}
 
 
 def describe(t: Any) -> str:
@@ -170,7 +174,7 @@ def parse_key(text: str) -> Key:
     return Key(text, sensor, ("rules", rule, field), rf[field], _desc(rf[field]))
 
 
-def all_keys(cat) -> list[Key]:
+def all_keys(cat: Catalog) -> list[Key]:
     """Every key that has a value or a default in the loaded sensors."""
     keys = [parse_key(PROJECT_SENSORS), parse_key(METRICS_TEXTFILE)]
     for s in cat.sensors.values():

@@ -53,6 +53,10 @@ from . import roots
 from .layout import Layout
 from .roots import posix
 
+TYPE_CHECKING = False  # type checkers read this as True; `typing` stays off the fast path
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 MAGIC = b"WS1 "
 DEFAULT_AGENT = "claude-code"  # entries without an `agent` field came from Claude Code
 SEGMENT_BYTES = 4 << 20
@@ -198,7 +202,9 @@ class Entry:
         self.transcript_size = transcript_size
 
 
-def scan_frames(data: bytes, magic: bytes = MAGIC, start: int = 0):
+def scan_frames(
+    data: bytes, magic: bytes = MAGIC, start: int = 0
+) -> "Iterator[tuple[int, int, bytes | None]]":
     """Yield (offset, end, body | None) for each complete frame of `data` from `start`.
 
     None marks a corrupt stretch that was skipped up to the next frame start. Stops

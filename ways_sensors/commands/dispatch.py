@@ -19,7 +19,7 @@ def idle_seconds(default: float) -> float:
     from ..layers import read_config
 
     config, _ = read_config()
-    ways = config.get("ways") if isinstance(config.get("ways"), dict) else {}
+    ways = _ways if isinstance(_ways := config.get("ways"), dict) else {}
     value = ways.get("dispatch_idle_seconds")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400:
         return float(value)

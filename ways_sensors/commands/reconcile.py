@@ -33,6 +33,7 @@ dotfiles manager's) is followed: its target is locked and replaced, the link sta
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import json
 import os
@@ -197,7 +198,7 @@ def adapter_of(name: str) -> agents.Adapter:
         raise UsageError(f"no agent {name!r}", hint="one of " + ", ".join(agents.names())) from None
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     name = getattr(args, "agent", None) or agents.DEFAULT
     if name != "all":
         return _reconcile(name, adapter_of(name), args, args.settings)

@@ -7,6 +7,7 @@ judged, becomes a `way_event` record of that session, delivered by its dispatche
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
@@ -18,7 +19,7 @@ from . import read_json_object
 KINDS = ("fired", "suppressed", "judged")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.section != "way_event":
         raise UsageError("emit takes --section way_event; the other sections come from hooks")
     if not layout.valid_session_id(args.session):

@@ -12,6 +12,7 @@ never enter a real session's chain.
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from .. import utf8
@@ -19,7 +20,7 @@ from ..services.fire import fire
 from . import read_json_object
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     source = (lambda: read_json_object(args.input)) if args.input else None
     fired = fire(args.target, args.section, source, dry_run=args.dry_run)
     if args.dry_run:

@@ -16,18 +16,19 @@ no, content, or "no content" (off the machine, but projected to no free text).
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from .. import table
-from ..layers import load
+from ..layers import Catalog, load
 from ..services import catalog
 
 
-def as_json(cat) -> dict:
+def as_json(cat: Catalog) -> dict:
     return catalog.listing(cat=cat).as_json()
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     cat = load(args.project)
     data = as_json(cat)
     if args.json:

@@ -13,6 +13,7 @@ JSON (stable): {"rule", "transcript", "lines", "malformed", "records", "matched"
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from .. import utf8
@@ -21,7 +22,7 @@ from ..services.preview import preview
 SHOWN = 10
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     result = preview(args.rule, args.session, args.transcript, agent=getattr(args, "agent", None))
     path, sent, matched = result.transcript, result.sent, result.matched
     if args.json:

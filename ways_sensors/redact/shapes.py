@@ -206,6 +206,10 @@ _NAME_PIECE = re.compile(
 _DISCORD = re.compile(
     r"([MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})(?![A-Za-z0-9_\-])"
 )
+_ID_PARTS = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|(?:19|20)\d\d-[01]\d-[0-3]\d[T_-][0-2]\d"
+)
 _TELEGRAM = re.compile(r"(\d{8,10}:A[A-Za-z0-9_\-]{34})(?![A-Za-z0-9_\-])")
 
 
@@ -221,6 +225,8 @@ def _prefixed(v: str, prefix: str, body: str) -> bool:
         return False
     if all(_NAME_PIECE.fullmatch(piece) for piece in re.split(r"[_\-]", body) if piece):
         return False  # BSD-3-Clause-No-Nuclear-License, CertAddEncodedCertificate
+    if _ID_PARTS.search(body):
+        return False  # rollout-2026-11-30T00-59-34-<uuid>: a dated or UUID-named file
     if re.fullmatch(r"[0-9a-f]+", core):
         return len(core) >= 32 and values.entropy(core) >= 3.3
     return (

@@ -31,7 +31,10 @@ from ..spec import Rule, SpecError
 from .settings import SetResult, _merged, help_for, parse_value, set_setting
 
 ORDER = ("enabled", "sections", "where", "match", "dispatch", "mode", "timeout")
-NEW_RULE = {"sections": ["tool_call"], "dispatch": {"file": {"path": "~/{rule}.jsonl"}}}
+NEW_RULE: dict[str, Any] = {
+    "sections": ["tool_call"],
+    "dispatch": {"file": {"path": "~/{rule}.jsonl"}},
+}
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,9 @@ def _kind(t: Any) -> tuple[str, tuple[str, ...]]:
 def fields() -> list[Field]:
     """Every field of a rule, in the order a person fills them in."""
     out = []
-    for f in mi.type_info(Rule).fields:
+    info = mi.type_info(Rule)
+    assert isinstance(info, mi.StructType)  # a Struct class inspects to a StructType
+    for f in info.fields:
         kind, choices = _kind(f.type)
         h = help_for(f"ways.sensors.s.rules.r.{f.name}")
         out.append(Field(f.name, kind, describe(f.type), h.default, h.help, choices, f.required))

@@ -65,7 +65,7 @@ class SensorTable(DataTable[Text]):
 
 class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "toggle", "toggle"),
+        Binding("space", "toggle_row", "toggle"),
         Binding("p", "preview", "preview"),
         Binding("f", "fire", "fire"),
         Binding("c", "copy", "copy"),
@@ -110,7 +110,8 @@ class MainScreen(Screen[None]):
 
     def reload(self, select: str | None = None) -> None:
         """Load the layers again and rebuild the table, keeping (or moving to) a row."""
-        select = select or (self.current().key if self.current() else None)
+        row = self.current()
+        select = select or (row.key if row else None)
         self.sig = model.signature()
         self.cat = load()
         self.listing = catalog.listing(cat=self.cat)
@@ -224,7 +225,7 @@ class MainScreen(Screen[None]):
         self.say(done.overridden.message if done.overridden else text)
         self.reload()
 
-    def action_toggle(self) -> None:
+    def action_toggle_row(self) -> None:
         row = self.current()
         if row is None:
             return

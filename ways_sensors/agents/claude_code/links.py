@@ -35,6 +35,7 @@ import stat
 from typing import Any
 
 from ... import roots, spool
+from ...layout import valid_session_id
 
 CONTINUING = ("resume", "fork", "clear")
 WINDOW_NS = 30 * 10**9
@@ -122,7 +123,7 @@ def _last_session_id(path: str, size: int) -> str | None:
             sid = json.loads(line).get("sessionId")
         except (ValueError, AttributeError, RecursionError):
             continue
-        if isinstance(sid, str) and spool.valid_session_id(sid):
+        if isinstance(sid, str) and valid_session_id(sid):
             return sid
     return None
 
@@ -139,7 +140,7 @@ def _copied_from(path: str, own: str) -> str | None:
             other = json.loads(line).get("requestSessionId")
         except (ValueError, AttributeError, RecursionError):
             continue
-        if isinstance(other, str) and other != own and spool.valid_session_id(other):
+        if isinstance(other, str) and other != own and valid_session_id(other):
             return other
     return None
 
@@ -176,7 +177,7 @@ def _from_spools(own: str, transcript_folder: str, ts_ns: int) -> tuple[int, str
 
     base = Layout().sessions_dir()
     try:
-        names = [n for n in os.listdir(base) if n != own and spool.valid_session_id(n)]
+        names = [n for n in os.listdir(base) if n != own and valid_session_id(n)]
     except OSError:
         return None
     recent = []

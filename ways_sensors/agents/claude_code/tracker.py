@@ -296,7 +296,7 @@ class Tracker:
                 return self._decisions(obj, ts, draft, (None, "main"))
             return []
         if kind == "assistant":
-            msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+            msg = _msg if isinstance(_msg := obj.get("message"), dict) else {}
             for tid, name, tool_input in permissions.tool_uses(msg):
                 self.note_call(tid, name, tool_input, None, None)
             if not self.turns:

@@ -224,7 +224,7 @@ def classify_user(obj: dict[str, Any]) -> str:
         return "summary"
     if "toolUseResult" in obj:
         return "tool_result"
-    msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+    msg = _msg if isinstance(_msg := obj.get("message"), dict) else {}
     content = msg.get("content")
     if (
         isinstance(content, list)

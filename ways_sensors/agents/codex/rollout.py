@@ -42,10 +42,10 @@ Outcome = list[Any]  # [exit code or None, status or None, aggregated output or 
 
 def outcome_of(obj: dict[str, Any]) -> tuple[str, Outcome] | None:
     """(call id, outcome) when a rollout line says how a tool call ended."""
-    payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+    payload = _payload if isinstance(_payload := obj.get("payload"), dict) else {}
     kind, ptype = obj.get("type"), payload.get("type")
     if kind == "event_msg" and ptype == "item_completed":
-        item = payload.get("item") if isinstance(payload.get("item"), dict) else {}
+        item = _item if isinstance(_item := payload.get("item"), dict) else {}
         cid = item.get("id")
         if not isinstance(cid, str) or item.get("type") in ("UserMessage", "AgentMessage"):
             return None
@@ -172,7 +172,7 @@ class Replayer:
 
     def payloads(self, obj: dict[str, Any]) -> Iterator[Payload]:
         kind = obj.get("type")
-        p = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+        p = _p if isinstance(_p := obj.get("payload"), dict) else {}
         ptype = p.get("type")
         if kind == "turn_context" and isinstance(p.get("model"), str):
             self.model = p["model"]
@@ -182,7 +182,7 @@ class Replayer:
         if kind == "event_msg":
             if ptype in ("task_started", "turn_started") and isinstance(p.get("turn_id"), str):
                 self.turn = p["turn_id"]
-            item = p.get("item") if isinstance(p.get("item"), dict) else {}
+            item = _item if isinstance(_item := p.get("item"), dict) else {}
             if ptype == "item_completed" and item.get("type") == "UserMessage":
                 yield (
                     "UserPromptSubmit",

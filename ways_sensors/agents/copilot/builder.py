@@ -120,7 +120,7 @@ class Builder:
         return [drafts("tool_call", data)]
 
     def post_tool_use(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        result = p.get("tool_result") if isinstance(p.get("tool_result"), dict) else {}
+        result = _result if isinstance(_result := p.get("tool_result"), dict) else {}
         kind = result.get("result_type")
         if kind in (None, "success"):
             return self._result(p, drafts, None, result)

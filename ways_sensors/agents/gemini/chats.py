@@ -200,7 +200,7 @@ def find_chat(session: str | None, project: str | None) -> str | None:
     """The chat file of `session` (the longest of its files), or the newest one of
     `project` (its header's projectHash is the sha256 of the project's path)."""
     root = os.path.join(gemini_home(), "tmp")
-    files = []
+    files: list[str] = []
     for dirpath, _, names in os.walk(root):
         if os.path.basename(dirpath) == "chats":
             files.extend(os.path.join(dirpath, n) for n in names if n.endswith((".jsonl", ".json")))
