@@ -143,22 +143,33 @@ class Builder:
         t = self.tracker
         deadline = time.monotonic() + USAGE_WAIT
         path = p.get("transcript_path")
+        turns = len(t.turns)  # the Stop answers the newest of these, not a later one
         while self.transcript and not t.answered() and time.monotonic() < deadline:
             if not usage.fresh(path):
                 break  # nobody is writing it: what is missing will not come
             time.sleep(USAGE_POLL)  # the reply's last call is not on disk yet: read again
             out += self._sync(p, draft)
-        for turn in t.turns[:-1]:
+            if len(t.turns) != turns:
+                break  # a later prompt began: this turn's calls are all on disk already
+        # the turns the transcript already held when this Stop was read; a wait may have
+        # read into the next turn, which stays open for its own Stop
+        mine, later = t.turns[:turns], t.turns[turns:]
+        for turn in mine[:-1]:
             if not turn.stopped and turn.text:
                 out.append(t.recovered(turn, draft))
         spent = usage.fields(None, self._missing())
-        if t.turns and not t.turns[-1].stopped:
-            t.turns = [t.turns[-1]]
-            t.turns[-1].stopped = True
+        if mine and not mine[-1].stopped:
+            mine[-1].stopped = True
             if self.transcript:
-                spent = usage.fields(t.turns[-1].usage)
+                spent = usage.fields(mine[-1].usage)
+            t.turns = [mine[-1], *later]
+        elif later:  # this turn's prompt reached the transcript while we waited
+            later[0].stopped = True
+            if self.transcript:
+                spent = usage.fields(later[0].usage)
+            t.turns = later
         else:  # the prompt of this turn is not in the transcript yet
-            t.turns = t.turns[-1:]
+            t.turns = mine[-1:]
             t.pending_stops += 1
         text = p.get("last_assistant_message")
         out.append(
