@@ -23,7 +23,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, metrics, records, roots, spool, utf8
+from . import agents, events, index, metrics, records, roots, secure, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
 from .layout import Layout, rule_label
 from .session import Session, read_json, write_json
@@ -75,7 +75,8 @@ class Dispatcher:
         """Take the session's lock; False when another dispatcher has it, or when the
         session folder is gone (a late start after the previous dispatcher finished)."""
         try:
-            fd = os.open(self.session.lock, os.O_RDWR | os.O_CREAT, 0o600)
+            secure.ensure_private_dir(self.session.dir, self.session.layout.root, create=False)
+            fd = secure.open_private(self.session.lock, os.O_RDWR | os.O_CREAT)
         except FileNotFoundError:
             return False
         try:
@@ -128,7 +129,7 @@ class Dispatcher:
         names = spool.segment_names(self.session.spool)
         path = os.path.join(self.session.spool, seg)
         try:
-            with open(path, "rb") as f:
+            with open(secure.open_private(path, os.O_RDONLY), "rb") as f:
                 f.seek(off)
                 data = f.read()
         except FileNotFoundError:
@@ -366,7 +367,7 @@ class Dispatcher:
     def _remove_if_quiet(self) -> bool:
         """Leave the ledger and remove the session folder, unless a hook just wrote."""
         s = self.session
-        lock = os.open(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT, 0o600)
+        lock = secure.open_private(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not self._spool_drained():

@@ -187,10 +187,18 @@ class SessionHead:
 
 
 def _listdir(path: str) -> "list[str]":
+    """The names in a state folder; none when it is missing or a link (never followed)."""
+    flags = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
     try:
-        return sorted(posix.listdir(path))
+        fd = posix.open(path, flags)
     except OSError:
         return []
+    try:
+        return sorted(posix.listdir(fd))
+    except OSError:
+        return []
+    finally:
+        posix.close(fd)
 
 
 class Layout:
