@@ -5,9 +5,6 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
   "events_log": path}
 
-The state root is checked first (secure.py): one that is a link or another user's is
-refused in one line, one with loose permissions repaired.
-
 `rejected` counts at_least_once records a consumer refused for good; they are parked
 in the rule's dead-letter file (delivery.py), which is named here with its count. It
 also counts records an OTLP collector dropped from an accepted batch (partial success),
@@ -21,7 +18,7 @@ import argparse
 import json
 from typing import Any
 
-from .. import counters, delivery, secure, table
+from .. import counters, delivery, table
 from ..layout import Layout, rule_key, rule_label, split_rule_key
 from ..metrics import live_dispatchers
 
@@ -38,10 +35,6 @@ def run(args: argparse.Namespace) -> int:
 
     cat = load()
     layout = Layout()
-    try:
-        secure.ensure_private_dir(layout.root, layout.root, create=False)
-    except FileNotFoundError:
-        pass  # nothing recorded yet
     totals = counters.read_all(layout)
     rules: list[dict[str, Any]] = []
     seen = set()
