@@ -23,7 +23,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, metrics, records, roots, secure, spool, utf8
+from . import agents, events, index, metrics, records, retention, roots, secure, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
 from .layout import Layout, rule_label
 from .session import Session, read_json, write_json
@@ -300,6 +300,7 @@ class Dispatcher:
             self.recover()
             self.sync_rules()
             events.log("dispatch.start", session=self.session.id, rules=len(self.workers))
+            retention.sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
             last_frame = last_sync = time.monotonic()
             ended_at = None
             while True:
