@@ -16,6 +16,7 @@ user, the test is the victim itself.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pwd
@@ -263,6 +264,35 @@ def dispatchers(base: Path) -> list[psutil.Process]:
     return out
 
 
+def stop_dispatcher(v: Victim, sid: str) -> None:
+    """SIGKILL the session's dispatchers until its lock stays free (one a late hook
+    started may take the lock when the first dies)."""
+    lock = v.root / "sessions" / sid / "dispatch.lock"
+
+    def free() -> bool:
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+
+    for _ in range(10):
+        for proc in dispatchers(v.base):
+            try:
+                if sid in proc.cmdline():
+                    proc.kill()
+            except psutil.Error:
+                continue
+        if wait_until(free, 5):
+            time.sleep(0.3)
+            if free():
+                return
+    raise AssertionError(f"the dispatcher of {sid} would not stop")
+
+
 def wait_until(pred, timeout: float = 30.0) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -370,10 +400,7 @@ def test_links_at_every_session_path_are_refused_and_logged(victim):
     # which is when it writes the pending marker
     build = v.root / "sessions" / "c-pending" / "build.json"
     assert wait_until(lambda: build.exists() and json.loads(build.read_text()).get("ended"))
-    for proc in dispatchers(v.base):
-        if "c-pending" in proc.cmdline():
-            proc.kill()
-            proc.wait(10)
+    stop_dispatcher(v, "c-pending")
     r = v.ways("sensors", "dispatch", "--idle", "0.5", "--", "c-pending")
     assert "pending/c-pending: it is a symbolic link" in v.assert_one_line(r)
     r = v.ways("settings", "set", "ways.sensors.files.description", "x")
