@@ -12,7 +12,8 @@ path, and holds the table of the whole state root):
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
                            "ended", "trackers": {agent: builder state}}: the build
                            cursor, committed after the journal append it covers (older
-                           ones hold Claude Code's state as "tracker")
+                           ones hold Claude Code's state as "tracker"); a builder's state
+                           holds offsets, ids and keyed digests, never content
     cursors/<sensor>.<rule>.json   (the rule key: layout.rule_key)
                            {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
                            one rule's position in the journal, its numbering and chain
@@ -25,7 +26,8 @@ Elsewhere in the state root:
     ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}} (keyed
                            by layout.rule_label): what a
                            removed session folder leaves behind, so a resumed session
-                           continues its numbering and chains
+                           continues its numbering and chains (retention.py: how long
+                           folders and ledger entries are kept)
     counters/<sensor>.<rule>.json  per-rule totals across sessions (counters.py)
 
 Invariants after a SIGKILL anywhere:
