@@ -196,7 +196,8 @@ class SessionHead:
 
 def _listdir(path: str) -> "list[str]":
     """The names in a state folder; none when it is missing or a link (never followed)."""
-    flags = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
+    flags = posix.O_RDONLY | posix.O_CLOEXEC
+    flags |= getattr(posix, "O_DIRECTORY", 0) | getattr(posix, "O_NOFOLLOW", 0)
     try:
         fd = posix.open(path, flags)
     except OSError:

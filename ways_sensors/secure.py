@@ -25,8 +25,10 @@ line through cli.py). Each repair and refusal below the root is logged content-f
 operation is over; a refused root is not logged anywhere.
 
 The checks are a few lstat and fstat calls, so the hook's spool append uses them too:
-this module imports `posix` only (the hook's fast path).
+this module imports `posix` and the built-in `_thread` only (the hook's fast path).
 """
+
+import _thread  # built in, and already loaded by the interpreter's start-up
 
 from .roots import posix
 
@@ -35,7 +37,7 @@ _EACCES = 13
 _FLAGS = getattr(posix, "O_NOFOLLOW", 0) | getattr(posix, "O_CLOEXEC", 0) | posix.O_NONBLOCK
 
 _notes: "list[tuple[str, str, str]]" = []  # (kind, path under the root, detail)
-_flushing = False
+_flushing = 0  # the thread now logging the notes (0: none)
 
 
 class UnsafeState(OSError):
@@ -74,7 +76,7 @@ def _root_of(path: str, root: str) -> str:
 
 
 def _note(kind: str, path: str, root: str, detail: str) -> None:
-    if _flushing and kind == "state.refused":
+    if _flushing == _thread.get_ident() and kind == "state.refused":
         return  # events.log itself refused while logging: it cannot be logged
     rel = path[len(root) + 1 :] if path.startswith(root + "/") else "."
     _notes.append((kind, rel, detail))
@@ -85,8 +87,8 @@ def flush_notes() -> None:
     a note it adds is logged by the same loop)."""
     global _flushing
     if _flushing or not _notes:
-        return
-    _flushing = True
+        return  # another thread logs them (or this one already is)
+    _flushing = _thread.get_ident()
     try:
         from . import events
 
@@ -95,7 +97,7 @@ def flush_notes() -> None:
             field = "reason" if kind == "state.refused" else "mode"
             events.log(kind, path=rel, **{field: detail})
     finally:
-        _flushing = False
+        _flushing = 0
 
 
 def _check_dir(path: str, root: str) -> None:
