@@ -23,9 +23,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, metrics, records, retention, roots, secure, spool, utf8
+from . import agents, events, index, metrics, records, roots, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
 from .layout import Layout, rule_label
+from .retention import sweep
+from .secure import ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .worker import Worker, load_rules
 
@@ -75,8 +77,8 @@ class Dispatcher:
         """Take the session's lock; False when another dispatcher has it, or when the
         session folder is gone (a late start after the previous dispatcher finished)."""
         try:
-            secure.ensure_private_dir(self.session.dir, self.session.layout.root, create=False)
-            fd = secure.open_private(self.session.lock, os.O_RDWR | os.O_CREAT)
+            ensure_private_dir(self.session.dir, self.session.layout.root, create=False)
+            fd = open_private(self.session.lock, os.O_RDWR | os.O_CREAT)
         except FileNotFoundError:
             return False
         try:
@@ -129,7 +131,7 @@ class Dispatcher:
         names = spool.segment_names(self.session.spool)
         path = os.path.join(self.session.spool, seg)
         try:
-            with open(secure.open_private(path, os.O_RDONLY), "rb") as f:
+            with open(open_private(path, os.O_RDONLY), "rb") as f:
                 f.seek(off)
                 data = f.read()
         except FileNotFoundError:
@@ -300,7 +302,7 @@ class Dispatcher:
             self.recover()
             self.sync_rules()
             events.log("dispatch.start", session=self.session.id, rules=len(self.workers))
-            retention.sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
+            sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
             last_frame = last_sync = time.monotonic()
             ended_at = None
             while True:
@@ -368,7 +370,7 @@ class Dispatcher:
     def _remove_if_quiet(self) -> bool:
         """Leave the ledger and remove the session folder, unless a hook just wrote."""
         s = self.session
-        lock = secure.open_private(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT)
+        lock = open_private(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not self._spool_drained():

@@ -3,19 +3,19 @@
 JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
-  "events_log": path, "state": {"root", "bytes", "files", "sessions", "complete",
-  "abandoned_after_s"}}
-
-The state root is checked first (secure.py): one that is a link or another user's is
-refused in one line, one with loose permissions repaired. `state` is its size
-(retention.py; `complete` is false past the entries it counts). Status only reports:
-abandoned sessions are removed by the next dispatcher start (retention.py says why).
+  "events_log": path}
 
 `rejected` counts at_least_once records a consumer refused for good; they are parked
 in the rule's dead-letter file (delivery.py), which is named here with its count. It
 also counts records an OTLP collector dropped from an accepted batch (partial success),
 which are neither retried nor parked. `--prometheus` prints the textfile the
 dispatchers write to `ways.metrics_textfile` (metrics.py).
+
+The state root is checked first (secure.py): one that is a link or another user's is
+refused in one line, one with loose permissions repaired. The JSON also has `"state":
+{"root", "bytes", "files", "sessions", "complete", "abandoned_after_s"}`, the root's
+size (retention.py; `complete` is false past the entries it counts). Status only
+reports: abandoned sessions are removed by the next dispatcher start.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import argparse
 import json
 from typing import Any
 
-from .. import counters, delivery, retention, roots, secure, table
+from .. import counters, delivery, table
 from ..layout import Layout, rule_key, rule_label, split_rule_key
 from ..metrics import live_dispatchers
 
@@ -32,15 +32,17 @@ SHOWN = counters.KINDS
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import retention, roots, secure  # the state root: checked first, and its size
+
+    try:
+        secure.ensure_private_dir(roots.state_root(), roots.state_root(), create=False)
+    except FileNotFoundError:
+        pass  # nothing recorded yet
     if getattr(args, "prometheus", False):
         from .. import metrics
 
         print(metrics.render(), end="")
         return 0
-    try:
-        secure.ensure_private_dir(roots.state_root(), roots.state_root(), create=False)
-    except FileNotFoundError:
-        pass  # nothing recorded yet
     from ..layers import load
 
     cat = load()
@@ -82,9 +84,8 @@ def run(args: argparse.Namespace) -> int:
         ],
         "events_log": layout.events_log(),
     }
-    data["state"] = retention.usage()
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps({**data, "state": retention.usage()}, indent=2))
         return 0
     headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
     rows = [
@@ -111,5 +112,5 @@ def run(args: argparse.Namespace) -> int:
     for d in data["dead_letters"]:
         print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
     print(f"failures are logged in {data['events_log']}")
-    print(retention.describe(data["state"]))
+    print(retention.describe(retention.usage()))
     return 0
