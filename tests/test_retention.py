@@ -191,6 +191,31 @@ def test_an_abandoned_session_is_removed_by_the_next_dispatcher_start(install, t
     assert link == old[-1]["chain"]["hash"] == ledger["rules"]["all/everything"][1]
 
 
+def test_a_removed_session_that_was_still_running_exports_nothing_twice(install, tmp_path):
+    """Removed while its agent waited (a week away from the keyboard): its next event is
+    no session start, so its tracker comes back from the ledger, not from offset 0."""
+    out = tmp_path / "out.jsonl"
+    install.sensor("all", everything_sensor(out))
+    s = ScriptedSession(install, tmp_path / "transcripts", sid="away-1")
+    s.hook("SessionStart", source="startup", model="m")
+    s.line({"type": "queue-operation", "operation": "enqueue", "content": QUEUED})
+    s.line({"type": "queue-operation", "operation": "remove", "content": QUEUED})
+    tool = {"tool_name": "Bash", "tool_use_id": "toolu_1", "tool_response": {"stdout": "ok"}}
+    s.hook("PostToolUse", **tool)
+    assert wait_until(lambda: any(r["section"] == "queued_message" for r in records(out)))
+    stop_dispatcher(install, "away-1")
+    age(install.sessions() / "away-1", 8 * 86400)  # past the default 7 days
+    start(install, "other-1")
+    assert wait_until(lambda: logged(install, "retention.session_removed"))
+    assert not (install.sessions() / "away-1").exists()
+
+    s.hook("PostToolUse", **tool)  # back, mid-session
+    mine = lambda: [r["section"] for r in records(out) if r["session_id"] == "away-1"]  # noqa: E731
+    assert wait_until(lambda: mine().count("tool_result") == 2)
+    time.sleep(0.5)  # a second queued_message would come with the tool_result
+    assert mine().count("queued_message") == 1
+
+
 def test_the_abandoned_after_setting_is_checked(install):
     key = "ways.retention.abandoned_after"
     r = install.ways("settings", "set", key, "30m")

@@ -98,6 +98,7 @@ class Dispatcher:
         """Load the build cursor and cut the journal back to what it committed."""
         self.ledger = self.session.read_ledger()
         b = read_json(self.session.build)
+        kept = self.ledger.get("trackers")  # a session retention.py removed: read on
         if not isinstance(b, dict):
             b = {
                 "project": None,
@@ -105,7 +106,7 @@ class Dispatcher:
                 "journal": [FIRST_SEGMENT, 0],
                 "seq": int(self.ledger.get("seq", 0)),
                 "ended": False,
-                "trackers": {},
+                "trackers": dict(kept) if isinstance(kept, dict) else {},
             }
         self.build = b
         self.journal.cut_back(*b["journal"])

@@ -53,7 +53,8 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         dispatcher while it exists.
         SIGKILL: as the last dispatcher to exit cleanly left it.
     ledger/<sid>.json                   session.py
-        {"seq", "rules": {label: [rule_seq, hash]}}, written atomically by the
+        {"seq", "rules": {label: [rule_seq, hash]}} (and build.json's "trackers" when
+        retention.py removed it), written atomically by the
         dispatcher (or retention.py) just before it removes the session folder; the
         oldest beyond retention.LEDGER_MAX sessions are deleted at a dispatcher start.
         SIGKILL: absent or whole, and the folder is removed only after it is written.

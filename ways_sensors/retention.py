@@ -183,7 +183,9 @@ def _remove_abandoned(layout: Layout, sid: str, cutoff: float, now: float) -> in
 
 def _ledger(s: Session) -> dict[str, Any]:
     """What the folder leaves behind (as dispatcher.py's `_remove_if_quiet` writes it):
-    the session's `seq` and each rule's chain head."""
+    the session's `seq` and each rule's chain head; and, since the session never ended,
+    its builders' state (content-free), so a session still running when it was removed
+    goes on reading its transcript where it was instead of exporting it again."""
     old = s.read_ledger()
     build = read_json(s.build, {})
     seq = build.get("seq") if isinstance(build, dict) else None
@@ -192,7 +194,11 @@ def _ledger(s: Session) -> dict[str, Any]:
         head = s.layout.session_head(s.id, sensor, rule)
         if head:
             rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
-    return {"seq": seq if isinstance(seq, int) else int(old.get("seq", 0)), "rules": rules}
+    out = {"seq": seq if isinstance(seq, int) else int(old.get("seq", 0)), "rules": rules}
+    trackers = build.get("trackers") if isinstance(build, dict) else None
+    if isinstance(trackers, dict) and trackers:
+        out["trackers"] = trackers
+    return out
 
 
 def _prune_markers(layout: Layout) -> None:

@@ -24,7 +24,8 @@ Elsewhere in the state root:
     pending/<session_id>   a dispatcher exited with records not yet accepted; the next
                            hook event of the session, or any session's start, restarts it
     ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}} (keyed
-                           by layout.rule_label): what a
+                           by layout.rule_label; "trackers" too, as in build.json, when
+                           retention.py removed a session that never ended): what a
                            removed session folder leaves behind, so a resumed session
                            continues its numbering and chains (retention.py: how long
                            folders and ledger entries are kept)
