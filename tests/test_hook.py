@@ -47,6 +47,8 @@ def dispatcher_lock(install, session_id=SID):
     spool stays as the hook left it."""
     folder = install.sessions() / session_id
     folder.mkdir(parents=True, exist_ok=True)
+    for p in (install.state_root, install.sessions(), folder):  # 0700, as ways makes them
+        p.chmod(0o700)
     fd = os.open(folder / "dispatch.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:

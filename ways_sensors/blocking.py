@@ -56,7 +56,7 @@ def run(
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
     _site()  # before anything that needs site-packages (msgspec, yaml)
-    from . import agents, counters, delivery, events, index, records, spool
+    from . import agents, counters, delivery, events, index, records, secure, spool
     from .chain import GENESIS
     from .pipeline import finish, match
     from .session import Session, write_json
@@ -88,7 +88,7 @@ def run(
 
     def number(rid: str, sensor: str, rule: LoadedRule, rec: dict[str, Any]) -> dict[str, Any]:
         layout = session.layout
-        fd = os.open(layout.head_lock(session_id, rid), os.O_RDWR | os.O_CREAT, 0o600)
+        fd = secure.open_private(layout.head_lock(session_id, rid), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             rule_seq, prev = layout.rule_head(session_id, sensor, rule.name) or (0, GENESIS)

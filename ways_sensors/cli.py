@@ -205,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _stdout_gone()
     except Exception as exc:  # the boundary: one line here, the traceback in errors.log
+        from .secure import UnsafeState
+
+        if isinstance(exc, UnsafeState):  # a state path refused (secure.py): say which, why
+            print(f"ways: {exc.message}", file=sys.stderr)
+            return errors.WRITE_FAILED
         return _unexpected(command, exc)
 
 

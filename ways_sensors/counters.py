@@ -12,7 +12,7 @@ import os
 import threading
 from collections import Counter
 
-from . import roots
+from . import secure
 from .files import update_json_locked
 from .layout import Layout
 
@@ -37,7 +37,7 @@ def add(rid: str, deltas: dict[str, int], layout: Layout | None = None) -> None:
     if not deltas:
         return
     layout = layout or Layout()
-    roots.makedirs_private(layout.counters_dir())
+    secure.ensure_private_dir(layout.counters_dir(), layout.root)
 
     def change(totals: dict) -> bool:
         for k, v in deltas.items():

@@ -66,7 +66,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import events, roots
+from . import events, secure
 from .layout import Layout, rule_key
 from .pipeline import dumps
 from .targets import ERROR, TARGETS, Item, Outcome
@@ -209,8 +209,8 @@ def park(
     path = deadletter_path(sensor, rule)
     try:
         data = b"".join(head + b',"record":' + dumps(rec) + b"}\n" for rec in records)
-        roots.makedirs_private(deadletter_folder())
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        secure.ensure_private_dir(deadletter_folder(), Layout().root)
+        fd = secure.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             view = memoryview(data)
             while view:

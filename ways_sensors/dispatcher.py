@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from . import agents, events, index, lost, metrics, records, roots, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
 from .layout import Layout, rule_label
+from .retention import sweep
+from .secure import ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .worker import Worker, load_rules
 
@@ -75,7 +77,8 @@ class Dispatcher:
         """Take the session's lock; False when another dispatcher has it, or when the
         session folder is gone (a late start after the previous dispatcher finished)."""
         try:
-            fd = os.open(self.session.lock, os.O_RDWR | os.O_CREAT, 0o600)
+            ensure_private_dir(self.session.dir, self.session.layout.root, create=False)
+            fd = open_private(self.session.lock, os.O_RDWR | os.O_CREAT)
         except FileNotFoundError:
             return False
         try:
@@ -95,6 +98,7 @@ class Dispatcher:
         """Load the build cursor and cut the journal back to what it committed."""
         self.ledger = self.session.read_ledger()
         b = read_json(self.session.build)
+        kept = self.ledger.get("trackers")  # a session retention.py removed: read on
         if not isinstance(b, dict):
             b = {
                 "project": None,
@@ -102,7 +106,7 @@ class Dispatcher:
                 "journal": [FIRST_SEGMENT, 0],
                 "seq": int(self.ledger.get("seq", 0)),
                 "ended": False,
-                "trackers": {},
+                "trackers": dict(kept) if isinstance(kept, dict) else {},
             }
         self.build = b
         self.journal.cut_back(*b["journal"])
@@ -128,7 +132,7 @@ class Dispatcher:
         names = spool.segment_names(self.session.spool)
         path = os.path.join(self.session.spool, seg)
         try:
-            with open(path, "rb") as f:
+            with open(open_private(path, os.O_RDONLY), "rb") as f:
                 f.seek(off)
                 data = f.read()
         except FileNotFoundError:
@@ -299,6 +303,7 @@ class Dispatcher:
             self.recover()
             self.sync_rules()
             events.log("dispatch.start", session=self.session.id, rules=len(self.workers))
+            sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
             last_frame = last_sync = time.monotonic()
             ended_at = None
             while True:
@@ -367,7 +372,7 @@ class Dispatcher:
     def _remove_if_quiet(self) -> bool:
         """Leave the ledger and remove the session folder, unless a hook just wrote."""
         s = self.session
-        lock = os.open(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT, 0o600)
+        lock = open_private(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not self._spool_drained():

@@ -12,7 +12,7 @@ Stdlib-only (`posix`, `fcntl`, `sys`).
 
 import sys
 
-from . import roots
+from . import roots, secure
 from .roots import posix
 
 
@@ -26,8 +26,8 @@ def dispatcher_running(session_id: str) -> bool:
     from .layout import Layout
 
     layout = Layout()
-    roots.makedirs_private(layout.session_dir(session_id))
-    fd = posix.open(layout.dispatch_lock(session_id), posix.O_RDWR | posix.O_CREAT, 0o600)
+    secure.ensure_private_dir(layout.session_dir(session_id), layout.root)
+    fd = secure.open_private(layout.dispatch_lock(session_id), posix.O_RDWR | posix.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

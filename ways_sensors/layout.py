@@ -7,14 +7,18 @@ it imports nothing but `roots` (`posix` and `sys`), and `json` only inside the h
 readers.
 
 Folders are 0700 and files 0600, every one (they hold session content, or say which
-sessions ran). `<sid>` is a session id (`valid_session_id`), `<key>` a rule key
-(`rule_key`). Each entry: path, owning module; who writes and who deletes it; what a
-SIGKILL of a writer at any instant leaves.
+sessions ran), and every writer makes, opens and checks them through secure.py: the
+root is the user's and 0700 (repaired, or refused when it is another user's or a link),
+a link is never followed, a file must be a regular one of ours. `<sid>` is a session
+id (`valid_session_id`), `<key>` a rule key (`rule_key`). Each entry: path, owning
+module; who writes and who deletes it; what a SIGKILL of a writer at any instant leaves.
 
     sessions/<sid>/                     session.py
         made by the session's first writer (hook, blocking path, launch's probe);
-        removed by the dispatcher once the session ended and everything is delivered.
-        SIGKILL: kept; the next dispatcher resumes from it.
+        removed by the dispatcher once the session ended and everything is delivered,
+        or by any dispatcher's start once nothing wrote in it for
+        `ways.retention.abandoned_after` (retention.py). SIGKILL: kept; the next
+        dispatcher resumes from it.
     sessions/<sid>/spool/<n>.seg        spool.py (its format)
         appended by the hook, `ways sensors emit` and the blocking path; a segment the
         build passed is deleted by the dispatcher. SIGKILL: complete frames intact, a
@@ -28,8 +32,10 @@ SIGKILL of a writer at any instant leaves.
         {"pid", "started"}, replaced atomically at start. SIGKILL: a stale pid, which
         `ways status` ignores (it believes only the lock).
     sessions/<sid>/build.json           dispatcher.py (format: session.py)
-        the build cursor, replaced atomically after each journal append. SIGKILL: the
-        previous cursor; the next dispatcher cuts the journal back to its end.
+        the build cursor, replaced atomically after each journal append; positions,
+        ids and keyed digests, never content (the agent's tracker state says how).
+        SIGKILL: the previous cursor; the next dispatcher cuts the journal back to its
+        end.
     sessions/<sid>/journal/<n>.seg      journal.py (its format)
         appended by the dispatcher; a segment every worker passed is deleted.
         SIGKILL: bytes past the committed end, cut away by the next dispatcher.
@@ -43,11 +49,14 @@ SIGKILL of a writer at any instant leaves.
         flock'd by the hook while it numbers a record. SIGKILL: as spool.lock.
     pending/<sid>                       session.py
         empty; made when a dispatcher exits owing records, removed when one exits owing
-        none; the hook restarts the session's dispatcher while it exists.
+        none (or by retention.py, with its session); the hook restarts the session's
+        dispatcher while it exists.
         SIGKILL: as the last dispatcher to exit cleanly left it.
     ledger/<sid>.json                   session.py
-        {"seq", "rules": {label: [rule_seq, hash]}}, written atomically by the
-        dispatcher just before it removes the session folder; never deleted.
+        {"seq", "rules": {label: [rule_seq, hash]}} (and build.json's "trackers" when
+        retention.py removed it), written atomically by the
+        dispatcher (or retention.py) just before it removes the session folder; the
+        oldest beyond retention.LEDGER_MAX sessions are deleted at a dispatcher start.
         SIGKILL: absent or whole, and the folder is removed only after it is written.
     links/<digest>.json                 agents/claude_code/links.py
         {"session_id", "ts_ns"}: a session ended by /clear, for the session that starts
@@ -64,9 +73,9 @@ SIGKILL of a writer at any instant leaves.
         a config file's lock (sensor files, config.yaml, the agent's settings; the digest
         is files.py's hash of the locked path), flock'd by its writer; never deleted
         (files.py says why). SIGKILL: as spool.lock.
-    events.log                          events.py
-        one content-free JSON line per event, one O_APPEND write each, by everyone.
-        SIGKILL: whole lines only.
+    events.log, events.log.1            events.py
+        one content-free JSON line per event, one O_APPEND write each, by everyone;
+        past events.LOG_MAX it becomes events.log.1. SIGKILL: whole lines only.
     errors.log, errors.log.1            errors.py
         the CLI's unexpected errors, one write per entry, rotated past errors.LOG_MAX.
         SIGKILL: whole entries only.
@@ -191,10 +200,19 @@ class SessionHead:
 
 
 def _listdir(path: str) -> "list[str]":
+    """The names in a state folder; none when it is missing or a link (never followed)."""
+    flags = posix.O_RDONLY | posix.O_CLOEXEC
+    flags |= getattr(posix, "O_DIRECTORY", 0) | getattr(posix, "O_NOFOLLOW", 0)
     try:
-        return sorted(posix.listdir(path))
+        fd = posix.open(path, flags)
     except OSError:
         return []
+    try:
+        return sorted(posix.listdir(fd))
+    except OSError:
+        return []
+    finally:
+        posix.close(fd)
 
 
 class Layout:

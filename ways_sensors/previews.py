@@ -18,20 +18,19 @@ rule already on before the write (a hand edit) is left to its author.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import roots
+from . import secure
 from .errors import InvalidError
 from .files import update_json_locked
-from .layout import Layout, rule_label, split_rule_label
+from .layout import Layout, read_state, rule_label, split_rule_label
 
 
 def _update(change: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     layout = Layout()
-    roots.makedirs_private(layout.root)
+    secure.ensure_private_dir(layout.root, layout.root)
     return update_json_locked(layout.previews(), change)
 
 
@@ -56,11 +55,7 @@ def seen(rule_id: str) -> None:
 
 def _unseen() -> set[str]:
     """The rule ids created by a command whose preview was never shown."""
-    try:
-        with open(Layout().previews()) as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return set()
+    data = read_state(Layout().previews())  # None: missing, a link, not JSON
     if not isinstance(data, dict):
         return set()
     return {k for k, v in data.items() if isinstance(v, dict) and v.get("seen") is None}

@@ -12,7 +12,8 @@ path, and holds the table of the whole state root):
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
                            "ended", "trackers": {agent: builder state}}: the build
                            cursor, committed after the journal append it covers (older
-                           ones hold Claude Code's state as "tracker")
+                           ones hold Claude Code's state as "tracker"); a builder's state
+                           holds offsets, ids and keyed digests, never content
     cursors/<sensor>.<rule>.json   (the rule key: layout.rule_key)
                            {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
                            one rule's position in the journal, its numbering and chain
@@ -23,9 +24,11 @@ Elsewhere in the state root:
     pending/<session_id>   a dispatcher exited with records not yet accepted; the next
                            hook event of the session, or any session's start, restarts it
     ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}} (keyed
-                           by layout.rule_label): what a
+                           by layout.rule_label; "trackers" too, as in build.json, when
+                           retention.py removed a session that never ended): what a
                            removed session folder leaves behind, so a resumed session
-                           continues its numbering and chains
+                           continues its numbering and chains (retention.py: how long
+                           folders and ledger entries are kept)
     counters/<sensor>.<rule>.json  per-rule totals across sessions (counters.py)
 
 Invariants after a SIGKILL anywhere:
@@ -46,22 +49,20 @@ import os
 import shutil
 from typing import Any
 
-from . import roots
-from .files import replace_atomically
-from .layout import Layout
+from . import secure
+from .layout import Layout, read_state
 
 
 def write_json(path: str, obj: Any) -> None:
-    """Replace `path` atomically with `obj` as JSON, 0600."""
-    replace_atomically(path, json.dumps(obj, separators=(",", ":")))
+    """Replace the state file `path` atomically with `obj` as JSON, 0600 (secure.py: a
+    link or a file not ours at `path` is refused)."""
+    secure.replace_private(path, json.dumps(obj, separators=(",", ":")).encode())
 
 
 def read_json(path: str, default: Any = None) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
+    """A JSON state file, or `default` (missing, a link, not a regular file, not JSON)."""
+    value = read_state(path)
+    return default if value is None else value
 
 
 class Session:
@@ -79,8 +80,8 @@ class Session:
         self.info = layout.dispatcher_info(session_id)
 
     def create(self) -> None:
-        for d in (self.dir, self.spool, self.journal, self.cursors):
-            roots.makedirs_private(d)
+        for d in (self.spool, self.journal, self.cursors):
+            secure.ensure_private_dir(d, self.layout.root)
 
     def cursor_path(self, key: str) -> str:
         return self.layout.cursor(self.id, key)
@@ -90,11 +91,11 @@ class Session:
     def mark_pending(self, pending: bool) -> None:
         path = self.layout.pending_marker(self.id)
         if pending:
-            roots.makedirs_private(self.layout.pending_dir())
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w"):
-                pass
+            secure.ensure_private_dir(self.layout.pending_dir(), self.layout.root)
+            os.close(secure.open_private(path, os.O_WRONLY | os.O_CREAT, self.layout.root))
         else:
             try:
+                secure.ensure_private_dir(self.layout.pending_dir(), self.layout.root, create=False)
                 os.unlink(path)
             except FileNotFoundError:
                 pass
@@ -106,8 +107,13 @@ class Session:
         return read_json(self.ledger_path(), {}) or {}
 
     def write_ledger(self, ledger: dict[str, Any]) -> None:
-        roots.makedirs_private(self.layout.ledger_dir())
+        secure.ensure_private_dir(self.layout.ledger_dir(), self.layout.root)
         write_json(self.ledger_path(), ledger)
 
     def remove(self) -> None:
+        """Remove the session folder (checked first: never through a linked parent)."""
+        try:
+            secure.ensure_private_dir(self.dir, self.layout.root, create=False)
+        except FileNotFoundError:
+            return
         shutil.rmtree(self.dir, ignore_errors=True)

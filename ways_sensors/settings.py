@@ -2,6 +2,7 @@
 
     ways.project_sensors                              config.yaml (user layer only)
     ways.metrics_textfile                             config.yaml (user layer only)
+    ways.retention.abandoned_after                    config.yaml (user layer only)
     ways.sensors.<sensor>.<field>                     a SensorFile field
     ways.sensors.<sensor>.rules.<rule>                a whole rule
     ways.sensors.<sensor>.rules.<rule>.<field>[.sub]  a Rule field; `dispatch.http.url`,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 PROJECT_SENSORS = "ways.project_sensors"
 METRICS_TEXTFILE = "ways.metrics_textfile"  # metrics.py: the Prometheus textfile
+RETENTION_ABANDONED = "ways.retention.abandoned_after"  # retention.py: the sweep's age
 TARGET_STRUCTS = {kind: t.Spec for kind, t in TARGETS.items()}
 
 
@@ -110,6 +112,12 @@ def parse_key(text: str) -> Key:
             help="a Prometheus textfile the dispatchers rewrite with every rule's counters "
             "(absolute or ~; user config.yaml only)",
         )
+    if text == RETENTION_ABANDONED:
+        return Key(
+            text,
+            help="sessions nothing wrote in for this long (they never ended) are removed "
+            "by the next dispatcher start (user config.yaml only; default 7d)",
+        )
     parts = text.split(".")
     if parts[:2] != ["ways", "sensors"] or len(parts) < 4:
         raise UsageError(
@@ -177,6 +185,7 @@ def parse_key(text: str) -> Key:
 def all_keys(cat: Catalog) -> list[Key]:
     """Every key that has a value or a default in the loaded sensors."""
     keys = [parse_key(PROJECT_SENSORS), parse_key(METRICS_TEXTFILE)]
+    keys.append(parse_key(RETENTION_ABANDONED))
     for s in cat.sensors.values():
         for f in ("description", "enabled"):
             keys.append(parse_key(f"ways.sensors.{s.name}.{f}"))

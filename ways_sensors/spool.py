@@ -49,7 +49,7 @@ whose header is not `WS1 <n>` skips to the next `\\nWS1 ` (counted as corrupt).
 A new segment is started when the newest one reaches SEGMENT_BYTES.
 """
 
-from . import roots
+from . import secure
 from .layout import Layout
 from .roots import posix
 
@@ -122,29 +122,30 @@ def append(
     import fcntl
 
     layout = layout or Layout()
-    spool_dir = layout.spool_dir(session_id)
-    roots.makedirs_private(spool_dir)
+    spool_dir, root = layout.spool_dir(session_id), layout.root
+    secure.ensure_private_dir(spool_dir, root)
     data = frame(event, ts_ns, project, payload, transcript_size, agent)
+    create, append = posix.O_RDWR | posix.O_CREAT, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT
     for _ in range(5):
-        lock = posix.open(layout.spool_lock(session_id), posix.O_RDWR | posix.O_CREAT, 0o600)
+        lock = secure.open_private(layout.spool_lock(session_id), create, root)
         fcntl.flock(lock, fcntl.LOCK_EX)
         if posix.fstat(lock).st_nlink:
             break
         # the dispatcher removed the session folder while we waited: start again
         posix.close(lock)
-        roots.makedirs_private(spool_dir)
+        secure.ensure_private_dir(spool_dir, root)
     try:
         names = segment_names(spool_dir)
         name = names[-1] if names else "0000000001.seg"
         path = spool_dir + "/" + name
-        fd = posix.open(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+        fd = secure.open_private(path, append, root)
         try:
             size = posix.fstat(fd).st_size
             if size >= SEGMENT_BYTES:
                 posix.close(fd)
                 name = "%010d.seg" % (int(name[:10]) + 1)
                 path = spool_dir + "/" + name
-                fd = posix.open(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+                fd = secure.open_private(path, append, root)
                 size = posix.fstat(fd).st_size
             try:
                 _write_all(fd, data)
@@ -269,7 +270,7 @@ def read_all(session_id: str, layout: Layout | None = None) -> list[Entry]:
     spool_dir = (layout or Layout()).spool_dir(session_id)
     out = []
     for name in segment_names(spool_dir):
-        with open(spool_dir + "/" + name, "rb") as f:
+        with open(secure.open_private(spool_dir + "/" + name, posix.O_RDONLY), "rb") as f:
             data = f.read()
         for off, _, body in scan_frames(data):
             entry = parse_entry(body, name, off)

@@ -11,6 +11,12 @@ in the rule's dead-letter file (delivery.py), which is named here with its count
 also counts records an OTLP collector dropped from an accepted batch (partial success),
 which are neither retried nor parked. `--prometheus` prints the textfile the
 dispatchers write to `ways.metrics_textfile` (metrics.py).
+
+The state root is checked first (secure.py): one that is a link or another user's is
+refused in one line, one with loose permissions repaired. The JSON also has `"state":
+{"root", "bytes", "files", "sessions", "complete", "abandoned_after_s"}`, the root's
+size (retention.py; `complete` is false past the entries it counts). Status only
+reports: abandoned sessions are removed by the next dispatcher start.
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ SHOWN = counters.KINDS
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import retention, roots, secure  # the state root: checked first, and its size
+
+    try:
+        secure.ensure_private_dir(roots.state_root(), roots.state_root(), create=False)
+    except FileNotFoundError:
+        pass  # nothing recorded yet
     if getattr(args, "prometheus", False):
         from .. import metrics
 
@@ -34,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     data: dict[str, Any] = service.snapshot().as_json()
     rules = data["rules"]
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps({**data, "state": retention.usage()}, indent=2))
         return 0
     headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
     rows = [
@@ -62,4 +74,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
     print(f"redaction key: {data['redaction_key']}")
     print(f"failures are logged in {data['events_log']}")
+    print(retention.describe(retention.usage()))
     return 0

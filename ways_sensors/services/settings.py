@@ -25,6 +25,7 @@ from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
 from ..settings import (
     METRICS_TEXTFILE,
     PROJECT_SENSORS,
+    RETENTION_ABANDONED,
     Key,
     all_keys,
     describe,
@@ -135,6 +136,11 @@ def resolve(key: Key, cat: Catalog) -> Setting:
             None,
             roots.config_file(),
         )
+    if key.text == RETENTION_ABANDONED:
+        cfg, _ = read_config()
+        found, value = dig(cfg, tuple(RETENTION_ABANDONED.split(".")))
+        layer = "user" if found else "default"
+        return Setting(key.text, value if found else "7d", layer, "7d", roots.config_file())
     sensor = cat.sensors.get(key.sensor or "")
     if sensor is None:
         raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
@@ -172,6 +178,10 @@ def help_for(key: str) -> KeyHelp:
         kind = "a list of project folders"
     elif parsed.text == METRICS_TEXTFILE:
         kind = "an absolute file path (or ~/...), e.g. <textfile directory>/ways.prom"
+    elif parsed.text == RETENTION_ABANDONED:
+        return KeyHelp(
+            parsed.text, "a duration: 12h, 7d, 2w or seconds; at least 1h", "7d", parsed.help
+        )
     else:
         kind = "a YAML mapping"
     return KeyHelp(parsed.text, kind, parsed.default, parsed.help)
@@ -286,6 +296,19 @@ def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
     return SetResult(METRICS_TEXTFILE, value, roots.config_file())
 
 
+def _set_retention(value: Any, project: str | None) -> SetResult:
+    from ..retention import parse_age
+
+    if project:
+        raise UsageError(f"{RETENTION_ABANDONED} lives in your user config.yaml only")
+    try:
+        parse_age(value)
+    except ValueError as exc:
+        raise InvalidError(str(exc), hint=f"ways settings set {RETENTION_ABANDONED} 7d") from None
+    yamlwrite.set_value(roots.config_file(), RETENTION_ABANDONED.split("."), value)
+    return SetResult(RETENTION_ABANDONED, value, roots.config_file())
+
+
 def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     """Write `value` (already parsed: parse_value) at the user layer or `project`'s."""
     parsed = parse_key(key)
@@ -294,6 +317,8 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
         return _set_project_sensors(value, project)
     if parsed.text == METRICS_TEXTFILE:
         return _set_metrics_textfile(value, project)
+    if parsed.text == RETENTION_ABANDONED:
+        return _set_retention(value, project)
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
@@ -366,7 +391,7 @@ def _overridden(
 def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
     project = project_folder(project)
-    if parsed.text in (PROJECT_SENSORS, METRICS_TEXTFILE):
+    if parsed.text in (PROJECT_SENSORS, METRICS_TEXTFILE, RETENTION_ABANDONED):
         if project:
             raise UsageError(f"{parsed.text} lives in your user config.yaml only")
         path = parsed.text.split(".")

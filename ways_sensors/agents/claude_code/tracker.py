@@ -26,6 +26,7 @@ The builder (builder.py) decides when to read; this module reads and remembers.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import stat
@@ -75,13 +76,27 @@ class Tracker:
         self.stats = transcript.ReadStats()  # this process's reading, for the logs only
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        """The state a restart needs, never content (build.json is at rest for the
+        session's life): a turn keeps its message id and time, and `held` when a reply
+        may still be recovered from it; a queued message its keyed digest and time.
+        from_json reads those texts back from the transcript."""
+        d = asdict(self)
+        for t, turn in zip(d["turns"], self.turns, strict=True):
+            t["text"] = None
+            t["held"] = bool(turn.text) and not turn.stopped
+        d["pending"] = [[dig, None if text else "", ts] for dig, text, ts in self.pending]
+        return json.dumps(d)
 
     @classmethod
     def from_json(cls, text: str) -> Tracker:
         d = json.loads(text)
+        held = [bool(t.pop("held", False)) for t in d.get("turns", [])]
         d["turns"] = [Turn(**t) for t in d.get("turns", [])]
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        tracker = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        want = [t for t, h in zip(tracker.turns, held, strict=True) if h and t.text is None]
+        if want or any(e[1] is None for e in tracker.pending):
+            _reread(tracker, want)
+        return tracker
 
     # --- reading the transcript -------------------------------------------------------
 
@@ -320,4 +335,62 @@ class Tracker:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    """A keyed digest (the redaction key's HMAC): it is stored in build.json, where an
+    unkeyed one would let a reader confirm a guessed message. Unkeyed only when the key
+    cannot be had (masking then fails too, and says so)."""
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        from ...redact import install_key
+
+        return hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:24]
+    except Exception:
+        return hashlib.sha256(data).hexdigest()[:24]
+
+
+REREAD_MAX = 32 << 20  # how far back from the offset a restart looks for lost texts
+
+
+def _reread(t: Tracker, turns: list[Turn]) -> None:
+    """After a restart: the reply texts of `turns` (by message id) and the queued texts
+    of `t.pending` (by digest), read again from the transcript's last REREAD_MAX bytes
+    before the offset. A text not found is given up, logged content-free."""
+    by_msg = {turn.msg: turn for turn in turns if turn.msg}
+    needs = {e[0] for e in t.pending if e[1] is None and e[0]}
+    found: dict[str, str] = {}
+    if t.transcript and (by_msg or needs):
+        needles = [json.dumps(m).encode() for m in by_msg] + [b'"enqueue"'] * bool(needs)
+        uuids: set[str] = set()
+        try:
+            with open(t.transcript, "rb") as f:
+                start = max(0, t.offset - REREAD_MAX)
+                f.seek(start)
+                data = f.read(t.offset - start)
+        except OSError:
+            data = b""
+        for line in data.split(b"\n")[1 if start else 0 :]:
+            if not any(n in line for n in needles):
+                continue
+            for obj in transcript.decode_line(line):
+                uid = obj.get("uuid")
+                if obj.get("isSidechain") or (isinstance(uid, str) and uid in uuids):
+                    continue  # as sync skips them: a resume repeats lines
+                if isinstance(uid, str):
+                    uuids.add(uid)
+                msg = _m if isinstance(_m := obj.get("message"), dict) else {}
+                mid = msg.get("id")
+                turn = by_msg.get(mid) if obj.get("type") == "assistant" and mid else None
+                if turn is not None:
+                    text = transcript.message_text(msg.get("content"))
+                    if text:
+                        turn.text = turn.text + "\n" + text if turn.text else text
+                content = obj.get("content")
+                if obj.get("operation") == "enqueue" and isinstance(content, str) and needs:
+                    found.setdefault(_digest(content), content)
+    for e in t.pending:
+        if e[1] is None:
+            e[1] = found.get(e[0], "")
+    lost = sum(1 for turn in turns if not turn.text) + sum(1 for d in needs if d not in found)
+    if lost:
+        from ...events import log
+
+        log("tracker.text_not_found", texts=lost)
