@@ -8,6 +8,8 @@ has its own worker thread with its own cursor into the journal (worker.py), so o
 consumer never delays another. Rules are re-read from the index whenever its key
 changes (`sync_rules`), so an edited sensor file takes effect without a restart.
 
+A frame torn by a killed hook is sealed, skipped, counted and logged (spoolread.py).
+
 Lifetime: exits after IDLE seconds with no new spool frames and every worker caught up
 (or only retrying), or once drained after `session_end`. A session that ended with
 nothing pending leaves its ledger and loses its folder; one with records still owed
@@ -27,6 +29,7 @@ from . import agents, events, index, metrics, records, roots, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
 from .layout import Layout, rule_label
 from .session import Session, read_json, write_json
+from .spoolread import Reader
 from .worker import Worker, load_rules
 
 if TYPE_CHECKING:
@@ -48,6 +51,7 @@ class Dispatcher:
         self.idle = idle
         self.cond = threading.Condition()
         self.workers: dict[str, Worker] = {}
+        self.spool = Reader(session_id, self.session.layout)
         self.ledger: dict[str, Any] = {}
         self.rules_key = ""
         self._lock_fd: int | None = None
@@ -125,25 +129,15 @@ class Dispatcher:
 
         b = self.build
         seg, off = b["spool"]
-        names = spool.segment_names(self.session.spool)
-        path = os.path.join(self.session.spool, seg)
-        try:
-            with open(path, "rb") as f:
-                f.seek(off)
-                data = f.read()
-        except FileNotFoundError:
-            data = b""
-        frames = list(spool.scan_frames(data))
+        frames, nxt = self.spool.read(seg, off)
+        if nxt:  # `seg` is finished: move on, drop it
+            b["spool"] = [nxt, 0]
+            self._commit(b"")
+            try:
+                os.unlink(os.path.join(self.session.spool, seg))
+            except FileNotFoundError:
+                pass
         if not frames:
-            later = [n for n in names if n > seg]
-            if later and not data:  # this segment is finished: move on, drop it
-                b["spool"] = [later[0], 0]
-                self._commit(b"")
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    pass
-                return 0
             return 0
         self.sync_rules()  # a rule added since the last look sees these records too
         out = bytearray()
@@ -152,7 +146,7 @@ class Dispatcher:
             entry = spool.parse_entry(body, seg, off + start)
             b["spool"] = [seg, off + end]
             if entry is None:
-                events.log("dispatch.corrupt_spool_frame", session=self.session.id)
+                self.spool.skipped("corrupt", end - start)
                 continue
             built += 1
             if not b.get("project"):
@@ -335,14 +329,7 @@ class Dispatcher:
         return 0
 
     def _spool_drained(self) -> bool:
-        seg, off = self.build["spool"]
-        names = spool.segment_names(self.session.spool)
-        if any(n > seg for n in names):
-            return False
-        try:
-            return os.path.getsize(os.path.join(self.session.spool, seg)) <= off
-        except FileNotFoundError:
-            return True
+        return self.spool.drained(*self.build["spool"])
 
     def shutdown(self, reason: str) -> None:
         for w in self.workers.values():

@@ -45,6 +45,9 @@ SIGKILL of a writer at any instant leaves.
         empty; made when a dispatcher exits owing records, removed when one exits owing
         none; the hook restarts the session's dispatcher while it exists.
         SIGKILL: as the last dispatcher to exit cleanly left it.
+    spool-faults.json                   spoolread.py
+        {"torn", "corrupt"}: spool frames the dispatchers skipped (spool.py), rewritten
+        in place under an flock. SIGKILL: as counters.
     ledger/<sid>.json                   session.py
         {"seq", "rules": {label: [rule_seq, hash]}}, written atomically by the
         dispatcher just before it removes the session folder; never deleted.
@@ -248,6 +251,9 @@ class Layout:
 
     def pending_sessions(self) -> "list[str]":
         return [n for n in _listdir(self.pending_dir()) if valid_session_id(n)]
+
+    def spool_faults(self) -> str:
+        return self._at("spool-faults.json")
 
     def ledger_dir(self) -> str:
         return self._at("ledger")

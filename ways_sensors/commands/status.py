@@ -3,7 +3,10 @@
 JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
-  "events_log": path}
+  "spool_faults": {"torn", "corrupt"}, "events_log": path}
+
+`spool_faults` counts spool frames the dispatchers skipped: torn (a hook killed in the
+middle of writing one) and corrupt (unreadable); each is also in the events log.
 
 `rejected` counts at_least_once records a consumer refused for good; they are parked
 in the rule's dead-letter file (delivery.py), which is named here with its count. It
@@ -21,6 +24,7 @@ from typing import Any
 from .. import counters, delivery, table
 from ..layout import Layout, rule_key, rule_label, split_rule_key
 from ..metrics import live_dispatchers
+from ..spoolread import read_faults
 
 SHOWN = counters.KINDS
 
@@ -70,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             {"rule": rule_label(*split_rule_key(rid)), "path": path, "count": count}
             for rid, (path, count) in delivery.dead_letters(layout).items()
         ],
+        "spool_faults": read_faults(layout),
         "events_log": layout.events_log(),
     }
     if args.json:
@@ -99,5 +104,8 @@ def run(args: argparse.Namespace) -> int:
         )
     for d in data["dead_letters"]:
         print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
+    faults = data["spool_faults"]
+    if any(faults.values()):
+        print(f"spool frames skipped: {faults['torn']} torn, {faults['corrupt']} corrupt")
     print(f"failures are logged in {data['events_log']}")
     return 0
