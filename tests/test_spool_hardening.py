@@ -1,15 +1,19 @@
-"""The spool hand-off under kills, through the real hook and dispatcher: a frame torn
-by a SIGKILLed hook never blocks the session."""
+"""The spool hand-off under kills and races, through the real hook and dispatcher: a
+frame torn by a SIGKILLed hook never blocks the session; a session's end and its
+resumption never strand a frame."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from ways_sensors import spool
 
@@ -195,3 +199,42 @@ def test_frames_of_an_older_writer_are_still_read(install, tmp_path):
     assert wait_until(lambda: len(ids(out)) == 31, timeout=30)
     assert ids(out) == [f"toolu_mark{n:04d}" for n in range(1, 32)]
     assert status(install)["spool_faults"] == {"torn": 0, "corrupt": 0}
+
+
+# --- the hand-off and the dispatcher's exit ---------------------------------------------------
+
+
+@pytest.mark.slow
+def test_an_end_and_an_immediate_resume_never_strand_a_frame(install, tmp_path):
+    """100 trials of SessionEnd, then at once the resumed session's events. The
+    dispatcher that drains the end leaves while the resumed session's hooks append: each
+    of their frames must be seen by it, or find its lock free and start another. Twenty
+    extra rules on `session_end` widen the exit (the leaving dispatcher stops twenty
+    workers) that a hook can race."""
+    install.config("ways:\n  dispatch_idle_seconds: 30\n")
+    out = tmp_path / "o.jsonl"
+    extra = "".join(
+        f"  e{i}:\n    sections: [session_end]\n"
+        f"    dispatch: {{file: {{path: '{tmp_path}/e{i}.jsonl'}}}}\n"
+        for i in range(20)
+    )
+    install.sensor(
+        "f",
+        "rules:\n  r:\n    sections: [session_start, user_prompt, session_end]\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n" + extra,
+    )
+    play(install, ["SessionStart"])
+    rnd = random.Random(20261130)
+
+    def prompts() -> list[str]:
+        return [r["data"]["prompt"] for r in lines(out) if r["section"] == "user_prompt"]
+
+    for trial in range(100):
+        play(install, ["SessionEnd"])
+        time.sleep(rnd.uniform(0, 0.03))
+        play(install, ["SessionStart"], source="resume")
+        play(install, ["UserPromptSubmit"], prompt=f"trial {trial}")
+        assert wait_until(lambda t=trial: f"trial {t}" in prompts(), timeout=20), (
+            f"trial {trial}: the resumed prompt was stranded"
+        )
+    assert prompts() == [f"trial {t}" for t in range(100)]

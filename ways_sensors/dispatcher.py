@@ -13,8 +13,13 @@ A frame torn by a killed hook is sealed, skipped, counted and logged (spoolread.
 Lifetime: exits after IDLE seconds with no new spool frames and every worker caught up
 (or only retrying), or once drained after `session_end`. A session that ended with
 nothing pending leaves its ledger and loses its folder; one with records still owed
-leaves a pending marker, so its next hook event or any session's start restarts it.
-Never writes to a terminal: the hook starts it with fds 0-2 on /dev/null.
+leaves a pending marker, so its next hook event or any session's start restarts it. The
+exit and the hook's hand-off agree under `spool.lock`: with the workers stopped, the
+dispatcher takes it, re-checks that the spool is drained (else it serves again), leaves
+the marker or removes the folder, and releases `dispatch.lock` while still holding it. A
+hook appends under the same lock and only then probes `dispatch.lock`, so every frame is
+seen by a live dispatcher or finds the lock free and starts one. Never writes to a
+terminal: the hook starts it with fds 0-2 on /dev/null.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import agents, events, index, metrics, records, roots, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
-from .layout import Layout, rule_label
+from .layout import Layout
 from .session import Session, read_json, write_json
 from .spoolread import Reader
 from .worker import Worker, load_rules
@@ -72,6 +77,10 @@ class Dispatcher:
     def wait_for_records(self, timeout: float) -> None:
         with self.cond:
             self.cond.wait(timeout)
+
+    def wake_workers(self) -> None:
+        with self.cond:
+            self.cond.notify_all()
 
     # --- start and recovery ----------------------------------------------------------
 
@@ -263,8 +272,7 @@ class Dispatcher:
             current = wanted.get(rid)
             if current is None or current[1].rule != worker.rule.rule:
                 worker.stop.set()
-                with self.cond:
-                    self.cond.notify_all()
+                self.wake_workers()
                 worker.join()
                 worker.tally.flush()
                 if current is None:
@@ -288,83 +296,83 @@ class Dispatcher:
     def run(self) -> int:
         if not self.acquire():
             return 0  # another dispatcher holds this session
-        reason = "idle"
         try:
             self.recover()
             self.sync_rules()
             events.log("dispatch.start", session=self.session.id, rules=len(self.workers))
-            last_frame = last_sync = time.monotonic()
-            ended_at = None
-            while True:
-                now = time.monotonic()
-                if self.build_step():
-                    last_frame = now
-                if now - last_sync >= 1.0:
-                    last_sync = now
-                    self.sync_rules()
-                    self.clean_journal()
-                    for w in self.workers.values():
-                        w.tally.flush()
-                metrics.tick()  # the Prometheus textfile, when configured and due
-                caught_up = self._spool_drained() and all(w.done() for w in self.workers.values())
-                if self.build.get("ended"):
-                    ended_at = ended_at or now
-                    if caught_up:
-                        reason = "session_end"
-                        break
-                    if all(w.idle for w in self.workers.values()) and now - ended_at > self.idle:
-                        reason = "retrying_after_end"
-                        break
-                else:
-                    ended_at = None
-                if now - last_frame > self.idle and all(w.idle for w in self.workers.values()):
-                    reason = "idle"
-                    break
-                time.sleep(FAST_POLL if now - last_frame < 2.0 else SLOW_POLL)
+            while not self.finish(self.serve()):
+                pass  # a hook appended as we were leaving: serve it
         except Exception as exc:
-            reason = "error"
             events.log("dispatch.error", session=self.session.id, error=type(exc).__name__)
+            try:
+                self.finish("error")
+            except Exception:
+                pass  # the lock goes with the process; the next hook starts a dispatcher
         finally:
-            self.shutdown(reason)
+            metrics.tick(force=True)
         return 0
+
+    def serve(self) -> str:
+        """Build and deliver until an exit looks due; returns its reason."""
+        self.sync_rules()  # workers again, after a `finish` that found more to do
+        last_frame = last_sync = time.monotonic()
+        ended_at = None
+        while True:
+            now = time.monotonic()
+            if self.build_step():
+                last_frame = now
+            if now - last_sync >= 1.0:
+                last_sync = now
+                self.sync_rules()
+                self.clean_journal()
+                for w in self.workers.values():
+                    w.tally.flush()
+            metrics.tick()  # the Prometheus textfile, when configured and due
+            workers = list(self.workers.values())
+            if self.build.get("ended"):
+                ended_at = ended_at or now
+                if self._spool_drained() and all(w.done() for w in workers):
+                    return "session_end"
+                if now - ended_at > self.idle and all(w.idle for w in workers):
+                    return "retrying_after_end"
+            else:
+                ended_at = None
+            if now - last_frame > self.idle and all(w.idle for w in workers):
+                return "idle"
+            time.sleep(FAST_POLL if now - last_frame < 2.0 else SLOW_POLL)
 
     def _spool_drained(self) -> bool:
         return self.spool.drained(*self.build["spool"])
 
-    def shutdown(self, reason: str) -> None:
+    def finish(self, reason: str) -> bool:
+        """Stop the workers and leave, unless the spool holds more (then False: serve
+        again). Decided under spool.lock, and dispatch.lock released under it (the
+        module docstring says why)."""
         for w in self.workers.values():
             w.stop.set()
-        with self.cond:
-            self.cond.notify_all()
+        self.wake_workers()
         for w in self.workers.values():
             w.join()
             w.tally.flush()
         owes = any(w.owes for w in self.workers.values())
-        ended = bool(getattr(self, "build", {}).get("ended"))
-        if ended and not owes and reason == "session_end" and self._remove_if_quiet():
-            self.session.mark_pending(False)
-        else:
-            self.session.mark_pending(owes)
-        events.log("dispatch.exit", session=self.session.id, reason=reason, owes=owes)
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-        metrics.tick(force=True)
-
-    def _remove_if_quiet(self) -> bool:
-        """Leave the ledger and remove the session folder, unless a hook just wrote."""
         s = self.session
         lock = os.open(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not self._spool_drained():
+            drained = hasattr(self, "build") and self._spool_drained()
+            if reason != "error" and not drained:
+                self.workers.clear()
+                self.rules_key = ""
                 return False
-            ledger = {"seq": self.build["seq"], "rules": dict(self.ledger.get("rules", {}))}
-            for sensor, rule in s.layout.cursor_rules(s.id):
-                head = s.layout.session_head(s.id, sensor, rule)
-                if head:
-                    ledger["rules"][rule_label(sensor, rule)] = [head.rule_seq, head.hash]
-            self.session.write_ledger(ledger)
-            self.session.remove()
+            if reason == "session_end" and not owes and self.build.get("ended"):
+                s.leave(self.build["seq"], self.ledger)  # the ledger; the folder goes
+                s.mark_pending(False)
+            else:
+                s.mark_pending(owes or not drained)
+            events.log("dispatch.exit", session=s.id, reason=reason, owes=owes)
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)  # a hook appending after this starts a dispatcher
+                self._lock_fd = None
             return True
         finally:
             os.close(lock)

@@ -48,7 +48,7 @@ from typing import Any
 
 from . import roots
 from .files import replace_atomically
-from .layout import Layout
+from .layout import Layout, rule_label
 
 
 def write_json(path: str, obj: Any) -> None:
@@ -108,6 +108,17 @@ class Session:
     def write_ledger(self, ledger: dict[str, Any]) -> None:
         roots.makedirs_private(self.layout.ledger_dir())
         write_json(self.ledger_path(), ledger)
+
+    def leave(self, seq: int, ledger: dict[str, Any]) -> None:
+        """Write the ledger (`ledger`'s heads updated from this folder's, `seq` the last
+        built), then remove the session folder; the caller holds spool.lock."""
+        rules = dict(ledger.get("rules", {}))
+        for sensor, rule in self.layout.cursor_rules(self.id):
+            head = self.layout.session_head(self.id, sensor, rule)
+            if head:
+                rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
+        self.write_ledger({"seq": seq, "rules": rules})
+        self.remove()
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
