@@ -8,7 +8,10 @@ has its own worker thread with its own cursor into the journal (worker.py), so o
 consumer never delays another. Rules are re-read from the index whenever its key
 changes (`sync_rules`), so an edited sensor file takes effect without a restart.
 
-A frame torn by a killed hook is sealed, skipped, counted and logged (spoolread.py).
+Idle, it sleeps: workers wait on a condition the build loop notifies (worker.py), and
+the build loop's poll backs off from FAST_POLL to MAX_POLL once no frame came for ACTIVE
+seconds. A frame torn by a killed hook is sealed, skipped, counted and logged
+(spoolread.py).
 
 Lifetime: exits after IDLE seconds with no new spool frames and every worker caught up
 (or only retrying), or once drained after `session_end`. A session that ended with
@@ -43,7 +46,9 @@ if TYPE_CHECKING:
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
 RETRY_SECTION = "__retry__"
-FAST_POLL, SLOW_POLL = 0.005, 0.1
+FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
+ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
+WORKER_NAP = 60.0  # an idle worker's longest sleep, should a notification be missed
 
 
 class Dispatcher:
@@ -55,6 +60,7 @@ class Dispatcher:
         self.journal = Journal(self.session.journal)
         self.idle = idle
         self.cond = threading.Condition()
+        self.generation = 0  # bumped under `cond` at each journal commit
         self.workers: dict[str, Worker] = {}
         self.spool = Reader(session_id, self.session.layout)
         self.ledger: dict[str, Any] = {}
@@ -74,9 +80,12 @@ class Dispatcher:
         """Committed records after (seg, offset) (journal.py `Journal.read`)."""
         return self.journal.read(seg, offset, self.journal_end())
 
-    def wait_for_records(self, timeout: float) -> None:
+    def wait_for_records(self, seen: int, stop: threading.Event) -> None:
+        """Sleep until the journal grows past generation `seen`, or `stop` is set (the
+        setter calls `wake_workers`)."""
         with self.cond:
-            self.cond.wait(timeout)
+            if self.generation == seen and not stop.is_set():
+                self.cond.wait(WORKER_NAP)
 
     def wake_workers(self) -> None:
         with self.cond:
@@ -259,6 +268,7 @@ class Dispatcher:
         write_json(self.session.build, b)
         if data:
             with self.cond:
+                self.generation += 1
                 self.cond.notify_all()
 
     # --- rules -----------------------------------------------------------------------------
@@ -317,6 +327,7 @@ class Dispatcher:
         self.sync_rules()  # workers again, after a `finish` that found more to do
         last_frame = last_sync = time.monotonic()
         ended_at = None
+        poll = FAST_POLL
         while True:
             now = time.monotonic()
             if self.build_step():
@@ -339,7 +350,8 @@ class Dispatcher:
                 ended_at = None
             if now - last_frame > self.idle and all(w.idle for w in workers):
                 return "idle"
-            time.sleep(FAST_POLL if now - last_frame < 2.0 else SLOW_POLL)
+            poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)
+            time.sleep(poll)
 
     def _spool_drained(self) -> bool:
         return self.spool.drained(*self.build["spool"])

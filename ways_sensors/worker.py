@@ -7,6 +7,9 @@ its position in the journal, the rule's numbering (`rule_seq`) and chain head, a
 one finished record being delivered (`pending`). It matches, numbers, masks and chains
 (pipeline.py) and makes each attempt through delivery.py under the rule's timeout; a
 retryable failure backs off and tries again.
+
+An idle worker sleeps on the dispatcher's condition until the journal grows (or it is
+told to stop); it never polls.
 """
 
 from __future__ import annotations
@@ -81,6 +84,7 @@ class Worker(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
+            seen = self.disp.generation  # before looking: a commit after it wakes us
             try:
                 progressed = self.step()
             except Exception as exc:  # a bug must not kill the rule silently
@@ -94,7 +98,7 @@ class Worker(threading.Thread):
                 progressed = False
                 self.stop.wait(1.0)
             if not progressed:
-                self.disp.wait_for_records(0.5)
+                self.disp.wait_for_records(seen, self.stop)
 
     def _refill(self) -> bool:
         """Read the committed records after the cursor into the buffer; False if none."""
