@@ -62,6 +62,7 @@ class Dispatcher:
         self.cond = threading.Condition()
         self.generation = 0  # bumped under `cond` at each journal commit
         self.workers: dict[str, Worker] = {}
+        self.retiring: dict[str, Worker] = {}  # replaced workers finishing an attempt
         self.spool = Reader(session_id, self.session.layout)
         self.ledger: dict[str, Any] = {}
         self.rules_key = ""
@@ -274,6 +275,8 @@ class Dispatcher:
     # --- rules -----------------------------------------------------------------------------
 
     def sync_rules(self) -> None:
+        """Follow the index: a removed or changed rule's worker is retired, never waited
+        for (worker.py); a new or changed rule gets a worker, after the retired one."""
         key = index.compute_key(self.project)
         if key == self.rules_key:
             return
@@ -281,24 +284,29 @@ class Dispatcher:
         for rid, worker in list(self.workers.items()):
             current = wanted.get(rid)
             if current is None or current[1].rule != worker.rule.rule:
-                worker.stop.set()
-                self.wake_workers()
-                worker.join()
-                worker.tally.flush()
-                if current is None:
-                    worker.deactivate()
+                worker.retire(deactivate=current is None)
+                self.retiring[rid] = worker
                 del self.workers[rid]
+        self.wake_workers()
         for rid, (sensor, rule) in wanted.items():
             if rid not in self.workers:
-                w = Worker(self, sensor, rule)
+                old = self.retiring.get(rid)
+                if old is not None:
+                    old.deactivate_on_exit = False  # wanted again: its cursor goes on
+                w = Worker(self, sensor, rule, after=old if old and old.is_alive() else None)
                 self.workers[rid] = w
                 w.start()
 
+    def _every_worker(self) -> list[Worker]:
+        return list(self.workers.values()) + list(self.retiring.values())
+
     def clean_journal(self) -> None:
-        if not self.workers:
+        self.retiring = {rid: w for rid, w in self.retiring.items() if w.is_alive()}
+        everyone = self._every_worker()
+        if not everyone:
             keep = self.build["journal"][0]
         else:
-            keep = min(w.state["segment"] for w in self.workers.values())
+            keep = min(w.state["segment"] for w in everyone)
         self.journal.drop_before(keep)
 
     # --- the main loop ---------------------------------------------------------------------
@@ -336,7 +344,7 @@ class Dispatcher:
                 last_sync = now
                 self.sync_rules()
                 self.clean_journal()
-                for w in self.workers.values():
+                for w in self._every_worker():
                     w.tally.flush()
             metrics.tick()  # the Prometheus textfile, when configured and due
             workers = list(self.workers.values())
@@ -360,12 +368,13 @@ class Dispatcher:
         """Stop the workers and leave, unless the spool holds more (then False: serve
         again). Decided under spool.lock, and dispatch.lock released under it (the
         module docstring says why)."""
-        for w in self.workers.values():
+        everyone = self._every_worker()
+        for w in everyone:
             w.stop.set()
         self.wake_workers()
-        for w in self.workers.values():
-            w.join()
-            w.tally.flush()
+        for w in everyone:
+            w.join()  # each flushes its counts as it exits
+        self.retiring.clear()
         owes = any(w.owes for w in self.workers.values())
         s = self.session
         lock = os.open(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT, 0o600)
