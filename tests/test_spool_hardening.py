@@ -1,6 +1,7 @@
 """The spool hand-off under kills and races, through the real hook and dispatcher: a
 frame torn by a SIGKILLed hook never blocks the session; a session's end and its
-resumption never strand a frame."""
+resumption never strand a frame; owed sessions are resumed a few at a time, with
+backoff per consumer, never by a herd of dispatchers."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ import pytest
 from ways_sensors import spool
 
 from .conftest import LAUNCHER, payload
+from .servers import Server, free_port
 from .test_dispatcher import (
     SID,
+    dispatcher_alive,
     lines,
     play,
     start_dispatcher,
@@ -238,3 +241,115 @@ def test_an_end_and_an_immediate_resume_never_strand_a_frame(install, tmp_path):
             f"trial {trial}: the resumed prompt was stranded"
         )
     assert prompts() == [f"trial {t}" for t in range(100)]
+
+
+# --- owed sessions at a session start ---------------------------------------------------------
+
+
+def owe(install, sids: list[str], rule: str) -> None:
+    """Sessions whose dispatcher exited owing `rule` its records, as it leaves them: a
+    prompt and the end in each spool, and a pending marker naming the rule."""
+    from ways_sensors.session import Session
+
+    for sid in sids:
+        for event in ("UserPromptSubmit", "SessionEnd"):
+            body = json.dumps({**payload(event), "session_id": sid}).encode()
+            spool.append(
+                sid, event, time.time_ns(), str(install.project), body, layout=install.layout
+            )
+        Session(sid, install.layout).mark_pending(True, [rule])
+
+
+def remote_sensor(install, port: int) -> None:
+    install.sensor(
+        "remote",
+        f"""\
+        rules:
+          r:
+            sections: [user_prompt, session_end]
+            delivery: at_least_once
+            timeout: 1s
+            dispatch: {{http: {{url: 'http://127.0.0.1:{port}/in'}}}}
+        """,
+    )
+
+
+def resumer_running(install) -> bool:
+    lock = install.state_root / "resume" / "resume.lock"
+    return lock.exists() and dispatcher_alive_at(lock)
+
+
+def dispatcher_alive_at(lock: Path) -> bool:
+    import fcntl
+
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def watch_owed(install, owed: list[str], until, timeout: float = 120) -> int:
+    """Sample the owed sessions' dispatch locks until `until()`; the most held at once."""
+    peak = 0
+    end = time.monotonic() + timeout
+    while not until():
+        assert time.monotonic() < end, "the owed sessions were not settled in time"
+        peak = max(peak, sum(dispatcher_alive(install, sid) for sid in owed))
+        time.sleep(0.01)
+    return peak
+
+
+def started(install, owed: list[str]) -> list[str]:
+    return [e["session"] for e in events_of(install, "dispatch.start") if e["session"] in owed]
+
+
+@pytest.mark.slow
+def test_a_start_retries_owed_sessions_a_few_at_a_time_and_backs_off(install, tmp_path):
+    """30 sessions owe records to a consumer that is down. A session start brings no herd:
+    one resumer, a few dispatchers at a time; the consumer fails again, so its rule backs
+    off, the other sessions wait for it, and the next start retries nobody."""
+    from ways_sensors import resume
+
+    remote_sensor(install, free_port())  # nobody listens
+    owed = [f"owed-{i:02d}" for i in range(30)]
+    owe(install, owed, "remote.r")
+    play(install, ["SessionStart"], session_id="fresh-1")  # selects nothing: the fast path
+    nxt = install.state_root / "resume" / "next"
+    peak = watch_owed(install, owed, lambda: nxt.exists() and not resumer_running(install))
+    assert 1 <= peak <= resume.SLOTS
+    tried = started(install, owed)
+    assert 1 <= len(tried) <= resume.SLOTS  # then the rule backed off
+    assert sorted(install.layout.pending_sessions()) == owed
+    backoff = json.loads((install.state_root / "resume" / "backoff.json").read_text())
+    assert backoff["remote.r"]["tries"] == 1 and backoff["remote.r"]["due"] > time.time()
+    play(install, ["SessionStart"], session_id="fresh-2")
+    time.sleep(3)
+    assert started(install, owed) == tried  # not due: nobody retried
+    assert not resumer_running(install)
+
+
+@pytest.mark.slow
+def test_a_start_delivers_every_owed_session_a_few_at_a_time(install, tmp_path):
+    from ways_sensors import resume
+
+    port = free_port()
+    remote_sensor(install, port)
+    owed = [f"owed-{i:02d}" for i in range(30)]
+    owe(install, owed, "remote.r")
+    server = Server("accept", port=port)
+    try:
+        play(install, ["SessionStart"], session_id="fresh-1")
+        peak = watch_owed(install, owed, lambda: not install.layout.pending_sessions(), timeout=180)
+        assert 1 <= peak <= resume.SLOTS
+        got = server.wait_for(60)
+        assert sorted((r["session_id"], r["section"]) for r in got) == sorted(
+            (sid, section) for sid in owed for section in ("user_prompt", "session_end")
+        )
+        assert sorted(set(started(install, owed))) == owed  # each resumed, once
+        assert len(started(install, owed)) == 30
+    finally:
+        server.close()

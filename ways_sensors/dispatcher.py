@@ -16,13 +16,14 @@ seconds. A frame torn by a killed hook is sealed, skipped, counted and logged
 Lifetime: exits after IDLE seconds with no new spool frames and every worker caught up
 (or only retrying), or once drained after `session_end`. A session that ended with
 nothing pending leaves its ledger and loses its folder; one with records still owed
-leaves a pending marker, so its next hook event or any session's start restarts it. The
-exit and the hook's hand-off agree under `spool.lock`: with the workers stopped, the
-dispatcher takes it, re-checks that the spool is drained (else it serves again), leaves
-the marker or removes the folder, and releases `dispatch.lock` while still holding it. A
-hook appends under the same lock and only then probes `dispatch.lock`, so every frame is
-seen by a live dispatcher or finds the lock free and starts one. Never writes to a
-terminal: the hook starts it with fds 0-2 on /dev/null.
+leaves a pending marker (with the rules owed), so its next hook event restarts it, and
+the resumer (resume.py) at any session's start. The exit and the hook's hand-off agree
+under `spool.lock`: with the workers stopped, the dispatcher takes it, re-checks that
+the spool is drained (else it serves again), leaves the marker or removes the folder,
+and releases `dispatch.lock` while still holding it. A hook appends under the same lock
+and only then probes `dispatch.lock`, so every frame is seen by a live dispatcher or
+finds the lock free and starts one. Never writes to a terminal: the hook starts it with
+fds 0-2 on /dev/null.
 """
 
 from __future__ import annotations
@@ -375,7 +376,7 @@ class Dispatcher:
         for w in everyone:
             w.join()  # each flushes its counts as it exits
         self.retiring.clear()
-        owes = any(w.owes for w in self.workers.values())
+        owes = sorted(w.rid for w in self.workers.values() if w.owes)
         s = self.session
         lock = os.open(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -389,8 +390,8 @@ class Dispatcher:
                 s.leave(self.build["seq"], self.ledger)  # the ledger; the folder goes
                 s.mark_pending(False)
             else:
-                s.mark_pending(owes or not drained)
-            events.log("dispatch.exit", session=s.id, reason=reason, owes=owes)
+                s.mark_pending(bool(owes) or not drained, owes)
+            events.log("dispatch.exit", session=s.id, reason=reason, owes=bool(owes))
             if self._lock_fd is not None:
                 os.close(self._lock_fd)  # a hook appending after this starts a dispatcher
                 self._lock_fd = None

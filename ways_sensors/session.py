@@ -21,7 +21,11 @@ path, and holds the table of the whole state root):
 Elsewhere in the state root:
 
     pending/<session_id>   a dispatcher exited with records not yet accepted; the next
-                           hook event of the session, or any session's start, restarts it
+                           hook event of the session restarts it, the resumer
+                           (resume.py) at any session's start. {"rules": [rule keys
+                           still owed], "since": epoch seconds of the first exit owing};
+                           written in place (the folder's mtime says a marker was added);
+                           empty from older versions (rules unknown)
     ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}} (keyed
                            by layout.rule_label): what a
                            removed session folder leaves behind, so a resumed session
@@ -44,6 +48,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from typing import Any
 
 from . import roots
@@ -62,6 +67,28 @@ def read_json(path: str, default: Any = None) -> Any:
             return json.load(f)
     except (OSError, ValueError):
         return default
+
+
+def read_pending(layout: Layout, sid: str) -> dict[str, Any]:
+    """A pending marker: {"rules": [rule keys] or None (unknown: an older marker),
+    "since": epoch seconds or None}; {} when there is none."""
+    try:
+        with open(layout.pending_marker(sid), "rb") as f:
+            raw = f.read(1 << 20)
+    except OSError:
+        return {}
+    try:
+        doc = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        doc = {}
+    if not isinstance(doc, dict):
+        doc = {}
+    rules = doc.get("rules")
+    since = doc.get("since")
+    return {
+        "rules": [r for r in rules if isinstance(r, str)] if isinstance(rules, list) else None,
+        "since": since if isinstance(since, (int, float)) else None,
+    }
 
 
 class Session:
@@ -87,12 +114,15 @@ class Session:
 
     # --- the pending marker and the ledger --------------------------------------------
 
-    def mark_pending(self, pending: bool) -> None:
+    def mark_pending(self, pending: bool, rules: list[str] | None = None) -> None:
+        """Leave (with the rule keys still owed) or remove the pending marker."""
         path = self.layout.pending_marker(self.id)
         if pending:
             roots.makedirs_private(self.layout.pending_dir())
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w"):
-                pass
+            since = read_pending(self.layout, self.id).get("since") or time.time()
+            doc = json.dumps({"rules": sorted(rules or []), "since": since})
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                f.write(doc)
         else:
             try:
                 os.unlink(path)
