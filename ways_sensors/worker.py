@@ -60,7 +60,7 @@ class Worker(threading.Thread):
         self.after = after  # the rule's retired worker, maybe still in an attempt
         self.deactivate_on_exit = False
         # until `after` exits its cursor is its own: read it, never write it
-        self.state = after.state if after is not None else self._load_state()
+        self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
         self.buffer: list[tuple[int, Any]] = []
         self.redelivers = rule.rule.mode == "blocking"  # only the hook's failed dispatches
