@@ -148,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     disp.add_argument("session_id", nargs="?", metavar="ID", help="after --: ids may start with -")
     disp.add_argument("--session")
     disp.add_argument("--idle", type=float, default=None, help=argparse.SUPPRESS)
+    disp.add_argument("--resume-owed", action="store_true", help=argparse.SUPPRESS)
     return p
 
 

@@ -332,25 +332,23 @@ def _has_spool(sid: str | None) -> bool:
 
 
 def _resume_pending(session_start: bool, sid: str | None) -> None:
-    """Restart dispatchers that exited owing records: this session's at its next event,
-    every session's at any session start (a consumer that was down gets its records)."""
+    """Restart dispatchers that exited owing records: this session's at its next event;
+    at any session start, the other sessions' through the one detached resumer (at most
+    a few dispatchers at a time, with backoff per consumer: resume.py), so a start never
+    starts a herd, nor waits for one."""
+    from . import launch
     from .layout import Layout, valid_session_id
 
-    layout = Layout()
     if session_start:
-        owed = layout.pending_sessions()
-    else:
-        if not valid_session_id(sid):
-            return
-        try:
-            posix.stat(layout.pending_marker(sid))
-        except OSError:
-            return
-        owed = [sid]
-    from . import launch
-
-    for sid in owed:
-        launch.ensure_dispatcher(sid)
+        launch.ensure_resumer()
+        return
+    if not valid_session_id(sid):
+        return
+    try:
+        posix.stat(Layout().pending_marker(sid))
+    except OSError:
+        return
+    launch.ensure_dispatcher(sid)
 
 
 def _silence() -> None:

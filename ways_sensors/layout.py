@@ -47,11 +47,24 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         <key>.lock. SIGKILL: the last head written.
     sessions/<sid>/cursors/<key>.lock   blocking.py
         flock'd by the hook while it numbers a record. SIGKILL: as spool.lock.
-    pending/<sid>                       session.py
-        empty; made when a dispatcher exits owing records, removed when one exits owing
-        none (or by retention.py, with its session); the hook restarts the session's
-        dispatcher while it exists.
-        SIGKILL: as the last dispatcher to exit cleanly left it.
+    pending/<sid>                       session.py (its format)
+        {"rules", "since"} (empty from older versions); written in place when a
+        dispatcher exits owing records, removed when one exits owing none (or by
+        retention.py, with its session); the hook restarts the session's dispatcher
+        while it exists, and the resumer (resume.py) at other sessions' starts.
+        SIGKILL: as the last dispatcher to exit left it.
+    resume/resume.lock                  resume.py
+        flock'd by the one resumer running, probed by the hook at a session start.
+        SIGKILL: as spool.lock.
+    resume/backoff.json                 resume.py
+        {rule key (or "@<sid>"): {"due", "tries"}}: when each owed rule's consumer is
+        next tried, replaced atomically by the resumer. SIGKILL: the previous backoff.
+    resume/next                         resume.py
+        the earliest time (epoch seconds, ASCII) an owed session is next due, written
+        by the resumer as it exits; the hook reads it. SIGKILL: the previous time.
+    spool-faults.json                   spoolread.py
+        {"torn", "corrupt"}: spool frames the dispatchers skipped (spool.py), rewritten
+        in place under an flock. SIGKILL: as counters.
     ledger/<sid>.json                   session.py
         {"seq", "rules": {label: [rule_seq, hash]}} (and build.json's "trackers" when
         retention.py removed it), written atomically by the
@@ -276,6 +289,21 @@ class Layout:
 
     def link_note(self, digest: str) -> str:
         return self._at("links", digest + ".json")
+
+    def resume_dir(self) -> str:
+        return self._at("resume")
+
+    def resume_lock(self) -> str:
+        return self._at("resume", "resume.lock")
+
+    def resume_backoff(self) -> str:
+        return self._at("resume", "backoff.json")
+
+    def resume_next(self) -> str:
+        return self._at("resume", "next")
+
+    def spool_faults(self) -> str:
+        return self._at("spool-faults.json")
 
     def ledger_dir(self) -> str:
         return self._at("ledger")

@@ -22,7 +22,11 @@ path, and holds the table of the whole state root):
 Elsewhere in the state root:
 
     pending/<session_id>   a dispatcher exited with records not yet accepted; the next
-                           hook event of the session, or any session's start, restarts it
+                           hook event of the session restarts it, the resumer
+                           (resume.py) at any session's start. {"rules": [rule keys
+                           still owed], "since": epoch seconds of the first exit owing};
+                           written in place (the folder's mtime says a marker was added);
+                           empty from older versions (rules unknown)
     ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}} (keyed
                            by layout.rule_label; "trackers" too, as in build.json, when
                            retention.py removed a session that never ended): what a
@@ -47,10 +51,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from typing import Any
 
 from . import secure
-from .layout import Layout, read_state
+from .layout import Layout, read_state, rule_label
 
 
 def write_json(path: str, obj: Any) -> None:
@@ -63,6 +68,28 @@ def read_json(path: str, default: Any = None) -> Any:
     """A JSON state file, or `default` (missing, a link, not a regular file, not JSON)."""
     value = read_state(path)
     return default if value is None else value
+
+
+def read_pending(layout: Layout, sid: str) -> dict[str, Any]:
+    """A pending marker: {"rules": [rule keys] or None (unknown: an older marker),
+    "since": epoch seconds or None}; {} when there is none."""
+    try:
+        with open(layout.pending_marker(sid), "rb") as f:
+            raw = f.read(1 << 20)
+    except OSError:
+        return {}
+    try:
+        doc = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        doc = {}
+    if not isinstance(doc, dict):
+        doc = {}
+    rules = doc.get("rules")
+    since = doc.get("since")
+    return {
+        "rules": [r for r in rules if isinstance(r, str)] if isinstance(rules, list) else None,
+        "since": since if isinstance(since, (int, float)) else None,
+    }
 
 
 class Session:
@@ -88,11 +115,16 @@ class Session:
 
     # --- the pending marker and the ledger --------------------------------------------
 
-    def mark_pending(self, pending: bool) -> None:
+    def mark_pending(self, pending: bool, rules: list[str] | None = None) -> None:
+        """Leave (with the rule keys still owed) or remove the pending marker."""
         path = self.layout.pending_marker(self.id)
         if pending:
             secure.ensure_private_dir(self.layout.pending_dir(), self.layout.root)
-            os.close(secure.open_private(path, os.O_WRONLY | os.O_CREAT, self.layout.root))
+            since = read_pending(self.layout, self.id).get("since") or time.time()
+            doc = json.dumps({"rules": sorted(rules or []), "since": since})
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            with open(secure.open_private(path, flags, self.layout.root), "w") as f:
+                f.write(doc)
         else:
             try:
                 secure.ensure_private_dir(self.layout.pending_dir(), self.layout.root, create=False)
@@ -109,6 +141,17 @@ class Session:
     def write_ledger(self, ledger: dict[str, Any]) -> None:
         secure.ensure_private_dir(self.layout.ledger_dir(), self.layout.root)
         write_json(self.ledger_path(), ledger)
+
+    def leave(self, seq: int, ledger: dict[str, Any]) -> None:
+        """Write the ledger (`ledger`'s heads updated from this folder's, `seq` the last
+        built), then remove the session folder; the caller holds spool.lock."""
+        rules = dict(ledger.get("rules", {}))
+        for sensor, rule in self.layout.cursor_rules(self.id):
+            head = self.layout.session_head(self.id, sensor, rule)
+            if head:
+                rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
+        self.write_ledger({"seq": seq, "rules": rules})
+        self.remove()
 
     def remove(self) -> None:
         """Remove the session folder (checked first: never through a linked parent)."""

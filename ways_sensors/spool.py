@@ -37,14 +37,30 @@ logged content-free, a payload whose top-level object repeats a key (the one cas
 where the scan's first occurrence and json's last could differ): no record is ever
 routed by one reading and built from another.
 
+`spool.lock` holds the commit record, one line the last writer wrote after its append:
+
+    <segment name> <end of its frame, bytes> \n
+
 The hook never parses the payload; the dispatcher does. A writer holds `spool.lock`
 for the whole append, so concurrent hooks of one session (parallel tool calls) never
 interleave, and the file order is the order `seq` follows. A writer checks the segment
 size before writing and truncates back to it when a write fails (full disk), so a
-failed append leaves no torn frame. Invariants after a SIGKILL anywhere: every complete
-frame is intact; at most the last frame of the newest segment is incomplete, and a
-reader treats an incomplete tail as "not yet written". A reader that meets a frame
-whose header is not `WS1 <n>` skips to the next `\\nWS1 ` (counted as corrupt).
+failed append leaves no torn frame.
+
+A writer SIGKILLed in the middle of its write leaves a torn frame: a header promising
+more bytes than follow. Nothing is ever written after one. The next writer, holding
+the lock, checks that the newest segment ends where the commit record says (else it
+walks the few frame headers after it, WALK at most); a segment that does not end on a
+frame boundary is sealed: the writer starts the next segment instead of appending, so
+the torn frame is the last bytes of a segment that never grows again. When no writer
+comes, the dispatcher seals it (`seal_torn_tail`): a tail that stays incomplete while
+it holds the lock has no live writer. A reader skips the tail of a sealed segment that
+holds no complete frame, counts it and logs it content-free (dispatcher.py), and
+delivers everything after. So after a SIGKILL anywhere: every complete frame is intact
+and delivered; a torn frame is the tail of its segment, read as "not yet written" until
+that segment is sealed. Frames are never rewritten and segments never truncated, so a
+reader never sees a torn frame's bytes mixed with a later frame's. A reader that meets
+a frame whose header is not `WS1 <n>` skips to the next `\\nWS1 ` (counted as corrupt).
 
 A new segment is started when the newest one reaches SEGMENT_BYTES.
 """
@@ -58,6 +74,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 MAGIC = b"WS1 "
+FIRST_SEGMENT = "0000000001.seg"
+WALK = 16  # frame headers a writer reads past the commit record before sealing instead
 DEFAULT_AGENT = "claude-code"  # entries without an `agent` field came from Claude Code
 SEGMENT_BYTES = 4 << 20
 
@@ -108,6 +126,80 @@ def segment_names(spool_dir: str) -> list[str]:
         return []
 
 
+def _frame_end(fd: int, pos: int, size: int) -> int:
+    """Where the frame at `pos` ends, or -1 when no complete frame starts there."""
+    head = posix.pread(fd, 32, pos)
+    nl = head.find(b"\n")
+    if not head.startswith(MAGIC) or nl < 0:
+        return -1
+    try:
+        length = int(head[len(MAGIC) : nl])
+    except ValueError:
+        return -1
+    end = pos + nl + 1 + length + 1
+    if length < 0 or end > size or posix.pread(fd, 1, end - 1) != b"\n":
+        return -1
+    return end
+
+
+def ends_on_a_frame(fd: int, size: int, lock: int, name: str) -> bool:
+    """True when segment `name` (open as `fd`, `size` bytes) ends where a frame ends: at
+    the commit record's end, or at most WALK complete frames after it (a writer killed
+    after its write but before its record). False for a torn tail, or when unsure."""
+    try:
+        line = posix.pread(lock, 64, 0).split(b"\n", 1)[0].split(b" ")
+        pos = int(line[1]) if len(line) == 2 and line[0] == name.encode() else 0
+    except (OSError, ValueError):
+        pos = 0
+    if pos > size:
+        pos = 0
+    try:
+        for _ in range(WALK):
+            if pos == size:
+                return True
+            pos = _frame_end(fd, pos, size)
+            if pos < 0:
+                return False
+    except OSError:
+        return False
+    return pos == size
+
+
+def _commit(lock: int, name: str, end: int) -> None:
+    """Record where the last complete frame ends (the module docstring's commit record)."""
+    try:
+        posix.pwrite(lock, b"%s %d\n" % (name.encode(), end), 0)
+    except OSError:
+        pass  # the next writer walks the frames instead
+
+
+def _open_segment(spool_dir: str, name: str, root: str = "") -> int:
+    flags = posix.O_RDWR | posix.O_APPEND | posix.O_CREAT
+    return secure.open_private(spool_dir + "/" + name, flags, root)
+
+
+def next_segment(name: str) -> str:
+    return "%010d.seg" % (int(name[:10]) + 1)
+
+
+def _lock(layout: Layout, session_id: str, spool_dir: str) -> int:
+    """The session's spool.lock, open and flock'd (exclusive)."""
+    import fcntl
+
+    root = layout.root
+    for _ in range(5):
+        lock = secure.open_private(
+            layout.spool_lock(session_id), posix.O_RDWR | posix.O_CREAT, root
+        )
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if posix.fstat(lock).st_nlink:
+            break
+        # the dispatcher removed the session folder while we waited: start again
+        posix.close(lock)
+        secure.ensure_private_dir(spool_dir, root)
+    return lock
+
+
 def append(
     session_id: str,
     event: str,
@@ -119,33 +211,21 @@ def append(
     layout: Layout | None = None,
 ) -> str:
     """Append one frame to the session's spool under its lock; returns the segment path."""
-    import fcntl
-
     layout = layout or Layout()
     spool_dir, root = layout.spool_dir(session_id), layout.root
     secure.ensure_private_dir(spool_dir, root)
     data = frame(event, ts_ns, project, payload, transcript_size, agent)
-    create, append = posix.O_RDWR | posix.O_CREAT, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT
-    for _ in range(5):
-        lock = secure.open_private(layout.spool_lock(session_id), create, root)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if posix.fstat(lock).st_nlink:
-            break
-        # the dispatcher removed the session folder while we waited: start again
-        posix.close(lock)
-        secure.ensure_private_dir(spool_dir, root)
+    lock = _lock(layout, session_id, spool_dir)
     try:
         names = segment_names(spool_dir)
-        name = names[-1] if names else "0000000001.seg"
-        path = spool_dir + "/" + name
-        fd = secure.open_private(path, append, root)
+        name = names[-1] if names else FIRST_SEGMENT
+        fd = _open_segment(spool_dir, name, root)
         try:
             size = posix.fstat(fd).st_size
-            if size >= SEGMENT_BYTES:
-                posix.close(fd)
-                name = "%010d.seg" % (int(name[:10]) + 1)
-                path = spool_dir + "/" + name
-                fd = secure.open_private(path, append, root)
+            if size >= SEGMENT_BYTES or not ends_on_a_frame(fd, size, lock, name):
+                posix.close(fd)  # full, or sealed: its last frame is torn
+                name = next_segment(name)
+                fd = _open_segment(spool_dir, name, root)
                 size = posix.fstat(fd).st_size
             try:
                 _write_all(fd, data)
@@ -155,11 +235,37 @@ def append(
                 except OSError:
                     pass
                 raise
+            _commit(lock, name, size + len(data))
         finally:
             posix.close(fd)
     finally:
         posix.close(lock)  # closing releases the flock
-    return path
+    return spool_dir + "/" + name
+
+
+def seal_torn_tail(session_id: str, name: str, size: int, layout: Layout | None = None) -> bool:
+    """Seal segment `name` when it is still the newest and still `size` bytes long: the
+    caller saw it end in an incomplete frame, and no writer is mid-append while we hold
+    the lock, so that frame's writer died. The next segment is started (empty) and writers
+    go on there; True when sealed. Called by the dispatcher, never the hook."""
+    layout = layout or Layout()
+    spool_dir = layout.spool_dir(session_id)
+    lock = _lock(layout, session_id, spool_dir)
+    try:
+        names = segment_names(spool_dir)
+        if not names or names[-1] != name:
+            return False
+        try:
+            if posix.stat(spool_dir + "/" + name).st_size != size:
+                return False
+        except OSError:
+            return False
+        nxt = next_segment(name)
+        posix.close(_open_segment(spool_dir, nxt))
+        _commit(lock, nxt, 0)
+        return True
+    finally:
+        posix.close(lock)
 
 
 # --- reading (dispatcher, tests, `ways status`) ------------------------------------------

@@ -7,6 +7,13 @@ its position in the journal, the rule's numbering (`rule_seq`) and chain head, a
 one finished record being delivered (`pending`). It matches, numbers, masks and chains
 (pipeline.py) and makes each attempt through delivery.py under the rule's timeout; a
 retryable failure backs off and tries again.
+
+An idle worker sleeps on the dispatcher's condition until the journal grows (or it is
+told to stop); it never polls. A reload never waits for a delivery: the old worker is
+retired (`retire`), finishes its attempt in flight under the rule's own timeout, saves
+its cursor and exits; its successor for the same rule (`after`) waits for that in its
+own thread, then starts from the cursor the old one left, so one rule never has two
+attempts in flight and a pending record is handed over on disk, as after a SIGKILL.
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ def load_rules(project: str) -> tuple[str, dict[str, tuple[str, LoadedRule]]]:
 class Worker(threading.Thread):
     """Delivers one rule's records from the journal, in order."""
 
-    def __init__(self, disp: Dispatcher, sensor: str, rule: LoadedRule):
+    def __init__(
+        self, disp: Dispatcher, sensor: str, rule: LoadedRule, after: Worker | None = None
+    ):
         super().__init__(name=f"rule {sensor}/{rule.name}", daemon=True)
         self.disp = disp
         self.sensor = sensor
@@ -49,7 +58,10 @@ class Worker(threading.Thread):
         self.tally = counters.Tally(self.rid, disp.session.layout)
         self.stop = threading.Event()
         self.path = disp.session.cursor_path(self.rid)
-        self.state = self._load_state()
+        self.after = after  # the rule's retired worker, maybe still in an attempt
+        self.deactivate_on_exit = False
+        # until `after` exits its cursor is its own: read it, never write it
+        self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
         self.buffer: list[tuple[int, Any]] = []
         self.redelivers = rule.rule.mode == "blocking"  # only the hook's failed dispatches
@@ -80,8 +92,27 @@ class Worker(threading.Thread):
 
     # --- the loop ---------------------------------------------------------------------
 
+    def retire(self, deactivate: bool) -> None:
+        """Stop without waiting for an attempt in flight (it ends under the rule's
+        timeout); `deactivate`: the rule is gone, mark its cursor inactive on exit."""
+        self.deactivate_on_exit = deactivate
+        self.stop.set()
+
     def run(self) -> None:
+        if self.after is not None:
+            self.after.join()  # in this thread: the main thread never waits for a delivery
+            self.state = self._load_state()  # where the old worker left it, pending included
+            self.after = None
+        try:
+            self._loop()
+        finally:
+            if self.deactivate_on_exit:
+                self.deactivate()
+            self.tally.flush()
+
+    def _loop(self) -> None:
         while not self.stop.is_set():
+            seen = self.disp.generation  # before looking: a commit after it wakes us
             try:
                 progressed = self.step()
             except Exception as exc:  # a bug must not kill the rule silently
@@ -95,7 +126,7 @@ class Worker(threading.Thread):
                 progressed = False
                 self.stop.wait(1.0)
             if not progressed:
-                self.disp.wait_for_records(0.5)
+                self.disp.wait_for_records(seen, self.stop)
 
     def _refill(self) -> bool:
         """Read the committed records after the cursor into the buffer; False if none."""
@@ -222,6 +253,8 @@ class Worker(threading.Thread):
 
     def done(self) -> bool:
         """Nothing left to deliver: at the committed journal end, nothing pending."""
+        if self.after is not None:
+            return False  # waiting for the retired worker's attempt
         seg, size = self.disp.journal_end()
         st = self.state
         return (

@@ -27,6 +27,10 @@ def idle_seconds(default: float) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.resume_owed:  # the resumer, started by the hook at a session start
+        from ..resume import run_owed
+
+        return run_owed()
     given = [s for s in (args.session_id, args.session) if s is not None]
     if len(given) != 1:
         raise UsageError("name one session: ways sensors dispatch -- ID")

@@ -4,7 +4,10 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
   "events_log": path, "redaction_key": "ok" | "missing (created on first use)" |
-  "refused: <why>"}
+  "refused: <why>", "spool_faults": {"torn", "corrupt"}}
+
+`spool_faults` counts spool frames the dispatchers skipped: torn (a hook killed in the
+middle of writing one) and corrupt (unreadable); each is also in the events log.
 
 `rejected` counts at_least_once records a consumer refused for good; they are parked
 in the rule's dead-letter file (delivery.py), which is named here with its count. It
@@ -27,6 +30,7 @@ from typing import Any
 
 from .. import counters, table
 from ..services import status as service
+from ..spoolread import read_faults
 
 SHOWN = counters.KINDS
 
@@ -45,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     data: dict[str, Any] = service.snapshot().as_json()
     rules = data["rules"]
+    data["spool_faults"] = read_faults()
     if args.json:
         print(json.dumps({**data, "state": retention.usage()}, indent=2))
         return 0
@@ -73,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
     for d in data["dead_letters"]:
         print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
     print(f"redaction key: {data['redaction_key']}")
+    faults = data["spool_faults"]
+    if any(faults.values()):
+        print(f"spool frames skipped: {faults['torn']} torn, {faults['corrupt']} corrupt")
     print(f"failures are logged in {data['events_log']}")
     print(retention.describe(retention.usage()))
     return 0
