@@ -38,7 +38,7 @@ from . import agents, events, index, lost, metrics, records, roots, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
 from .layout import Layout
 from .retention import sweep
-from .secure import ensure_private_dir, open_private
+from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .spoolread import Reader
 from .worker import Worker, load_rules
@@ -332,6 +332,8 @@ class Dispatcher:
                 self.finish("error")
             except Exception:
                 pass  # the lock goes with the process; the next hook starts a dispatcher
+            if isinstance(exc, UnsafeState):
+                raise  # a state path refused (secure.py): the command says so in one line
         finally:
             metrics.tick(force=True)
         return 0

@@ -128,6 +128,7 @@ class Session:
         else:
             try:
                 secure.ensure_private_dir(self.layout.pending_dir(), self.layout.root, create=False)
+                secure.check_replaceable(path, self.layout.root)  # a planted link is noticed
                 os.unlink(path)
             except FileNotFoundError:
                 pass
