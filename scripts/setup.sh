@@ -1,5 +1,6 @@
 # Sourced by main.sh and test.sh: a virtual environment in .venv with the package
-# (editable) and its test tools. Needs only Python 3.10+ on PATH (python3, or $PYTHON).
+# (editable), its test tools and the sensors tab (the tui extra). Needs only Python
+# 3.10+ on PATH (python3, or $PYTHON).
 set -eu
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -14,6 +15,6 @@ if [ ! -x .venv/bin/python ]; then
   }
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,tui]'
 # byte-compile the package as a wheel install would: the hook runs on every tool call
 .venv/bin/python -m compileall -q ways_sensors

@@ -4,6 +4,7 @@
 .venv/bin/ruff check ways_sensors tests bench scripts
 .venv/bin/ruff format --check ways_sensors tests bench scripts
 .venv/bin/python -m ways_sensors.schemas --check
+.venv/bin/mypy
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?

@@ -69,6 +69,14 @@ class Install:
         return self.root / "state" / "agent-ways"
 
     @property
+    def layout(self):
+        """The install's state root as the code sees it: in-process state access with
+        no change to os.environ."""
+        from ways_sensors.layout import Layout
+
+        return Layout(str(self.state_root))
+
+    @property
     def user_sensors(self) -> Path:
         return self.config_root / "sensors"
 

@@ -44,11 +44,12 @@ def decode_otlp_logs(headers: dict[str, str], body: bytes) -> tuple[dict[str, An
 class Server:
     """A tiny HTTP/1.1 server on 127.0.0.1 in a thread; `mode` picks its behaviour.
 
-    accept: 200 and keep the JSON body; refuse: 503; hang: read the request, never
-    answer; trickle: send the response one byte a second; flood: 200 with a body of
-    FLOOD bytes (counted in `sent` as they go out); script: answer the requests in turn
-    with `script`'s (status, headers), then 200. Every request is kept in `attempts`
-    as (time.monotonic(), status answered, JSON body); `bodies` keeps the accepted ones.
+    accept: 200 and keep the JSON body (400 when it is not UTF-8); refuse: 503; hang:
+    read the request, never answer; trickle: send the response one byte a second;
+    flood: 200 with a body of FLOOD bytes (counted in `sent` as they go out); script:
+    answer the requests in turn with `script`'s (status, headers), then 200. Every
+    request is kept in `attempts` as (time.monotonic(), status answered, JSON body);
+    `bodies` keeps the accepted ones.
 
     otlp: an OTLP/HTTP logs receiver. Every request is decoded (decode_otlp_logs); one
     that fails is answered 400 and its error kept in `errors`. Requests are answered in
@@ -155,9 +156,15 @@ class Server:
                     head += "".join(f"{k}: {v}\r\n" for k, v in extra.items())
                     conn.sendall((head + "\r\n").encode("latin-1"))
                     continue
-                self.attempts.append((time.monotonic(), 200, json.loads(body)))
+                try:  # strict, as real servers are: json.loads(bytes) would pass surrogates
+                    doc = json.loads(body.decode("utf-8"))
+                except UnicodeDecodeError:
+                    self.attempts.append((time.monotonic(), 400, {}))
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                    continue
+                self.attempts.append((time.monotonic(), 200, doc))
                 self.headers.append(headers)
-                self.bodies.append(json.loads(body))
+                self.bodies.append(doc)
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
         except (OSError, ValueError):  # a client cut at its deadline; a torn body
             return

@@ -47,6 +47,8 @@ def dispatcher_lock(install, session_id=SID):
     spool stays as the hook left it."""
     folder = install.sessions() / session_id
     folder.mkdir(parents=True, exist_ok=True)
+    for p in (install.state_root, install.sessions(), folder):  # 0700, as ways makes them
+        p.chmod(0o700)
     fd = os.open(folder / "dispatch.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
@@ -56,16 +58,7 @@ def dispatcher_lock(install, session_id=SID):
 
 
 def entries(install, session_id=SID):
-    env_state = install.env["XDG_STATE_HOME"]
-    old = os.environ.get("XDG_STATE_HOME")
-    os.environ["XDG_STATE_HOME"] = env_state
-    try:
-        return spool.read_all(session_id)
-    finally:
-        if old is None:
-            del os.environ["XDG_STATE_HOME"]
-        else:
-            os.environ["XDG_STATE_HOME"] = old
+    return spool.read_all(session_id, install.layout)
 
 
 def all_files(root: Path) -> list[Path]:
@@ -378,7 +371,9 @@ def modules_on_path(install, tmp_path, data: bytes) -> set[str]:
     return set(out.read_text().split())
 
 
-FORBIDDEN = {"yaml", "msgspec", "httpx", "json", "subprocess", "re", "site", "ruamel"}
+# typing and __future__: layout.py's TypeGuard is for type checkers only
+FORBIDDEN = {"yaml", "msgspec", "httpx", "json", "subprocess", "re", "site", "ruamel", "typing"}
+FORBIDDEN |= {"__future__"}
 
 
 def test_fast_path_imports_only_the_standard_library(install, tmp_path):

@@ -50,7 +50,7 @@ def test_user_layer_changes_only_the_fields_it_names(install):
     assert rules["all"]["timeout"] == 1.0
     assert rules["all"]["delivery"] == "at_least_once"  # kept from shipped
     assert rules["all"]["chain"] is True
-    assert len(rules["all"]["sections"]) == 10
+    assert len(rules["all"]["sections"]) == 13
 
 
 def test_where_dispatch_and_lists_are_replaced_whole(install, tmp_path):

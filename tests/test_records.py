@@ -6,6 +6,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from ways_sensors.agents.claude_code import builder as builder_module
 from ways_sensors.agents.claude_code.builder import Builder, split_mcp
 from ways_sensors.agents.claude_code.tracker import Tracker
 from ways_sensors.records import envelope
@@ -14,6 +17,13 @@ from .conftest import TRANSCRIPT, hooks, payload
 from .e2e.messages_api import THINKING
 
 T0 = 1_795_000_000_000_000_000
+
+
+@pytest.fixture(autouse=True)
+def short_usage_wait(monkeypatch):
+    """These transcripts are written by hand, often without a reply's last API call:
+    a Stop's wait for it (2 s on a live one) is cut short here."""
+    monkeypatch.setattr(builder_module, "USAGE_WAIT", 0.1)
 
 
 class Session:
@@ -352,6 +362,7 @@ def test_envelope_shape():
         "section",
         "seq",
         "session_id",
+        "agent",
         "agent_id",
         "agent_type",
         "timestamp",

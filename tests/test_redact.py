@@ -1,10 +1,12 @@
-"""Secret masking: every kind positive and negative, the corpus figures, tokens and keys."""
+"""Secret masking: every kind positive and negative, code that reads a secret, the corpus
+floors (overall and held out), tokens, and the deadline."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,14 @@ import pytest
 from ways_sensors import redact
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def own_state_root(tmp_path, monkeypatch):
+    """Tokens need the install key: each test makes its own, never the user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
 A36 = "Zq4vB7nK2mXc9LpQ1rSt5UwYaD3eF6gH8jKl"
 
 # kind -> (text holding the secret, the secret, a near miss that must stay as it is)
@@ -134,12 +144,54 @@ CASES = {
         "curl -H 'X-API-Key: $API_KEY' https://x",
     ),
     "secret-field": ('{"password": "s3cr3t!"}', "s3cr3t!", '{"password": "${DB_PASSWORD}"}'),
+    "google-oauth-token": ("ya29." + A36 + "_" + A36, "ya29." + A36 + "_" + A36, "ya29.short"),
+    "atlassian-api-token": (
+        "ATATT3xFfGF0" + (A36 * 6)[:180],
+        "ATATT3xFfGF0" + (A36 * 6)[:180],
+        "ATATT3 is a prefix",
+    ),
+    "docker-config": (
+        "  .dockerconfigjson: "
+        "eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJZMmt0WW05ME9raDFiblJsY2pJeU1nPT0ifX19",
+        "eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJZMmt0WW05ME9raDFiblJsY2pJeU1nPT0ifX19",
+        '{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}',
+    ),
+    "alibaba-access-key-secret": (
+        "AccessKeyId: LTAI5tQw8ZyXb3Lm9Kd2Rv7P\nAccessKeySecret: " + A36[:30],
+        A36[:30],
+        "LTAI5tQw8ZyXb3Lm9Kd2Rv7P rotated",
+    ),
+    "tencent-secret-key": (
+        "SecretId=AKID" + A36[:32] + ", SecretKey=" + A36[4:36],
+        A36[4:36],
+        "SecretId=AKID" + A36[:32],
+    ),
+    "gcs-hmac-secret": (
+        "GOOG1EQ2W3E4R5T6Y7U8I9O0PLKJHGFDSAZXCVBNM secret " + A36[:20] + "+/" + A36[:18],
+        A36[:20] + "+/" + A36[:18],
+        "GOOG1EQ2W3E4R5T6Y7U8I9O0PLKJHGFDSAZXCVBNM deleted",
+    ),
+    "twilio-auth-token": (
+        "Client('AC" + "0123456789abcdef" * 2 + "', 'f0e1d2c3b4a5968778695a4b3c2d1e0f')",
+        "f0e1d2c3b4a5968778695a4b3c2d1e0f",
+        "ACCOUNT_SID=AC" + "0123456789abcdef" * 2 + " REGION=us1",
+    ),
+    "prefixed-api-token": (
+        "export SERVICE_CRED=glsa_" + A36[:32] + "_0a1b2c3d",
+        "glsa_" + A36[:32] + "_0a1b2c3d",
+        "'bsd-3-clause-no-nuclear-license-2014': {'id': 'BSD-3-Clause-No-Nuclear-License-2014'}",
+    ),
+    "prose-password": (
+        "the staging admin password is Quartz-678-eggu, rotate it",
+        "Quartz-678-eggu",
+        "the password is stored in the keychain, never in the repo",
+    ),
 }
 
 
 def test_every_kind_has_a_case():
     assert set(CASES) == set(redact.KINDS)
-    assert len(redact.KINDS) >= 25
+    assert len(redact.KINDS) >= 40
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
@@ -163,21 +215,129 @@ def load_corpus():
     return secrets, clean
 
 
-def test_corpus_figures(capsys):
-    secrets, clean = load_corpus()
-    kinds = {r["kind"] for r in secrets}
-    assert len(secrets) >= 200 and len(kinds) >= 25 and len(clean) >= 200
+def figures(secrets: list[dict], clean: list[dict]) -> tuple[float, float, list, list]:
+    """Recall and the share of clean lines altered, with the misses and the alterations."""
     missed = [r for r in secrets if r["secret"] in redact.mask_text(r["text"])[0]]
-    altered = [c for c in clean if redact.mask_text(c)[0] != c]
-    recall = 1 - len(missed) / len(secrets)
-    fpr = len(altered) / len(clean)
+    altered = [c["text"] for c in clean if redact.mask_text(c["text"])[0] != c["text"]]
+    return 1 - len(missed) / len(secrets), len(altered) / len(clean), missed, altered
+
+
+@pytest.mark.parametrize("part", ["all", "heldout"])
+def test_corpus_floors(part, capsys):
+    """At least 400 secrets over 40 kinds and 300 look-alikes, every case labelled with its
+    family; recall >= 97 % and <= 2 % of clean lines altered, overall and held out."""
+    secrets, clean = load_corpus()
+    assert len(secrets) >= 400 and len({r["kind"] for r in secrets}) >= 40 and len(clean) >= 300
+    assert all(r.get("family") and r.get("set") for r in secrets + clean)
+    if part == "heldout":
+        secrets = [r for r in secrets if r["set"] == "heldout"]
+        clean = [c for c in clean if c["set"] == "heldout"]
+        assert len(secrets) >= 150 and len(clean) >= 100
+    recall, fpr, missed, altered = figures(secrets, clean)
     with capsys.disabled():
         print(
-            f"\nredaction corpus: {len(secrets)} secrets over {len(kinds)} kinds, recall "
-            f"{recall:.1%}; {len(clean)} clean lines, {fpr:.1%} altered"
+            f"\nredaction corpus ({part}): {len(secrets)} secrets, recall {recall:.1%}; "
+            f"{len(clean)} clean lines, {fpr:.1%} altered"
         )
     assert recall >= 0.97, [m["text"][:80] for m in missed]
-    assert fpr <= 0.03, [a[:80] for a in altered]
+    assert fpr <= 0.02, [a[:80] for a in altered]
+
+
+# Code that reads a secret is not a secret (the false alarm of issue 12), nor are the
+# other things that sit where a secret would: types, calls across lines, names.
+READS_A_SECRET = [
+    'STRIPE_SECRET_KEY = os.getenv("STRIPE_SECRET_KEY")',
+    "const apiKey = process.env.OPENAI_API_KEY;",
+    'SECRET_KEY_BASE = ENV["SECRET_KEY_BASE"]',
+    "token: ${{ secrets.NPM_TOKEN }}",
+    "password: ${DB_PASSWORD}",
+    "export API_TOKEN=$API_TOKEN",
+    'db_password = os.environ["DB_PASSWORD"]',
+    "password = settings.DATABASE_PASSWORD",
+    "token = secrets.token_urlsafe(32)",
+    "api_key = config.get('openai', 'api_key')",
+    "login(username=username, password=password)",
+    "    password: bool = False,",
+    "    password: HiddenText | None = None",
+    "        tokens = parse_lines(\n            path,",
+    "auth = (url.username, url.password)",
+    "key = SimpleKey(token_number, required,\n",
+    "    'passwd:gecos',",
+    '    "connection-string-password": "url-credentials",',
+    "2026-11-29 INFO key module password id=cc011cdd9474031b",
+    "Pass :meth:`peek` a default value",
+]
+
+
+@pytest.mark.parametrize("line", READS_A_SECRET)
+def test_code_that_reads_a_secret_is_left_alone(line):
+    assert redact.mask_text(line) == (line, [])
+
+
+# Shapes from gitleaks' curl rule tests, with values of our own: each line holds a secret
+CURL_AND_HEADERS = [
+    ("curl --cacert ca.crt -u elastic:Xk9@vWq2$1 https://localhost:9200", "Xk9@vWq2$1"),
+    (
+        "curl https://x \\\n  -H 'Accept: text/plain' \\\n  -u developer:qwRTyuPLmnBVcxZa",
+        "qwRTyuPLmnBVcxZa",
+    ),
+    ("curl --user kevin:'pRf7vG2h1L8nQkW9' -iX PATCH -d @x.json", "pRf7vG2h1L8nQkW9"),
+    ('curl -X GET \\\n  -H "apikey: c4ed6c21-9dd5-4a05-8e3f-c56d1151cce8"', "c4ed6c21-9dd5-4a05"),
+    ('curl -XPOST http://localhost:8080/api -H "Token: 3fea6af1349166ea"', "3fea6af1349166ea"),
+    ('curl -H "Authorization: Token 22cb987851bc5659229114c62e60c79abd0d2c08"', "22cb98785"),
+]
+NOT_SECRETS = [
+    "curl -i -u 'test:test'",
+    "curl --user neo4j:[PASSWORD] http://[IP]:7474/db/data/",
+    'curl -u "${_username}:${_password}"',
+    'curl -X POST --user "$(cat ./login.txt):$(cat ./password.txt)"',
+    "curl http://127.0.0.1:5000/file --user user:pass --digest",
+    'curl -H "Authorization: Bearer <Openverse API token>"',
+    'curl -H "X-Request-Id: 7f3c2a91-1d2e-4b5a-9c8d-0e1f2a3b4c5d"',
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), CURL_AND_HEADERS)
+def test_curl_users_and_header_values_are_masked(text, secret):
+    assert secret not in redact.mask_text(text)[0]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_placeholders_and_references_in_commands_are_left_alone(text):
+    assert redact.mask_text(text) == (text, [])
+
+
+def test_every_program_flag_is_prefiltered_by_a_word_its_commands_contain():
+    """structure.py skips a flag's candidates when no program reading it is named in the
+    text; that shortcut must know every program of the table."""
+    from ways_sensors.redact import structure
+
+    for prog, flags in structure.PROGRAMS.items():
+        for flag in flags:
+            words = structure._FLAG_PROGRAMS[flag]
+            login = prog in structure._NEEDS_LOGIN and "login" in words
+            assert login or any(w in prog for w in words), (prog, flag)
+
+
+def test_a_past_deadline_raises_instead_of_returning_unmasked(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    text = ("sk-" * 50_000) + f" ghp_{A36}"
+    with pytest.raises(redact.MaskTimeout):
+        redact.mask_text(text, deadline=time.monotonic() - 1)
+    with pytest.raises(redact.MaskTimeout):
+        redact.mask_record({"data": {"output": text}}, deadline=time.monotonic() - 1)
+    far = time.monotonic() + 3600
+    masked, found = redact.mask_text(text, deadline=far)
+    assert A36 not in masked and found == [("github-token", found[0][1])]
+
+
+def test_masking_twice_changes_nothing():
+    """A record read back (a consumer's file in a tool output) keeps its marks as they
+    are: no detector masks a piece of `[REDACTED:connection-string-password:...]`."""
+    secrets, _ = load_corpus()
+    for r in secrets:
+        masked, _ = redact.mask_text(r["text"])
+        assert redact.mask_text(masked) == (masked, []), masked
 
 
 def test_same_secret_same_token_across_records_and_another_install(tmp_path, monkeypatch):
@@ -218,3 +378,17 @@ def test_mask_record_walks_everything_and_lists_paths(tmp_path, monkeypatch):
     }
     assert "redactions" not in redact.mask_record({"data": {"x": "clean"}})
     assert os.path.exists(tmp_path / "agent-ways" / "redaction.key")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/home/me/.codex/sessions/2026/11/30/"
+        "rollout-2026-11-30T00-59-34-01a229f6-1b2c-7d3e-9f40-1234567890ab.jsonl",
+        "session-0b6f1c9e-7a2d-4c1e-9f3b-5d8e2a1c4b7f-transcript.log",
+    ],
+)
+def test_dated_and_uuid_named_files_are_not_tokens(text):
+    """A Codex rollout path (a date, a time and a UUID after a word) looked like a vendor
+    prefix and a random body; names built of dates and UUIDs are identifiers."""
+    assert redact.find(text) == []

@@ -8,6 +8,7 @@ runs the suite.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -49,3 +50,17 @@ def test_the_check_finds_a_pointer(tmp_path):
         f"{bad}: {NEEDLES[0].decode()}",
         f"{worse}: {NEEDLES[1].decode()}",
     ]
+
+
+MARKERS = re.compile(rb"^(?:<{7}|>{7}) ", re.M)  # a merge left unresolved
+
+
+def test_no_tracked_file_holds_a_merge_conflict():
+    """A conflict committed by mistake breaks a README or a module silently."""
+    found = [
+        p.relative_to(REPO).as_posix()
+        for p in tracked()
+        if p.is_file() and p.suffix != ".svg" and MARKERS.search(p.read_bytes())
+    ]
+    assert found == []
+    assert MARKERS.search(b"x\n" + b"<" * 7 + b" HEAD\n")  # the check finds one

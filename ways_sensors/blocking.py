@@ -9,13 +9,13 @@ is killed by its target at its own deadline, which is never later) and the hook 
 Records here are built from the payload alone, with the same builder as the dispatcher
 but without the transcript (queued messages and interrupted replies are the
 dispatcher's), and they carry `seq: null`: `seq` numbers the spool, which they skip.
-`rule_seq` and the chain head of a blocking rule live in `cursors/<rule id>.head` of the
-session, updated under `cursors/<rule id>.lock`, since concurrent hooks of one session
-(parallel tool calls) share them. Each attempt goes through delivery.py, like the
-dispatcher's: an `at_least_once` dispatch that failed for a retryable reason is
-appended to the spool as a `WaysRetry` entry holding the finished record, which the
-dispatcher delivers as it is (same rule_seq, same hash); one refused for good is
-parked in the rule's dead-letter file by the hook itself.
+`rule_seq` and the chain head of a blocking rule live in the session's
+`cursors/<rule key>.head`, updated under `cursors/<rule key>.lock` (layout.py), since
+concurrent hooks of one session (parallel tool calls) share them. Each attempt goes
+through delivery.py, like the dispatcher's: an `at_least_once` dispatch that failed
+for a retryable reason is appended to the spool as a `WaysRetry` entry holding the
+finished record, which the dispatcher delivers as it is (same rule_seq, same hash);
+one refused for good is parked in the rule's dead-letter file by the hook itself.
 """
 
 from __future__ import annotations
@@ -26,8 +26,15 @@ import os
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
-GRACE = 0.02
+if TYPE_CHECKING:
+    from .layers import LoadedRule
+
+# after the shared deadline, how long the hook waits for its jobs to finish killing what
+# they started (a command's whole tree: freeze, find, kill) and to log it; within the
+# 10.1 s the hook may take at most (10 s cap + this)
+GRACE = 0.08
 
 
 def _site() -> None:
@@ -35,11 +42,6 @@ def _site() -> None:
         import site
 
         site.main()
-
-
-def head_paths(session_dir: str, rid: str) -> tuple[str, str]:
-    base = os.path.join(session_dir, "cursors", rid)
-    return base + ".head", base + ".lock"
 
 
 def run(
@@ -54,11 +56,12 @@ def run(
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
     _site()  # before anything that needs site-packages (msgspec, yaml)
-    from . import agents, counters, delivery, events, index, records, spool
+    from . import agents, counters, delivery, events, index, records, secure, spool
     from .chain import GENESIS
     from .pipeline import finish, match
-    from .session import Session, read_json, write_json
+    from .session import Session, write_json
     from .spec import BLOCKING_CAP
+    from .utf8 import ERRORS
 
     payload = records.parse_payload(data)
     if payload is None:
@@ -83,26 +86,19 @@ def run(
     retry: list[dict] = []
     done = threading.Semaphore(0)
 
-    def number(rid, sensor, rule, rec):
-        head, lock = head_paths(session.dir, rid)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    def number(rid: str, sensor: str, rule: LoadedRule, rec: dict[str, Any]) -> dict[str, Any]:
+        layout = session.layout
+        fd = secure.open_private(layout.head_lock(session_id, rid), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            st = read_json(head)
-            if not isinstance(st, dict):
-                prior = session.read_ledger().get("rules", {}).get(f"{sensor}/{rule.name}")
-                st = (
-                    {"rule_seq": prior[0], "hash": prior[1]}
-                    if prior
-                    else {"rule_seq": 0, "hash": GENESIS}
-                )
-            out, h = finish(rec, sensor, rule, st["rule_seq"] + 1, st["hash"])
-            write_json(head, {"rule_seq": st["rule_seq"] + 1, "hash": h})
+            rule_seq, prev = layout.rule_head(session_id, sensor, rule.name) or (0, GENESIS)
+            out, h = finish(rec, sensor, rule, rule_seq + 1, prev, deadline=shared)
+            write_json(layout.head(session_id, rid), {"rule_seq": rule_seq + 1, "hash": h})
             return out
         finally:
             os.close(fd)
 
-    def one(rid, sensor, rule, rec):
+    def one(rid: str, sensor: str, rule: LoadedRule, rec: dict[str, Any]) -> None:
         tally = counters.Tally(rid)
         try:
             out = number(rid, sensor, rule, rec)
@@ -154,7 +150,7 @@ def run(
             waited_ms=round((time.monotonic() - start) * 1000),
         )
     for item in list(retry):
-        body = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
+        body = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8", ERRORS)
         spool.append(session_id, "WaysRetry", ts_ns, project, body)
     if retry:
         from . import launch

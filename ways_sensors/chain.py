@@ -2,7 +2,8 @@
 
     hash = sha256(prev + "\\n" + canonical JSON of the record without its `chain` field)
 
-canonical: sorted keys, no spaces, UTF-8 (non-ASCII kept as is). The first `prev` is
+canonical: sorted keys, no spaces, UTF-8 (non-ASCII kept as is, a lone surrogate as
+U+FFFD, as pipeline.dumps sends it: utf8.py). The first `prev` is
 64 zeros. A chain runs per rule and per session, like `rule_seq`: one session's
 dispatcher is the only writer of its async rules, so no lock spans sessions, and a file
 that holds many sessions holds one chain per session (verify checks each).
@@ -14,13 +15,15 @@ import hashlib
 import json
 from typing import Any
 
+from .utf8 import ERRORS
+
 GENESIS = "0" * 64
 
 
 def canonical(record: dict[str, Any]) -> bytes:
     body = {k: v for k, v in record.items() if k != "chain"}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8", "surrogatepass"
+        "utf-8", ERRORS
     )
 
 

@@ -35,6 +35,7 @@ COMMANDS = {
     ("sensors", "test"): "sensors_test:run",
     ("sensors", "fire"): "sensors_fire:run",
     ("sensors", "emit"): "sensors_emit:run",
+    ("sensors", "tui"): "sensors_tui:run",
     ("settings", "get"): "settings_cmd:cmd_get",
     ("settings", "set"): "settings_cmd:cmd_set",
     ("settings", "unset"): "settings_cmd:cmd_unset",
@@ -58,9 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
     hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"])
     hook.add_argument("--agent", metavar="NAME", help="the agent sending (default claude-code)")
+    hook.add_argument("--event", metavar="NAME", help="the event, for payloads naming none")
 
     rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument("--agent", metavar="NAME", default="claude-code", help="the agent to wire")
+    rec.add_argument(
+        "--agent", metavar="NAME", default="claude-code", help="the agent to wire, or `all`"
+    )
     rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
@@ -126,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     src = t.add_mutually_exclusive_group()
     src.add_argument("--session", metavar="ID")
     src.add_argument("--transcript", metavar="FILE")
+    t.add_argument("--agent", metavar="NAME", help="whose session file (default: detected)")
     t.add_argument("--json", action="store_true")
     t.add_argument("--all", action="store_true", help="show every record, not the first 10")
     f = ss.add_parser("fire", help="send a test record through the real dispatch path")
@@ -138,9 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--section", required=True)
     e.add_argument("--session", required=True, metavar="ID")
     e.add_argument("--input", metavar="FILE|-")
+    ss.add_parser("tui", help="the sensors tab: a terminal UI (the tui extra)")
     disp = ss.add_parser("dispatch", help="the per-session dispatcher (started by the hook)")
-    disp.add_argument("--session", required=True)
+    disp.add_argument("session_id", nargs="?", metavar="ID", help="after --: ids may start with -")
+    disp.add_argument("--session")
     disp.add_argument("--idle", type=float, default=None, help=argparse.SUPPRESS)
+    disp.add_argument("--resume-owed", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -198,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _stdout_gone()
     except Exception as exc:  # the boundary: one line here, the traceback in errors.log
+        from .secure import UnsafeState
+
+        if isinstance(exc, UnsafeState):  # a state path refused (secure.py): say which, why
+            print(f"ways: {exc.message}", file=sys.stderr)
+            return errors.WRITE_FAILED
         return _unexpected(command, exc)
 
 

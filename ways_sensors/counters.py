@@ -1,4 +1,5 @@
-"""Per-rule counters, totalled across sessions: `<state>/counters/<sensor>.<rule>.json`.
+"""Per-rule counters, totalled across sessions: `<state>/counters/<rule key>.json`
+(layout.py), {kind: total}.
 
 Each dispatcher (and the blocking path) adds its deltas under an flock of the file,
 at most about once a second and when it exits, so counting never slows delivery.
@@ -11,8 +12,9 @@ import os
 import threading
 from collections import Counter
 
-from . import roots
+from . import secure
 from .files import update_json_locked
+from .layout import Layout
 
 KINDS = (
     "dispatched",
@@ -29,40 +31,35 @@ KINDS = (
 )
 
 
-def folder() -> str:
-    return os.path.join(roots.state_root(), "counters")
-
-
-def path_for(rid: str) -> str:
-    return os.path.join(folder(), rid + ".json")
-
-
-def add(rid: str, deltas: dict[str, int]) -> None:
+def add(rid: str, deltas: dict[str, int], layout: Layout | None = None) -> None:
     """Add `deltas` to the rule's totals, atomically with respect to other writers."""
     deltas = {k: v for k, v in deltas.items() if v}
     if not deltas:
         return
-    roots.makedirs_private(folder())
+    layout = layout or Layout()
+    secure.ensure_private_dir(layout.counters_dir(), layout.root)
 
     def change(totals: dict) -> bool:
         for k, v in deltas.items():
             totals[k] = int(totals.get(k, 0)) + v
         return True
 
-    update_json_locked(path_for(rid), change)
+    update_json_locked(layout.counters(rid), change)
 
 
-def read_all() -> dict[str, dict[str, int]]:
+def read_all(layout: Layout | None = None) -> dict[str, dict[str, int]]:
+    """{rule key: totals} of every rule with counters."""
+    folder = (layout or Layout()).counters_dir()
     out: dict[str, dict[str, int]] = {}
     try:
-        names = os.listdir(folder())
+        names = os.listdir(folder)
     except OSError:
         return out
     for name in sorted(names):
         if not name.endswith(".json"):
             continue
         try:
-            with open(os.path.join(folder(), name)) as f:
+            with open(os.path.join(folder, name)) as f:
                 out[name[:-5]] = {k: int(v) for k, v in json.load(f).items()}
         except (OSError, ValueError):
             continue
@@ -72,8 +69,9 @@ def read_all() -> dict[str, dict[str, int]]:
 class Tally:
     """In-memory deltas for one rule, flushed to disk by its owner."""
 
-    def __init__(self, rid: str):
+    def __init__(self, rid: str, layout: Layout | None = None):
         self.rid = rid
+        self.layout = layout
         self._lock = threading.Lock()
         self._deltas: Counter[str] = Counter()
 
@@ -85,7 +83,7 @@ class Tally:
         with self._lock:
             deltas, self._deltas = dict(self._deltas), Counter()
         try:
-            add(self.rid, deltas)
+            add(self.rid, deltas, self.layout)
         except OSError:
             with self._lock:
                 self._deltas.update(deltas)

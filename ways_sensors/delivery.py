@@ -44,7 +44,7 @@ What `settle` makes of a failure:
     at_least_once, permanent   rejected (counted) and parked as a dead letter; the rule
                                moves on
 
-Dead letters: `<state>/deadletters/<sensor>.<rule>.jsonl`, 0600 in a 0700 folder, one
+Dead letters: `<state>/deadletters/<rule key>.jsonl` (layout.py), 0600 in a 0700 folder, one
 JSON line per parked record, appended with one write() (several dispatchers and hooks
 may park into one rule's file):
 
@@ -66,7 +66,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import events, roots
+from . import events, secure
+from .layout import Layout, rule_key
 from .pipeline import dumps
 from .spec import batch_for
 from .targets import ERROR, TARGETS, Item, Outcome
@@ -187,12 +188,12 @@ def next_wait(backoff: float, outcome: Outcome) -> float:
 # --- dead letters ------------------------------------------------------------------------
 
 
-def deadletter_folder() -> str:
-    return os.path.join(roots.state_root(), "deadletters")
+def deadletter_folder(layout: Layout | None = None) -> str:
+    return (layout or Layout()).deadletters_dir()
 
 
-def deadletter_path(sensor: str, rule: str) -> str:
-    return os.path.join(deadletter_folder(), f"{sensor}.{rule}.jsonl")
+def deadletter_path(sensor: str, rule: str, layout: Layout | None = None) -> str:
+    return (layout or Layout()).deadletters(rule_key(sensor, rule))
 
 
 def park(
@@ -215,8 +216,8 @@ def park(
     path = deadletter_path(sensor, rule)
     try:
         data = b"".join(head + b',"record":' + dumps(rec) + b"}\n" for rec in records)
-        roots.makedirs_private(deadletter_folder())
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        secure.ensure_private_dir(deadletter_folder(), Layout().root)
+        fd = secure.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             view = memoryview(data)
             while view:
@@ -245,9 +246,9 @@ def park(
     return True
 
 
-def dead_letters() -> dict[str, tuple[str, int]]:
-    """{rule id (`sensor.rule`): (file, parked records)} for every dead-letter file."""
-    folder = deadletter_folder()
+def dead_letters(layout: Layout | None = None) -> dict[str, tuple[str, int]]:
+    """{rule key (`sensor.rule`): (file, parked records)} for every dead-letter file."""
+    folder = deadletter_folder(layout)
     out: dict[str, tuple[str, int]] = {}
     try:
         names = sorted(os.listdir(folder))

@@ -8,11 +8,22 @@ has its own worker thread with its own cursor into the journal (worker.py), so o
 consumer never delays another. Rules are re-read from the index whenever its key
 changes (`sync_rules`), so an edited sensor file takes effect without a restart.
 
+Idle, it sleeps: workers wait on a condition the build loop notifies (worker.py), and
+the build loop's poll backs off from FAST_POLL to MAX_POLL once no frame came for ACTIVE
+seconds. A frame torn by a killed hook is sealed, skipped, counted and logged
+(spoolread.py).
+
 Lifetime: exits after IDLE seconds with no new spool frames and every worker caught up
 (or only retrying), or once drained after `session_end`. A session that ended with
 nothing pending leaves its ledger and loses its folder; one with records still owed
-leaves a pending marker, so its next hook event or any session's start restarts it.
-Never writes to a terminal: the hook starts it with fds 0-2 on /dev/null.
+leaves a pending marker (with the rules owed), so its next hook event restarts it, and
+the resumer (resume.py) at any session's start. The exit and the hook's hand-off agree
+under `spool.lock`: with the workers stopped, the dispatcher takes it, re-checks that
+the spool is drained (else it serves again), leaves the marker or removes the folder,
+and releases `dispatch.lock` while still holding it. A hook appends under the same lock
+and only then probes `dispatch.lock`, so every frame is seen by a live dispatcher or
+finds the lock free and starts one. Never writes to a terminal: the hook starts it with
+fds 0-2 on /dev/null.
 """
 
 from __future__ import annotations
@@ -23,9 +34,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, metrics, records, roots, spool
+from . import agents, events, index, lost, metrics, records, roots, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
+from .layout import Layout
+from .retention import sweep
+from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
+from .spoolread import Reader
 from .worker import Worker, load_rules
 
 if TYPE_CHECKING:
@@ -34,16 +49,24 @@ if TYPE_CHECKING:
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
 RETRY_SECTION = "__retry__"
-FAST_POLL, SLOW_POLL = 0.005, 0.1
+FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
+ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
+WORKER_NAP = 60.0  # an idle worker's longest sleep, should a notification be missed
 
 
 class Dispatcher:
-    def __init__(self, session_id: str, idle: float = IDLE):
-        self.session = Session(session_id)
+    """One session's dispatcher: its lifecycle, the build loop and the rule sync; the
+    journal is journal.py's, each rule's delivery its worker's (worker.py)."""
+
+    def __init__(self, session_id: str, idle: float = IDLE, layout: Layout | None = None):
+        self.session = Session(session_id, layout)
         self.journal = Journal(self.session.journal)
         self.idle = idle
         self.cond = threading.Condition()
+        self.generation = 0  # bumped under `cond` at each journal commit
         self.workers: dict[str, Worker] = {}
+        self.retiring: dict[str, Worker] = {}  # replaced workers finishing an attempt
+        self.spool = Reader(session_id, self.session.layout)
         self.ledger: dict[str, Any] = {}
         self.rules_key = ""
         self._lock_fd: int | None = None
@@ -61,9 +84,18 @@ class Dispatcher:
         """Committed records after (seg, offset) (journal.py `Journal.read`)."""
         return self.journal.read(seg, offset, self.journal_end())
 
-    def wait_for_records(self, timeout: float) -> None:
+    def wait_for_records(
+        self, seen: int, stop: threading.Event, timeout: float = WORKER_NAP
+    ) -> None:
+        """Sleep until the journal grows past generation `seen`, or `stop` is set (the
+        setter calls `wake_workers`), at most `timeout` (a batch lingering for more)."""
         with self.cond:
-            self.cond.wait(timeout)
+            if self.generation == seen and not stop.is_set():
+                self.cond.wait(timeout)
+
+    def wake_workers(self) -> None:
+        with self.cond:
+            self.cond.notify_all()
 
     # --- start and recovery ----------------------------------------------------------
 
@@ -71,7 +103,8 @@ class Dispatcher:
         """Take the session's lock; False when another dispatcher has it, or when the
         session folder is gone (a late start after the previous dispatcher finished)."""
         try:
-            fd = os.open(self.session.lock, os.O_RDWR | os.O_CREAT, 0o600)
+            ensure_private_dir(self.session.dir, self.session.layout.root, create=False)
+            fd = open_private(self.session.lock, os.O_RDWR | os.O_CREAT)
         except FileNotFoundError:
             return False
         try:
@@ -91,6 +124,7 @@ class Dispatcher:
         """Load the build cursor and cut the journal back to what it committed."""
         self.ledger = self.session.read_ledger()
         b = read_json(self.session.build)
+        kept = self.ledger.get("trackers")  # a session retention.py removed: read on
         if not isinstance(b, dict):
             b = {
                 "project": None,
@@ -98,7 +132,7 @@ class Dispatcher:
                 "journal": [FIRST_SEGMENT, 0],
                 "seq": int(self.ledger.get("seq", 0)),
                 "ended": False,
-                "trackers": {},
+                "trackers": dict(kept) if isinstance(kept, dict) else {},
             }
         self.build = b
         self.journal.cut_back(*b["journal"])
@@ -121,25 +155,15 @@ class Dispatcher:
 
         b = self.build
         seg, off = b["spool"]
-        names = spool.segment_names(self.session.spool)
-        path = os.path.join(self.session.spool, seg)
-        try:
-            with open(path, "rb") as f:
-                f.seek(off)
-                data = f.read()
-        except FileNotFoundError:
-            data = b""
-        frames = list(spool.scan_frames(data))
+        frames, nxt = self.spool.read(seg, off)
+        if nxt:  # `seg` is finished: move on, drop it
+            b["spool"] = [nxt, 0]
+            self._commit(b"")
+            try:
+                os.unlink(os.path.join(self.session.spool, seg))
+            except FileNotFoundError:
+                pass
         if not frames:
-            later = [n for n in names if n > seg]
-            if later and not data:  # this segment is finished: move on, drop it
-                b["spool"] = [later[0], 0]
-                self._commit(b"")
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    pass
-                return 0
             return 0
         self.sync_rules()  # a rule added since the last look sees these records too
         out = bytearray()
@@ -148,7 +172,7 @@ class Dispatcher:
             entry = spool.parse_entry(body, seg, off + start)
             b["spool"] = [seg, off + end]
             if entry is None:
-                events.log("dispatch.corrupt_spool_frame", session=self.session.id)
+                self.spool.skipped("corrupt", end - start)
                 continue
             built += 1
             if not b.get("project"):
@@ -164,7 +188,7 @@ class Dispatcher:
                         },
                         ensure_ascii=False,
                         separators=(",", ":"),
-                    ).encode("utf-8", "surrogatepass")
+                    ).encode("utf-8", utf8.ERRORS)
                 )
                 continue
             if payload is None:
@@ -185,7 +209,7 @@ class Dispatcher:
                         frame(
                             json.dumps(
                                 rec, ensure_ascii=False, separators=(",", ":"), default=str
-                            ).encode("utf-8", "surrogatepass")
+                            ).encode("utf-8", utf8.ERRORS)
                         )
                     )
             except Exception as exc:  # nesting too deep to encode: never block the spool
@@ -252,11 +276,14 @@ class Dispatcher:
         write_json(self.session.build, b)
         if data:
             with self.cond:
+                self.generation += 1
                 self.cond.notify_all()
 
     # --- rules -----------------------------------------------------------------------------
 
     def sync_rules(self) -> None:
+        """Follow the index: a removed or changed rule's worker is retired, never waited
+        for (worker.py); a new or changed rule gets a worker, after the retired one."""
         key = index.compute_key(self.project)
         if key == self.rules_key:
             return
@@ -264,25 +291,29 @@ class Dispatcher:
         for rid, worker in list(self.workers.items()):
             current = wanted.get(rid)
             if current is None or current[1].rule != worker.rule.rule:
-                worker.stop.set()
-                with self.cond:
-                    self.cond.notify_all()
-                worker.join()
-                worker.tally.flush()
-                if current is None:
-                    worker.deactivate()
+                worker.retire(deactivate=current is None)
+                self.retiring[rid] = worker
                 del self.workers[rid]
+        self.wake_workers()
         for rid, (sensor, rule) in wanted.items():
             if rid not in self.workers:
-                w = Worker(self, sensor, rule)
+                old = self.retiring.get(rid)
+                if old is not None:
+                    old.deactivate_on_exit = False  # wanted again: its cursor goes on
+                w = Worker(self, sensor, rule, after=old if old and old.is_alive() else None)
                 self.workers[rid] = w
                 w.start()
 
+    def _every_worker(self) -> list[Worker]:
+        return list(self.workers.values()) + list(self.retiring.values())
+
     def clean_journal(self) -> None:
-        if not self.workers:
+        self.retiring = {rid: w for rid, w in self.retiring.items() if w.is_alive()}
+        everyone = self._every_worker()
+        if not everyone:
             keep = self.build["journal"][0]
         else:
-            keep = min(w.state["segment"] for w in self.workers.values())
+            keep = min(w.state["segment"] for w in everyone)
         self.journal.drop_before(keep)
 
     # --- the main loop ---------------------------------------------------------------------
@@ -290,94 +321,90 @@ class Dispatcher:
     def run(self) -> int:
         if not self.acquire():
             return 0  # another dispatcher holds this session
-        reason = "idle"
         try:
             self.recover()
             self.sync_rules()
             events.log("dispatch.start", session=self.session.id, rules=len(self.workers))
-            last_frame = last_sync = time.monotonic()
-            ended_at = None
-            while True:
-                now = time.monotonic()
-                if self.build_step():
-                    last_frame = now
-                if now - last_sync >= 1.0:
-                    last_sync = now
-                    self.sync_rules()
-                    self.clean_journal()
-                    for w in self.workers.values():
-                        w.tally.flush()
-                metrics.tick()  # the Prometheus textfile, when configured and due
-                caught_up = self._spool_drained() and all(w.done() for w in self.workers.values())
-                if self.build.get("ended"):
-                    ended_at = ended_at or now
-                    if caught_up:
-                        reason = "session_end"
-                        break
-                    if all(w.idle for w in self.workers.values()) and now - ended_at > self.idle:
-                        reason = "retrying_after_end"
-                        break
-                else:
-                    ended_at = None
-                if now - last_frame > self.idle and all(w.idle for w in self.workers.values()):
-                    reason = "idle"
-                    break
-                time.sleep(FAST_POLL if now - last_frame < 2.0 else SLOW_POLL)
+            sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
+            while not self.finish(self.serve()):
+                pass  # a hook appended as we were leaving: serve it
         except Exception as exc:
-            reason = "error"
             events.log("dispatch.error", session=self.session.id, error=type(exc).__name__)
+            try:
+                self.finish("error")
+            except Exception:
+                pass  # the lock goes with the process; the next hook starts a dispatcher
+            if isinstance(exc, UnsafeState):
+                raise  # a state path refused (secure.py): the command says so in one line
         finally:
-            self.shutdown(reason)
+            metrics.tick(force=True)
         return 0
 
+    def serve(self) -> str:
+        """Build and deliver until an exit looks due; returns its reason."""
+        self.sync_rules()  # workers again, after a `finish` that found more to do
+        last_frame = last_sync = time.monotonic()
+        ended_at = None
+        poll = FAST_POLL
+        while True:
+            now = time.monotonic()
+            if self.build_step():
+                last_frame = now
+            if now - last_sync >= 1.0:
+                last_sync = now
+                self.sync_rules()
+                self.clean_journal()
+                for w in self._every_worker():
+                    w.tally.flush()
+            metrics.tick()  # the Prometheus textfile, when configured and due
+            workers = list(self.workers.values())
+            if self.build.get("ended"):
+                ended_at = ended_at or now
+                if self._spool_drained() and all(w.done() for w in workers):
+                    return "session_end"
+                if now - ended_at > self.idle and all(w.idle for w in workers):
+                    return "retrying_after_end"
+            else:
+                ended_at = None
+            idle = now - last_frame > self.idle and all(w.idle for w in workers)
+            if idle and not lost.end_if_lost(self):  # True: a dead client's end to drain
+                return "idle"
+            poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)
+            time.sleep(poll)
+
     def _spool_drained(self) -> bool:
-        seg, off = self.build["spool"]
-        names = spool.segment_names(self.session.spool)
-        if any(n > seg for n in names):
-            return False
-        try:
-            return os.path.getsize(os.path.join(self.session.spool, seg)) <= off
-        except FileNotFoundError:
-            return True
+        return self.spool.drained(*self.build["spool"])
 
-    def shutdown(self, reason: str) -> None:
-        for w in self.workers.values():
+    def finish(self, reason: str) -> bool:
+        """Stop the workers and leave, unless the spool holds more (then False: serve
+        again). Decided under spool.lock, and dispatch.lock released under it (the
+        module docstring says why)."""
+        everyone = self._every_worker()
+        for w in everyone:
             w.stop.set()
-        with self.cond:
-            self.cond.notify_all()
-        for w in self.workers.values():
-            w.join()
-            w.tally.flush()
-        owes = any(w.owes for w in self.workers.values())
-        ended = bool(getattr(self, "build", {}).get("ended"))
-        if ended and not owes and reason == "session_end" and self._remove_if_quiet():
-            self.session.mark_pending(False)
-        else:
-            self.session.mark_pending(owes)
-        events.log("dispatch.exit", session=self.session.id, reason=reason, owes=owes)
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-        metrics.tick(force=True)
-
-    def _remove_if_quiet(self) -> bool:
-        """Leave the ledger and remove the session folder, unless a hook just wrote."""
-        lock = os.open(os.path.join(self.session.dir, "spool.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        self.wake_workers()
+        for w in everyone:
+            w.join()  # each flushes its counts as it exits
+        self.retiring.clear()
+        owes = sorted(w.rid for w in self.workers.values() if w.owes)
+        s = self.session
+        lock = open_private(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not self._spool_drained():
+            drained = hasattr(self, "build") and self._spool_drained()
+            if reason != "error" and not drained:
+                self.workers.clear()
+                self.rules_key = ""
                 return False
-            ledger = {"seq": self.build["seq"], "rules": dict(self.ledger.get("rules", {}))}
-            # async rules keep their head in <id>.json; blocking ones in <id>.head,
-            # which wins (their .json only tracks redelivery)
-            for name in sorted(os.listdir(self.session.cursors), key=lambda n: n.endswith(".head")):
-                rid, dot, ext = name.rpartition(".")
-                st = read_json(os.path.join(self.session.cursors, name))
-                if dot and ext in ("json", "head") and isinstance(st, dict):
-                    sensor, _, rule = rid.partition(".")
-                    if ext == "head" or st.get("rule_seq"):
-                        ledger["rules"][f"{sensor}/{rule}"] = [st["rule_seq"], st["hash"]]
-            self.session.write_ledger(ledger)
-            self.session.remove()
+            if reason == "session_end" and not owes and self.build.get("ended"):
+                s.leave(self.build["seq"], self.ledger)  # the ledger; the folder goes
+                s.mark_pending(False)
+            else:
+                s.mark_pending(bool(owes) or not drained, owes)
+            events.log("dispatch.exit", session=s.id, reason=reason, owes=bool(owes))
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)  # a hook appending after this starts a dispatcher
+                self._lock_fd = None
             return True
         finally:
             os.close(lock)

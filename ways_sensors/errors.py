@@ -11,9 +11,9 @@ naming the command and this log, and exits UNEXPECTED. `retryable` tells failure
 retry can fix (a lock held too long, a full disk) from permanent ones. The hook never
 raises any of these: it swallows everything and exits 0.
 
-`<state>/errors.log` (0600, in the 0700 state root) holds one entry per unexpected
-error; it is for the user's eyes, so it keeps the traceback (which may quote paths and
-values) but never the command's arguments:
+`<state>/errors.log` (0600, in the 0700 state root; secure.py checks both) holds one
+entry per unexpected error; it is for the user's eyes, so it keeps the traceback (which
+may quote paths and values) but never the command's arguments:
 
     --- <ISO UTC time> ways <version> '<command>' pid <pid>
     Traceback (most recent call last):
@@ -70,9 +70,10 @@ class WriteError(WaysError):
 
 
 def log_path(state: str | None = None) -> str:
-    from . import roots
+    """errors.log under the state root `state` (default: XDG's)."""
+    from .layout import Layout
 
-    return os.path.join(state or roots.state_root(), LOG_NAME)
+    return Layout(state).errors_log()
 
 
 def log_unexpected(command: str, exc: BaseException, state: str | None = None) -> str:
@@ -81,12 +82,13 @@ def log_unexpected(command: str, exc: BaseException, state: str | None = None) -
     import time
     import traceback
 
-    from . import __version__, roots
+    from . import __version__, secure
 
     path = log_path(state)
-    roots.makedirs_private(os.path.dirname(path))
+    root = os.path.dirname(path)
+    secure.ensure_private_dir(root, root)
     try:
-        if os.stat(path).st_size > LOG_MAX:
+        if os.lstat(path).st_size > LOG_MAX:
             os.replace(path, path + ".1")
     except FileNotFoundError:
         pass
@@ -97,7 +99,7 @@ def log_unexpected(command: str, exc: BaseException, state: str | None = None) -
     if len(data) > ENTRY_MAX:  # keep the end: the exception and the innermost frames
         data = b"[... earlier frames cut ...]\n" + data[-ENTRY_MAX:]
     data = head.encode("utf-8", "replace") + data
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = secure.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, root)
     try:
         os.write(fd, data)
     finally:

@@ -1,15 +1,18 @@
 """The events log: one content-free JSON line per thing that went wrong (or notably right).
 
-`<state>/events.log`, 0600 in a 0700 folder, appended with one write per line. A line
+`<state>/events.log` (layout.py), 0600 in a 0700 folder (secure.py), appended with one write
+per line; past LOG_MAX bytes it becomes `events.log.1` (the older one dropped). A line
 names what happened and where (`kind`, sensor, rule, session, counts, durations, an
 exception's class name), never what the session said: no prompt, no tool input, no
 record, no exception message (those can quote payloads). Writing it must never raise:
 the hook calls it from its last-resort handler. Stdlib-only, import-free (`posix`).
 """
 
-from . import roots
+from . import secure
+from .layout import Layout
 from .roots import posix
 
+LOG_MAX = 1 << 20  # then events.log becomes events.log.1: the two hold about 2 MiB
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+ ")
 
 
@@ -49,22 +52,36 @@ def log(kind: str, **fields: object) -> None:
         parts = ['"ts":"%s"' % iso_utc(ns), '"kind":%s' % _text(kind)]
         parts += ['"%s":%s' % (k, _value(v)) for k, v in fields.items()]
         line = ("{" + ",".join(parts) + "}\n").encode("ascii", "replace")
-        root = roots.state_root()
-        roots.makedirs_private(root)
-        fd = posix.open(
-            root + "/events.log", posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600
-        )
+        layout = Layout()
+        path = layout.events_log()
+        secure.ensure_private_dir(layout.root, layout.root)
+        fd = secure.open_private(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, layout.root)
         try:
             posix.write(fd, line)
+            if posix.fstat(fd).st_size > LOG_MAX:
+                _rotate(path, fd)
         finally:
             posix.close(fd)
     except BaseException:  # the log is the last resort: it must never raise
         pass
 
 
-def read(limit: int | None = None) -> list[str]:
+def _rotate(path: str, fd: int) -> None:
+    """events.log past LOG_MAX becomes events.log.1 (replacing the older one), unless
+    another writer rotated it already (the name no longer names our file)."""
+    st = posix.fstat(fd)
     try:
-        with open(roots.state_root() + "/events.log", encoding="utf-8", errors="replace") as f:
+        now = posix.lstat(path)
+    except OSError:
+        return
+    if (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev):
+        posix.rename(path, path + ".1")
+
+
+def read(limit: int | None = None, layout: Layout | None = None) -> list[str]:
+    path = (layout or Layout()).events_log()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError:
         return []

@@ -18,7 +18,8 @@ empty file per distinct locked path is the price; nothing else is kept.
 a reader (or a SIGKILL) sees the old file or the new one, never half of either; the
 target keeps its mode (a new one gets `new_mode`). `update_json_locked`: read, change
 and rewrite a small JSON file under an flock, for files several processes update
-(counters, the preview registry).
+(counters, the preview registry); a state file, so opened through secure.py (no link
+followed, ours, 0600).
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ def replace_atomically(
 def update_json_locked(path: str, change: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """Apply `change` to the JSON object in `path` (created 0600); it returns whether it
     changed anything, and only then is the file rewritten."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    from . import secure
+
+    fd = secure.open_private(path, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         raw = b""
@@ -85,14 +88,15 @@ def update_json_locked(path: str, change: Callable[[dict[str, Any]], bool]) -> d
 
 
 def lock_path(path: str, state: str | None = None) -> str:
-    """Where the lock of `path` lives: keyed by the directory entry, not the spelling."""
-    from . import roots
+    """Where the lock of `path` lives (under the state root `state`, default XDG's):
+    keyed by the directory entry, not the spelling."""
+    from .layout import Layout
 
     full = os.path.abspath(path)
     folder, name = os.path.split(full)
     entry = os.path.join(os.path.realpath(folder), name)
     key = hashlib.sha256(os.fsencode(entry)).hexdigest()[:32]
-    return os.path.join(state or roots.state_root(), "locks", key + ".lock")
+    return Layout(state).lock(key)
 
 
 @contextlib.contextmanager
@@ -100,14 +104,16 @@ def locked(path: str, timeout: float = 10, state: str | None = None) -> Iterator
     """Hold the lock of `path` (see the module docstring); a lock held longer than
     `timeout` seconds, or a state root that cannot hold locks, is a WriteError. The
     descriptor stays open while waiting, so a waiter is visible in /proc (and tests)."""
-    from . import roots
+    from . import secure
     from .errors import WriteError
+    from .layout import Layout
 
     lock = lock_path(path, state)
     folder = os.path.dirname(lock)
     try:
-        roots.makedirs_private(folder)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        root = Layout(state).root
+        secure.ensure_private_dir(folder, root)
+        fd = secure.open_private(lock, os.O_RDWR | os.O_CREAT, root)
     except OSError as exc:
         raise WriteError(f"cannot lock {path}: cannot write in {folder}: {exc.strerror}") from None
     try:

@@ -1,19 +1,15 @@
 """A rule's stored chain heads, and which files its file target writes, for `verify --rule`.
 
-The heads are written by others and only read here:
-
-    <state>/sessions/<id>/cursors/<sensor>.<rule>.head   {"rule_seq", "hash"}: a
-        blocking rule, numbered by the hook (blocking.py head_paths); wins over .json
-    <state>/sessions/<id>/cursors/<sensor>.<rule>.json   {"rule_seq", "hash",
-        "pending", ...}: an async rule's worker cursor (worker.py); `pending` is the
-        numbered, chained batch still being delivered (one record, before batching)
-    <state>/ledger/<id>.json   {"seq", "rules": {"sensor/rule": [rule_seq, hash]}}:
-        what a finished session left (dispatcher.py _remove_if_quiet)
+The heads are written by others; layout.py says where, and reads them (`session_head`:
+a blocking rule's `.head`, else an async rule's worker cursor with its `pending`
+batch, the numbered, chained records still being delivered (one record, before
+batching); `ledger_head`: what a finished session left). State files are opened
+without following links, must be regular files and are read up to a cap
+(layout.read_state).
 
 A live session's cursor wins over its ledger entry (the cursor started from it).
 `rule_seq` also counts records dropped by `queue_cap`, which leave the hash as it was,
-so the hash, not the number, says which record the file must end with. State files
-are opened without following links, must be regular files and are read up to a cap.
+so the hash, not the number, says which record the file must end with.
 
 A head does not name a file. For a rule whose target is `file`, this module renders the
 rule's current path template to tell which sessions write to a given file:
@@ -24,18 +20,15 @@ segment.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import chain, roots
-from .spool import valid_session_id
+from . import chain
+from .layout import Layout
 
-STATE_FILE_CAP = 256 << 20  # a cursor may hold a pending record (see verify.LINE_CAP)
 MAX_SIBLINGS = 400  # dated files looked at around the one verified (over a year of days)
 _PLACEHOLDER = re.compile(r"\{(session_id|date|sensor|rule)\}")
 _SEGMENT = {"session_id": r"[A-Za-z0-9_-]{1,128}", "date": r"[^/]+"}
@@ -80,87 +73,27 @@ def rule_template(sensor: str, rule: str) -> tuple[bool, Template | None]:
     return True, Template(os.path.expanduser(d.target.path), sensor, rule)
 
 
-def read_state(path: str, cap: int = STATE_FILE_CAP) -> Any:
-    """A JSON state file, or None: missing, a link, not a regular file, too large, or
-    not JSON (however hostile: deep nesting is a RecursionError, caught)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(cap + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > cap:
-        return None
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _pair(value: Any) -> tuple[int, str] | None:
-    if isinstance(value, dict):
-        value = [value.get("rule_seq"), value.get("hash")]
-    if (
-        isinstance(value, list)
-        and len(value) == 2
-        and isinstance(value[0], int)
-        and not isinstance(value[0], bool)
-        and value[0] >= 0
-        and isinstance(value[1], str)
-    ):
-        return value[0], value[1]
-    return None
-
-
-def _listdir(path: str) -> list[str]:
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
-
-
-def known_heads(sensor: str, rule: str) -> dict[str, Head]:
+def known_heads(sensor: str, rule: str, layout: Layout | None = None) -> dict[str, Head]:
     """Every session with a stored head for the rule, by session id."""
-    state = roots.state_root()
+    layout = layout or Layout()
     out: dict[str, Head] = {}
-    for name in _listdir(os.path.join(state, "ledger")):
-        sid = name[: -len(".json")]
-        if not name.endswith(".json") or not valid_session_id(sid):
-            continue
-        ledger = read_state(os.path.join(state, "ledger", name), 1 << 20)
-        rules = ledger.get("rules") if isinstance(ledger, dict) else None
-        pair = _pair(rules.get(f"{sensor}/{rule}")) if isinstance(rules, dict) else None
+    for sid in layout.ledger_sessions():
+        pair = layout.ledger_head(sid, sensor, rule)
         if pair:
             out[sid] = Head(sid, pair[0], pair[1], pair[1], False, "ledger")
-    for sid in _listdir(os.path.join(state, "sessions")):
-        if not valid_session_id(sid):
-            continue
-        base = os.path.join(state, "sessions", sid, "cursors", f"{sensor}.{rule}")
-        pair = _pair(read_state(base + ".head", 1 << 20))
-        if pair:
-            out[sid] = Head(sid, pair[0], pair[1], pair[1], False, "cursor")
-            continue
-        cur = read_state(base + ".json")
-        pair = _pair(cur)
-        if not pair or not pair[0]:
-            continue  # a cursor that never numbered anything: the ledger (if any) stands
-        pending = cur.get("pending")
+    for sid in layout.sessions():
+        h = layout.session_head(sid, sensor, rule)
+        if h is None:
+            continue  # never numbered anything here: the ledger (if any) stands
+        pending = h.pending
         batch = pending if isinstance(pending, list) and pending else [pending]  # worker.py
         first, last = (
             r.get("chain") if isinstance(r, dict) else None for r in (batch[0], batch[-1])
         )
-        written = pair[1]
-        if isinstance(last, dict) and last.get("hash") == pair[1] and isinstance(first, dict):
+        written = h.hash
+        if isinstance(last, dict) and last.get("hash") == h.hash and isinstance(first, dict):
             written = str(first.get("prev"))  # the batch is numbered, maybe not yet in the file
-        out[sid] = Head(sid, pair[0], pair[1], written, pending is not None, "cursor")
+        out[sid] = Head(sid, h.rule_seq, h.hash, written, pending is not None, "cursor")
     return out
 
 

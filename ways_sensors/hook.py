@@ -1,4 +1,4 @@
-"""`ways hook sensors [--agent NAME]`: the command a coding agent runs on every hook event.
+"""`ways hook sensors [--agent NAME] [--event NAME]`: the command an agent runs on every hook event.
 
 Its stdout is always empty and its exit code always 0: agents read a hook's stdout and
 exit code as instructions (for Claude Code a `{...}` on stdout is a decision object,
@@ -6,15 +6,33 @@ exit 2 blocks a tool or keeps it working). So fd 1 and 2 are pointed at /dev/nul
 first, every failure (an unknown agent or argument included) is caught and logged
 content-free to the events log, and the process leaves through `_exit(0)`.
 
+One payload, one reading. The hook routes an event by the fields its scan reads
+(`string_field`: the event name, the session id, the transcript path, `source`); the
+dispatcher and the blocking path build it from json's parse (records.parse_payload).
+The two agree on every payload that is built, by construction: the scan reads only
+top-level keys (a `hook_event_name` or `session_id` nested in a tool input, or quoted
+inside a string, is never seen), decodes values as json does, and takes the first
+top-level occurrence; the parse refuses (logs `payload.repeated_key`, builds nothing)
+a top-level object that repeats a key, where json would take the last. What the scan
+cannot read (a key spelled with escapes, a value that is not a string, a routing key
+behind SCAN_STEPS quotes) reads as absent: the event is not routed and the hook logs
+why; it is never routed as something json reads differently. tests/test_inputs.py
+checks the scan against json on generated payloads, and both processes end to end.
+
 What differs between agents (payload field names, event names and their sections, the
 project variable) is the agent's face, the package `agents/<name>/` (default:
-claude-code), through the registry in agents/__init__.py.
+claude-code), through the registry in agents/__init__.py. `--event NAME` names the
+event for payloads that carry none (Copilot CLI's camelCase hooks); an event name in
+the payload wins. A Cursor payload (it has `cursor_version`, and a camelCase event)
+arriving on Claude Code's entry, which Cursor runs from Claude Code's settings, is read
+through Cursor's face and spooled as Cursor's.
 The fast path, in this order: read stdin; find the event name by scanning the raw
 bytes (no JSON library: its import pulls in `re`); map it to sections; stat the sensor
 folders and config.yaml and read the index; exit when no enabled rule selects any of
 those sections. Only then: find the session id, append one spool entry (naming the
 agent), and make sure the session's dispatcher runs. Imports here are `posix`, `sys`,
-the registry and the face, and on the hand-off `fcntl` and `time`; a test asserts it.
+the registry and the face, layout.py (the state root's paths), and on the hand-off
+`fcntl` and `time`; a test asserts it.
 """
 
 import sys
@@ -25,45 +43,130 @@ from .roots import posix
 STARTED = time.monotonic()  # the blocking path's shared deadline counts from here
 
 MAX_PAYLOAD = 64 << 20
+# string_field's bound: quotes stepped over before giving up (a real payload's routing
+# keys sit behind about 20; a hostile one costs at most ~0.1 s, then reads as absent)
+SCAN_STEPS = 100_000
+# the gaps between strings that hold no bracket, as the agents write them: skip the count
+_NO_BRACKETS = frozenset((b"", b":", b",", b": ", b", ", b":\n", b",\n"))
+
+
+_ESCAPES = {34: '"', 92: "\\", 47: "/", 98: "\b", 102: "\f", 110: "\n", 114: "\r", 116: "\t"}
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _unescape(raw: bytes) -> str | None:
+    """A JSON string's body as json decodes it (a spooled payload's bytes are decoded
+    with surrogatepass, as records.parse_payload does); None when it is not valid."""
+    try:
+        if 92 not in raw:
+            return raw.decode("utf-8", "surrogatepass")
+        parts = []
+        i = 0
+        n = len(raw)
+        while i < n:
+            j = raw.find(b"\\", i)
+            if j < 0:
+                parts.append(raw[i:].decode("utf-8", "surrogatepass"))
+                break
+            parts.append(raw[i:j].decode("utf-8", "surrogatepass"))
+            c = raw[j + 1] if j + 1 < n else -1
+            if c == 117:  # \uXXXX, a surrogate pair of two escapes combined, as json does
+                hexd = raw[j + 2 : j + 6]
+                if len(hexd) != 4 or not _HEX.issuperset(hexd):
+                    return None
+                cp = int(hexd, 16)
+                i = j + 6
+                if 0xD800 <= cp <= 0xDBFF and raw[i : i + 2] == b"\\u":
+                    low = raw[i + 2 : i + 6]
+                    if len(low) == 4 and _HEX.issuperset(low):
+                        lo = int(low, 16)
+                        if 0xDC00 <= lo <= 0xDFFF:
+                            cp = 0x10000 + (((cp - 0xD800) << 10) | (lo - 0xDC00))
+                            i += 6
+                parts.append(chr(cp))
+            elif c in _ESCAPES:
+                parts.append(_ESCAPES[c])
+                i = j + 2
+            else:
+                return None
+        return "".join(parts)
+    except UnicodeDecodeError:
+        return None
 
 
 def string_field(data: bytes, name: bytes) -> str | None:
-    """The first string value of key `name` in raw JSON bytes, or None.
+    """The string value of the top-level key `name` in raw JSON bytes, or None.
 
-    A quoted token followed by `:` can only be a key (quotes inside JSON strings are
-    escaped), so this never mistakes text for a key. Values with escapes are refused:
-    event names and session ids never need them.
+    It reads what json reads (see the module docstring), or nothing: the key counts
+    only at depth 1 of the payload object, never inside a nested object or array, nor
+    as text inside a string; the value's escapes are decoded as json decodes them. The
+    key must be spelled as is (an escaped spelling is not recognized: None), and the
+    first top-level occurrence is taken, since a payload whose top-level object repeats
+    a key is refused by the dispatcher's parse (records.parse_payload). None also when
+    the value is not a string, or past SCAN_STEPS.
+
+    Cost: one C-speed find for the key, then one step per quote between the start and
+    the key (brackets between strings, when any, are counted with bytes.count); the
+    agents put the routing keys within the first few hundred bytes.
     """
     key = b'"' + name + b'"'
+    find = data.find
     n = len(data)
-    i = data.find(key)
-    while i >= 0:
-        j = i + len(key)
+    depth = 0
+    pos = 0  # everything before `pos` is read, and `pos` is outside any string
+    steps = SCAN_STEPS
+    while True:
+        i = find(key, pos)
+        if i < 0:
+            return None
+        while True:  # walk the strings up to the one that holds or opens the candidate
+            q = find(b'"', pos)  # <= i: data[i] is a quote
+            gap = data[pos:q]
+            if gap not in _NO_BRACKETS:
+                depth += gap.count(b"{") + gap.count(b"[") - gap.count(b"}") - gap.count(b"]")
+            end = q
+            while True:  # the closing quote: one preceded by an even run of backslashes
+                steps -= 1
+                end = find(b'"', end + 1)
+                if end < 0 or steps < 0:
+                    return None
+                if data[end - 1] != 92:
+                    break
+                b = end - 2
+                while data[b] == 92:  # stops by q at the latest (a quote)
+                    b -= 1
+                if (end - 1 - b) & 1 == 0:
+                    break
+            pos = end + 1
+            if end >= i:
+                break
+        if q != i or depth != 1:
+            continue  # text inside a string, or a key of a nested object
+        j = pos
         while j < n and data[j] in b" \t\r\n":
             j += 1
-        if j < n and data[j] == 58:  # ':'
+        if j >= n or data[j] != 58:  # ':' -- not a key: a string value in the object
+            continue
+        j += 1
+        while j < n and data[j] in b" \t\r\n":
             j += 1
-            while j < n and data[j] in b" \t\r\n":
-                j += 1
-            if j < n and data[j] == 34:  # '"'
-                end = data.find(b'"', j + 1)
-                if end < 0:
-                    return None
-                value = data[j + 1 : end]
-                if b"\\" in value:
-                    return None
-                try:
-                    return value.decode("utf-8")
-                except UnicodeDecodeError:
-                    return None
-            return None
-        i = data.find(key, i + 1)
-    return None
+        if j >= n or data[j] != 34:  # '"'
+            return None  # the key's value is not a string
+        end = j
+        while True:
+            end = find(b'"', end + 1)
+            if end < 0:
+                return None
+            b = end - 1
+            while data[b] == 92:
+                b -= 1
+            if (end - 1 - b) & 1 == 0:
+                return _unescape(data[j + 1 : end])
 
 
 def read_stdin() -> bytes | None:
     """All of stdin; None (after draining it) when it exceeds MAX_PAYLOAD."""
-    chunks = []
+    chunks: list[bytes] = []
     size = 0
     too_big = False
     while True:
@@ -92,18 +195,36 @@ def _log(kind: str, **fields: object) -> None:
     events.log(kind, **fields)
 
 
-def agent_name(args: list[str]) -> str | None:
-    """The agent the arguments name: none (the default), `--agent NAME` or
-    `--agent=NAME`; None for anything else."""
-    if not args:
-        from .agents import DEFAULT
+def parse_args(args: list[str]) -> dict[str, str] | None:
+    """`--agent NAME` and `--event NAME` (or `--x=NAME`), each at most once, in any
+    order: {"agent": ..., "event": ...} with what was given; None for anything else."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        key, eq, value = arg.partition("=")
+        if key not in ("--agent", "--event") or key[2:] in out:
+            return None
+        if not eq:
+            if i + 1 >= len(args):
+                return None
+            i += 1
+            value = args[i]
+        out[key[2:]] = value
+        i += 1
+    return out
 
-        return DEFAULT
-    if len(args) == 2 and args[0] == "--agent":
-        return args[1]
-    if len(args) == 1 and args[0].startswith("--agent="):
-        return args[0][8:]
-    return None
+
+def agent_name(args: list[str]) -> str | None:
+    """The agent the arguments name (the default when none); None for bad arguments."""
+    parsed = parse_args(args)
+    if parsed is None:
+        return None
+    if "agent" in parsed:
+        return parsed["agent"]
+    from .agents import DEFAULT
+
+    return DEFAULT
 
 
 def run(args: list[str]) -> None:
@@ -113,20 +234,31 @@ def run(args: list[str]) -> None:
     if data is None:
         _log("hook.payload_too_large", limit=MAX_PAYLOAD)
         return
-    name = agent_name(args)
-    if name is None:
+    parsed = parse_args(args)
+    if parsed is None:
         _log("hook.bad_arguments", count=len(args))
         return
+    name = parsed.get("agent", agents.DEFAULT)
+
+    def field(key: bytes) -> str | None:
+        return string_field(data, key)
+
+    if name == agents.DEFAULT and field(b"cursor_version"):
+        event = field(b"hook_event_name")  # Cursor's are camelCase, Claude Code's never
+        if event and event[:1].islower():
+            name = "cursor"  # Cursor runs Claude Code's hooks with its own payloads
     face = agents.face(name)
     if face is None:
         shown = name if len(name) <= 40 and name.replace("-", "").isalnum() else "?"
         _log("hook.unknown_agent", agent=shown)
         return
 
-    def field(key: bytes) -> str | None:
-        return string_field(data, key)
+    def session() -> str | None:
+        """The session id; a face may name a second key (Copilot CLI's camelCase)."""
+        alt = getattr(face, "ALT_SESSION_FIELD", None)
+        return field(face.SESSION_FIELD) or (field(alt) if alt else None)
 
-    event = field(face.EVENT_FIELD)
+    event = field(face.EVENT_FIELD) or parsed.get("event")
     if event is None:
         if data.strip():
             _log("hook.no_event_name", size=len(data))
@@ -141,23 +273,27 @@ def run(args: list[str]) -> None:
     wants_async = [s for s in sections if s in idx.async_sections]
     wants_blocking = [s for s in sections if s in idx.blocking_sections]
     if not wants_async and not wants_blocking:
-        if event == face.END_EVENT and _has_spool(field(face.SESSION_FIELD)):
+        if event == face.END_EVENT and _has_spool(session()):
             wants_async = ["session_end"]  # tell the dispatcher: drain, then clean up
         else:
-            _resume_pending(event == face.START_EVENT, field(face.SESSION_FIELD))
+            _resume_pending(event == face.START_EVENT, session())
             return
 
     ts_ns = time.time_ns()
     from . import spool
+    from .layout import valid_session_id
 
-    session_id = field(face.SESSION_FIELD)
-    if not spool.valid_session_id(session_id):
+    session_id = session()
+    if not valid_session_id(session_id):
         _log("hook.bad_session_id", hook_event=event)
         return
     starts = event == face.START_EVENT
     if wants_async:
-        path = field(face.TRANSCRIPT_FIELD) if starts and face.TRANSCRIPT_FIELD else None
-        size = _transcript_size(path) if starts else -1
+        # the session file's size, where the builder starts reading (at a session
+        # start) or looks what followed the event (the face's SIZE_EVENTS)
+        measure = starts or event in getattr(face, "SIZE_EVENTS", ())
+        path = field(face.TRANSCRIPT_FIELD) if measure and face.TRANSCRIPT_FIELD else None
+        size = _transcript_size(path) if measure else -1
         spool.append(session_id, event, ts_ns, project, data, size, face.NAME)
         from . import launch
 
@@ -184,41 +320,35 @@ def _transcript_size(path: str | None) -> int:
 
 
 def _has_spool(sid: str | None) -> bool:
-    from . import roots, spool
+    from .layout import Layout, valid_session_id
 
-    if not spool.valid_session_id(sid):
+    if not valid_session_id(sid):
         return False
     try:
-        posix.stat(roots.state_root() + "/sessions/" + sid + "/spool")
+        posix.stat(Layout().spool_dir(sid))
         return True
     except OSError:
         return False
 
 
 def _resume_pending(session_start: bool, sid: str | None) -> None:
-    """Restart dispatchers that exited owing records: this session's at its next event,
-    every session's at any session start (a consumer that was down gets its records)."""
-    from . import roots
+    """Restart dispatchers that exited owing records: this session's at its next event;
+    at any session start, the other sessions' through the one detached resumer (at most
+    a few dispatchers at a time, with backoff per consumer: resume.py), so a start never
+    starts a herd, nor waits for one."""
+    from . import launch
+    from .layout import Layout, valid_session_id
 
-    folder = roots.state_root() + "/pending"
     if session_start:
-        try:
-            owed = posix.listdir(folder)
-        except OSError:
-            return
-    else:
-        if not sid or "/" in sid or sid.startswith("."):
-            return
-        try:
-            posix.stat(folder + "/" + sid)
-        except OSError:
-            return
-        owed = [sid]
-    from . import launch, spool
-
-    for sid in owed:
-        if spool.valid_session_id(sid):
-            launch.ensure_dispatcher(sid)
+        launch.ensure_resumer()
+        return
+    if not valid_session_id(sid):
+        return
+    try:
+        posix.stat(Layout().pending_marker(sid))
+    except OSError:
+        return
+    launch.ensure_dispatcher(sid)
 
 
 def _silence() -> None:

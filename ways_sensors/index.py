@@ -84,7 +84,13 @@ class Index:
 
     __slots__ = ("async_sections", "blocking_sections", "key", "rules_text")
 
-    def __init__(self, async_sections, blocking_sections, key, rules_text):
+    def __init__(
+        self,
+        async_sections: frozenset[str],
+        blocking_sections: frozenset[str],
+        key: str,
+        rules_text: str,
+    ) -> None:
         self.async_sections = async_sections
         self.blocking_sections = blocking_sections
         self.key = key
@@ -153,7 +159,12 @@ def current(project: str, budget: float | None = None) -> Index:
 # --- the slow half: only when the key changed -----------------------------------------
 
 
-def render(async_sections, blocking_sections, key: str, rules_json: str) -> str:
+def render(
+    async_sections: set[str] | frozenset[str],
+    blocking_sections: set[str] | frozenset[str],
+    key: str,
+    rules_json: str,
+) -> str:
     body = (
         "async "
         + (" ".join(sorted(async_sections)) or "-")
@@ -354,6 +365,7 @@ def enabled_rules(idx: Index, mode: str | None = None) -> dict:
 
     from .conditions import compile_where
     from .layers import LoadedRule
+    from .layout import rule_key
     from .spec import decode_rule
 
     out = {}
@@ -366,5 +378,5 @@ def enabled_rules(idx: Index, mode: str | None = None) -> dict:
         loaded = LoadedRule(
             item["rule"], rule, compile_where(rule.where, rule.match), item["layer"], item["file"]
         )
-        out[item["sensor"] + "." + item["rule"]] = (item["sensor"], loaded)
+        out[rule_key(item["sensor"], item["rule"])] = (item["sensor"], loaded)
     return out

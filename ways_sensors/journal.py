@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from . import secure
 from .spool import scan_frames
 
 MAGIC = b"WJ1 "
@@ -96,7 +97,7 @@ class Journal:
         else:
             return []
         try:
-            with open(os.path.join(self.folder, seg), "rb") as f:
+            with open(secure.open_private(os.path.join(self.folder, seg), os.O_RDONLY), "rb") as f:
                 f.seek(offset)
                 data = f.read() if limit is None else f.read(max(0, limit - offset))
         except FileNotFoundError:
@@ -114,7 +115,7 @@ class Journal:
         if size >= SEGMENT_BYTES:
             seg, size = next_segment(seg), 0
         path = os.path.join(self.folder, seg)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        fd = secure.open_private(path, os.O_WRONLY | os.O_CREAT)
         try:
             os.lseek(fd, size, os.SEEK_SET)
             view = memoryview(data)
@@ -130,8 +131,13 @@ class Journal:
             path = os.path.join(self.folder, name)
             if name > seg:
                 os.unlink(path)
-            elif name == seg and os.path.getsize(path) > size:
-                os.truncate(path, size)
+            elif name == seg:
+                fd = secure.open_private(path, os.O_WRONLY)  # never truncate through a link
+                try:
+                    if os.fstat(fd).st_size > size:
+                        os.ftruncate(fd, size)
+                finally:
+                    os.close(fd)
 
     def drop_before(self, keep: str) -> None:
         """Delete the segments before `keep` (every reader has passed them)."""

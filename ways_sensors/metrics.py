@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 from . import counters, delivery, events, roots
+from .layout import Layout
 
 INTERVAL = 5.0
 PREFIX = "ways_sensors_"
@@ -52,18 +53,14 @@ HELP = {
 # --- what is counted ---------------------------------------------------------------------
 
 
-def live_dispatchers() -> list[dict[str, Any]]:
+def live_dispatchers(layout: Layout | None = None) -> list[dict[str, Any]]:
     """[{session, pid, age_s}] of every dispatcher holding its session's lock."""
     from .session import read_json
 
-    folder = os.path.join(roots.state_root(), "sessions")
+    layout = layout or Layout()
     out: list[dict[str, Any]] = []
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return out
-    for sid in names:
-        lock = os.path.join(folder, sid, "dispatch.lock")
+    for sid in layout.sessions():
+        lock = layout.dispatch_lock(sid)
         try:
             fd = os.open(lock, os.O_RDWR)
         except OSError:
@@ -72,7 +69,7 @@ def live_dispatchers() -> list[dict[str, Any]]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             continue  # nobody holds it
         except BlockingIOError:
-            info = read_json(os.path.join(folder, sid, "dispatcher.json"), {}) or {}
+            info = read_json(layout.dispatcher_info(sid), {}) or {}
             out.append(
                 {
                     "session": sid,
@@ -88,11 +85,11 @@ def live_dispatchers() -> list[dict[str, Any]]:
 _lines: dict[str, tuple[int, int, int]] = {}  # dead-letter file -> (inode, size, lines)
 
 
-def dead_letter_counts() -> dict[str, int]:
+def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
     """{rule id: parked records}; a file that only grew is counted from where it was
     last seen, so a big dead-letter file costs its new bytes only."""
     out: dict[str, int] = {}
-    folder = delivery.deadletter_folder()
+    folder = delivery.deadletter_folder(layout)
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -130,11 +127,10 @@ def _labels(rid: str) -> str:
     return f'{{sensor="{_label(sensor)}",rule="{_label(rule)}"}}'
 
 
-def render() -> str:
+def render(layout: Layout | None = None) -> str:
     """The whole textfile, from the totals on disk."""
-    from .session import pending_sessions
-
-    totals = counters.read_all()
+    layout = layout or Layout()
+    totals = counters.read_all(layout)
     lines: list[str] = []
     for kind in counters.KINDS:
         name = f"{PREFIX}{kind}_total"
@@ -145,10 +141,14 @@ def render() -> str:
         f"# HELP {name} Records parked in the rule's dead-letter file.",
         f"# TYPE {name} gauge",
     ]
-    lines += [f"{name}{_labels(rid)} {n}" for rid, n in sorted(dead_letter_counts().items())]
+    lines += [f"{name}{_labels(rid)} {n}" for rid, n in sorted(dead_letter_counts(layout).items())]
     for gauge, value, text in (
-        ("dispatchers", len(live_dispatchers()), "Live dispatchers (one per active session)."),
-        ("pending_sessions", len(pending_sessions()), "Sessions with records still owed."),
+        (
+            "dispatchers",
+            len(live_dispatchers(layout)),
+            "Live dispatchers (one per active session).",
+        ),
+        ("pending_sessions", len(layout.pending_sessions()), "Sessions with records still owed."),
     ):
         lines += [
             f"# HELP {PREFIX}{gauge} {text}",

@@ -10,6 +10,10 @@ Every path that sends a record anywhere (the dispatcher, the blocking hook path,
 goes through `finish`, so no path can skip projection, masking or chaining. Projection
 comes before masking and chaining: the chain covers exactly what the consumer receives,
 and a field projected away is never scanned.
+
+Bytes: `dumps` always gives valid UTF-8. A lone UTF-16 surrogate (a broken emoji in a
+payload) becomes U+FFFD rather than a `\\ud83d` escape, which strict JSON parsers refuse
+too; chain.canonical encodes the same way, so the chain hashes what is sent (utf8.py).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import msgspec
 
 from . import chain
 from .layers import LoadedRule
+from .utf8 import ERRORS
 
 
 def match(rule: LoadedRule, record: dict[str, Any]) -> bool:
@@ -50,18 +55,22 @@ def project(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
     return projection.project(record, rule.rule.fields)
 
 
-def mask(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
-    """Mask secrets unless the rule says `redact: none` (redact.py, imported at the first
-    record that needs it and kept: an import statement per record costs)."""
+def mask(record: dict[str, Any], rule: LoadedRule, deadline: float | None = None) -> dict[str, Any]:
+    """Mask secrets unless the rule says `redact: none` (redact/, imported at the first
+    record that needs it and kept: an import statement per record costs). Past `deadline`
+    the scan raises redact.MaskTimeout: the caller drops and counts the record, never
+    sends it unmasked."""
     if rule.rule.redact == "none":
         return record
     global _mask_record
     if _mask_record is None:
-        from .redact import mask_record as _mask_record
-    return _mask_record(record)
+        from .redact import mask_record
+
+        _mask_record = mask_record
+    return _mask_record(record, deadline=deadline)
 
 
-_mask_record: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+_mask_record: Callable[..., dict[str, Any]] | None = None
 
 
 def finish(
@@ -71,24 +80,27 @@ def finish(
     rule_seq: int,
     prev: str,
     test: bool = False,
+    deadline: float | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """The record a consumer receives, and the rule's next chain head."""
-    out = mask(project(for_rule(record, sensor, rule.name, rule_seq, test), rule), rule)
+    """The record a consumer receives, and the rule's next chain head; masking stops at
+    `deadline` (the rule's own watchdog), so hostile text never holds a rule past it."""
+    out = mask(project(for_rule(record, sensor, rule.name, rule_seq, test), rule), rule, deadline)
     if rule.rule.chain:
         prev = chain.seal(out, prev)
     return out, prev
 
 
 def dumps(record: dict[str, Any]) -> bytes:
-    """The record's line: compact UTF-8 JSON in the record's key order. msgspec writes it
-    (json.dumps' bytes, but for how a float may be spelled: 1e16 for 1e+16, the same
-    number), four times as fast; json what msgspec refuses (a lone surrogate, passed
-    through as surrogatepass bytes; a value that is not JSON, as its str())."""
+    """The record as consumers receive it: one line of compact JSON in the record's key
+    order, always valid UTF-8. msgspec writes it (json.dumps' bytes, but for how a float
+    may be spelled: 1e16 for 1e+16, the same number), four times as fast; json what
+    msgspec refuses (a lone surrogate becomes U+FFFD, the same way chain.canonical
+    hashes it: utf8.py; a value that is not JSON, as its str())."""
     try:
         return _encode(record)
     except Exception:
         return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str).encode(
-            "utf-8", "surrogatepass"
+            "utf-8", ERRORS
         )
 
 

@@ -2,17 +2,20 @@
 
 The record (schema `ways.sensor.record/1`, SPEC section 5):
 
-    {"schema", "section", "seq", "session_id", "agent_id", "agent_type", "timestamp",
-     "project", "hook_event", "prompt_id"?, "data": {...}, "test"?,
+    {"schema", "section", "seq", "session_id", "agent", "agent_id", "agent_type",
+     "timestamp", "project", "hook_event", "prompt_id"?, "data": {...}, "test"?,
      then per rule: "sensor", "rule", "rule_seq", "redactions"?, "chain"?}
 
-An agent's adapter (agents/<name>/) turns its hook payloads into Drafts (section, data,
-agent, time); the dispatcher numbers them (`seq`), wraps them with `envelope` and adds
-the rule fields. Payload fields an adapter's section table does not name are kept
-whole under `data.extra`: no whitelist.
+`agent` names the coding agent whose hook produced the record (the registry name in
+agents/: `claude-code`, `codex`, `gemini`, `cursor`, `copilot`); `agent_id` and
+`agent_type` name the subagent inside that agent's session. An agent's adapter
+(agents/<name>/) turns its hook payloads into Drafts (section, data, agent, time); the
+dispatcher numbers them (`seq`), wraps them with `envelope` and adds the rule fields.
+Payload fields an adapter's section table does not name are kept whole under
+`data.extra`: no whitelist.
 
 `way_event` records are not any agent's: `ways sensors emit` spools them as `WayEvent`
-entries, built here.
+entries, built here; they carry the default `agent` (claude-code, where ways runs).
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .events import iso_utc
+from .events import iso_utc, log
 
 SCHEMA = "ways.sensor.record/1"
+DEFAULT_AGENT = "claude-code"  # records of entries that name no agent, and way events
 WAY_EVENT = "WayEvent"
 # the fields `ways sensors emit` (and a hook-shaped input) wrap around a way_event's data
 _WAY_EVENT_ENVELOPE = frozenset(
@@ -42,6 +46,7 @@ class Draft:
     agent_id: str | None = None
     agent_type: str = "main"  # "main", a subagent's type, or "internal"
     prompt_id: str | None = None
+    agent: str = DEFAULT_AGENT  # which coding agent's hook produced it
 
 
 def way_event(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
@@ -72,6 +77,7 @@ def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[s
         "section": d.section,
         "seq": seq,
         "session_id": session_id,
+        "agent": d.agent,
         "agent_id": d.agent_id,
         "agent_type": d.agent_type,
         "timestamp": d.timestamp,
@@ -85,9 +91,34 @@ def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[s
 
 
 def parse_payload(raw: bytes) -> dict[str, Any] | None:
-    """A spooled payload as a JSON object; None when it is not one."""
+    """A spooled payload as a JSON object, read the way the hook's scan reads it
+    (hook.string_field); None when it is not one.
+
+    UTF-8 only (a leading BOM is skipped; lone surrogates pass, as json's own bytes
+    decoding lets them): the scan reads UTF-8 bytes, and a payload in another encoding
+    could show it keys json never sees. A top-level object that repeats a key is
+    refused and logged (`payload.repeated_key`, content-free): json keeps the last
+    occurrence, the hook routed by the first, and a record routed by one and built from
+    the other must never exist (issue 12). Repeats inside nested objects are the
+    payload's content and stay json's (the last wins).
+    """
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    repeats = False
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeats
+        obj = dict(items)
+        repeats = len(obj) != len(items)  # the last object built is the top-level one
+        return obj
+
     try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        obj = json.loads(raw.decode("utf-8", "surrogatepass"), object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
-    return obj if isinstance(obj, dict) else None
+    if not isinstance(obj, dict):
+        return None
+    if repeats:
+        log("payload.repeated_key", keys=len(obj))
+        return None
+    return obj

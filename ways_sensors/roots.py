@@ -8,7 +8,7 @@ This module is on the hook's fast path, so it imports nothing but `posix` and `s
 |---------|-------------------------------------------|-----------------------------------------|
 | config  | ${XDG_CONFIG_HOME:-~/.config}/agent-ways  | config.yaml, sensors/<name>.yaml (user) |
 | cache   | ${XDG_CACHE_HOME:-~/.cache}/agent-ways    | indexes/ (compiled rule index)          |
-| state   | ${XDG_STATE_HOME:-~/.local/state}/agent-ways | sessions/, events.log, counters, key |
+| state   | ${XDG_STATE_HOME:-~/.local/state}/agent-ways | see layout.py: its every path           |
 
 The project layer is `<project>/.claude/ways-sensors/`, where `<project>` is the
 agent's project variable (its face's PROJECT_ENV: `$CLAUDE_PROJECT_DIR` for Claude
@@ -35,7 +35,7 @@ def env(name: str) -> str | None:
         if not value:
             return None
         return value.decode("utf-8", "surrogateescape")
-    value = environ.get(name)  # pragma: no cover - Windows
+    value = environ.get(name)  # type: ignore[call-overload]  # pragma: no cover - Windows: str keys
     return value or None
 
 

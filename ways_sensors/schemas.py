@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import Meta
 
 from .spec import Section, sensor_schema
 
@@ -44,6 +45,15 @@ class Record(msgspec.Struct, omit_defaults=True):
     rule: str
     rule_seq: int
     prompt_id: str | None = None
+    # added after the first release, so optional for consumers of older records; every
+    # record written since carries it
+    agent: Annotated[
+        str,
+        Meta(
+            description="The coding agent whose hook produced the record: claude-code, "
+            "codex, gemini, cursor or copilot (records without it came from claude-code)"
+        ),
+    ] = "claude-code"
     test: bool = False
     redactions: list[Redaction] | None = None
     chain: Chain | None = None

@@ -1,6 +1,7 @@
 """A session's state folder: the files the dispatcher owns, and how they survive a SIGKILL.
 
-Under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
+Under `<state>/sessions/<session_id>/` (folders 0700, files 0600; layout.py names every
+path, and holds the table of the whole state root):
 
     spool/, spool.lock     the hook's hand-off (spool.py); the dispatcher deletes
                            segments its build cursor has passed
@@ -11,8 +12,9 @@ Under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
                            "ended", "trackers": {agent: builder state}}: the build
                            cursor, committed after the journal append it covers (older
-                           ones hold Claude Code's state as "tracker")
-    cursors/<sensor>.<rule>.json
+                           ones hold Claude Code's state as "tracker"); a builder's state
+                           holds offsets, ids and keyed digests, never content
+    cursors/<sensor>.<rule>.json   (the rule key: layout.rule_key)
                            {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
                            one rule's position in the journal, its numbering and chain
                            head, and the finished batch being delivered (worker.py)
@@ -20,10 +22,17 @@ Under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
 Elsewhere in the state root:
 
     pending/<session_id>   a dispatcher exited with records not yet accepted; the next
-                           hook event of the session, or any session's start, restarts it
-    ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}}: what a
+                           hook event of the session restarts it, the resumer
+                           (resume.py) at any session's start. {"rules": [rule keys
+                           still owed], "since": epoch seconds of the first exit owing};
+                           written in place (the folder's mtime says a marker was added);
+                           empty from older versions (rules unknown)
+    ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}} (keyed
+                           by layout.rule_label; "trackers" too, as in build.json, when
+                           retention.py removed a session that never ended): what a
                            removed session folder leaves behind, so a resumed session
-                           continues its numbering and chains
+                           continues its numbering and chains (retention.py: how long
+                           folders and ledger entries are kept)
     counters/<sensor>.<rule>.json  per-rule totals across sessions (counters.py)
 
 Invariants after a SIGKILL anywhere:
@@ -42,86 +51,113 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from typing import Any
 
-from . import roots
-from .files import replace_atomically
-from .spool import session_dir, valid_session_id
+from . import secure
+from .layout import Layout, read_state, rule_label
 
 
 def write_json(path: str, obj: Any) -> None:
-    """Replace `path` atomically with `obj` as JSON, 0600."""
-    replace_atomically(path, json.dumps(obj, separators=(",", ":")))
+    """Replace the state file `path` atomically with `obj` as JSON, 0600 (secure.py: a
+    link or a file not ours at `path` is refused)."""
+    secure.replace_private(path, json.dumps(obj, separators=(",", ":")).encode())
 
 
 def read_json(path: str, default: Any = None) -> Any:
+    """A JSON state file, or `default` (missing, a link, not a regular file, not JSON)."""
+    value = read_state(path)
+    return default if value is None else value
+
+
+def read_pending(layout: Layout, sid: str) -> dict[str, Any]:
+    """A pending marker: {"rules": [rule keys] or None (unknown: an older marker),
+    "since": epoch seconds or None}; {} when there is none."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
-
-
-def rule_id(sensor: str, rule: str) -> str:
-    return f"{sensor}.{rule}"
+        with open(layout.pending_marker(sid), "rb") as f:
+            raw = f.read(1 << 20)
+    except OSError:
+        return {}
+    try:
+        doc = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        doc = {}
+    if not isinstance(doc, dict):
+        doc = {}
+    rules = doc.get("rules")
+    since = doc.get("since")
+    return {
+        "rules": [r for r in rules if isinstance(r, str)] if isinstance(rules, list) else None,
+        "since": since if isinstance(since, (int, float)) else None,
+    }
 
 
 class Session:
-    """Paths of one session's state, created on first use."""
+    """Paths of one session's state (under `layout`'s root), created on first use."""
 
-    def __init__(self, session_id: str):
-        if not valid_session_id(session_id):
-            raise ValueError("invalid session id")
+    def __init__(self, session_id: str, layout: Layout | None = None):
+        self.layout = layout = layout or Layout()
         self.id = session_id
-        self.dir = session_dir(session_id)
-        self.spool = os.path.join(self.dir, "spool")
-        self.journal = os.path.join(self.dir, "journal")
-        self.cursors = os.path.join(self.dir, "cursors")
-        self.build = os.path.join(self.dir, "build.json")
-        self.lock = os.path.join(self.dir, "dispatch.lock")
-        self.info = os.path.join(self.dir, "dispatcher.json")
+        self.dir = layout.session_dir(session_id)  # ValueError for an invalid id
+        self.spool = layout.spool_dir(session_id)
+        self.journal = layout.journal_dir(session_id)
+        self.cursors = layout.cursors_dir(session_id)
+        self.build = layout.build_cursor(session_id)
+        self.lock = layout.dispatch_lock(session_id)
+        self.info = layout.dispatcher_info(session_id)
 
     def create(self) -> None:
-        for d in (self.dir, self.spool, self.journal, self.cursors):
-            roots.makedirs_private(d)
+        for d in (self.spool, self.journal, self.cursors):
+            secure.ensure_private_dir(d, self.layout.root)
 
-    def cursor_path(self, rid: str) -> str:
-        return os.path.join(self.cursors, rid + ".json")
+    def cursor_path(self, key: str) -> str:
+        return self.layout.cursor(self.id, key)
 
     # --- the pending marker and the ledger --------------------------------------------
 
-    @staticmethod
-    def pending_dir() -> str:
-        return os.path.join(roots.state_root(), "pending")
-
-    def mark_pending(self, pending: bool) -> None:
-        path = os.path.join(self.pending_dir(), self.id)
+    def mark_pending(self, pending: bool, rules: list[str] | None = None) -> None:
+        """Leave (with the rule keys still owed) or remove the pending marker."""
+        path = self.layout.pending_marker(self.id)
         if pending:
-            roots.makedirs_private(self.pending_dir())
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w"):
-                pass
+            secure.ensure_private_dir(self.layout.pending_dir(), self.layout.root)
+            since = read_pending(self.layout, self.id).get("since") or time.time()
+            doc = json.dumps({"rules": sorted(rules or []), "since": since})
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            with open(secure.open_private(path, flags, self.layout.root), "w") as f:
+                f.write(doc)
         else:
             try:
+                secure.ensure_private_dir(self.layout.pending_dir(), self.layout.root, create=False)
+                secure.check_replaceable(path, self.layout.root)  # a planted link is noticed
                 os.unlink(path)
             except FileNotFoundError:
                 pass
 
     def ledger_path(self) -> str:
-        return os.path.join(roots.state_root(), "ledger", self.id + ".json")
+        return self.layout.ledger(self.id)
 
     def read_ledger(self) -> dict[str, Any]:
         return read_json(self.ledger_path(), {}) or {}
 
     def write_ledger(self, ledger: dict[str, Any]) -> None:
-        roots.makedirs_private(os.path.dirname(self.ledger_path()))
+        secure.ensure_private_dir(self.layout.ledger_dir(), self.layout.root)
         write_json(self.ledger_path(), ledger)
 
+    def leave(self, seq: int, ledger: dict[str, Any]) -> None:
+        """Write the ledger (`ledger`'s heads updated from this folder's, `seq` the last
+        built), then remove the session folder; the caller holds spool.lock."""
+        rules = dict(ledger.get("rules", {}))
+        for sensor, rule in self.layout.cursor_rules(self.id):
+            head = self.layout.session_head(self.id, sensor, rule)
+            if head:
+                rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
+        self.write_ledger({"seq": seq, "rules": rules})
+        self.remove()
+
     def remove(self) -> None:
+        """Remove the session folder (checked first: never through a linked parent)."""
+        try:
+            secure.ensure_private_dir(self.dir, self.layout.root, create=False)
+        except FileNotFoundError:
+            return
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def pending_sessions() -> list[str]:
-    try:
-        return sorted(n for n in os.listdir(Session.pending_dir()) if valid_session_id(n))
-    except OSError:
-        return []

@@ -2,6 +2,7 @@
 
     ways.project_sensors                              config.yaml (user layer only)
     ways.metrics_textfile                             config.yaml (user layer only)
+    ways.retention.abandoned_after                    config.yaml (user layer only)
     ways.sensors.<sensor>.<field>                     a SensorFile field
     ways.sensors.<sensor>.rules.<rule>                a whole rule
     ways.sensors.<sensor>.rules.<rule>.<field>[.sub]  a Rule field; `dispatch.http.url`,
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import msgspec.inspect as mi
@@ -27,8 +28,12 @@ from .errors import UsageError
 from .spec import NAME_RE, Rule, SensorFile
 from .targets import TARGETS, names
 
+if TYPE_CHECKING:
+    from .layers import Catalog
+
 PROJECT_SENSORS = "ways.project_sensors"
 METRICS_TEXTFILE = "ways.metrics_textfile"  # metrics.py: the Prometheus textfile
+RETENTION_ABANDONED = "ways.retention.abandoned_after"  # retention.py: the sweep's age
 TARGET_STRUCTS = {kind: t.Spec for kind, t in TARGETS.items()}
 
 
@@ -55,8 +60,9 @@ class Key:
         return None
 
 
-def _fields(struct) -> dict[str, Any]:
-    return {f.name: f for f in mi.type_info(struct).fields}
+def _fields(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    # a Struct class always inspects to a StructType; the stub returns the base Type
+    return {f.name: f for f in cast(mi.StructType, mi.type_info(struct)).fields}
 
 
 def describe(t: Any) -> str:
@@ -105,6 +111,12 @@ def parse_key(text: str) -> Key:
             text,
             help="a Prometheus textfile the dispatchers rewrite with every rule's counters "
             "(absolute or ~; user config.yaml only)",
+        )
+    if text == RETENTION_ABANDONED:
+        return Key(
+            text,
+            help="sessions nothing wrote in for this long (they never ended) are removed "
+            "by the next dispatcher start (user config.yaml only; default 7d)",
         )
     parts = text.split(".")
     if parts[:2] != ["ways", "sensors"] or len(parts) < 4:
@@ -170,9 +182,10 @@ def parse_key(text: str) -> Key:
     return Key(text, sensor, ("rules", rule, field), rf[field], _desc(rf[field]))
 
 
-def all_keys(cat) -> list[Key]:
+def all_keys(cat: Catalog) -> list[Key]:
     """Every key that has a value or a default in the loaded sensors."""
     keys = [parse_key(PROJECT_SENSORS), parse_key(METRICS_TEXTFILE)]
+    keys.append(parse_key(RETENTION_ABANDONED))
     for s in cat.sensors.values():
         for f in ("description", "enabled"):
             keys.append(parse_key(f"ways.sensors.{s.name}.{f}"))

@@ -34,6 +34,9 @@ SECTIONS = (
     "session_start",
     "session_end",
     "way_event",
+    "permission",
+    "notification",
+    "error",
 )
 Section = Literal[
     "user_prompt",
@@ -46,6 +49,9 @@ Section = Literal[
     "session_start",
     "session_end",
     "way_event",
+    "permission",
+    "notification",
+    "error",
 ]
 
 DEFAULT_TIMEOUT = 5.0

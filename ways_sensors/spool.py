@@ -1,6 +1,7 @@
 """The per-session spool: where the hook hands events to the dispatcher.
 
-Files, under `<state>/sessions/<session_id>/` (folders 0700, files 0600):
+Files, under `<state>/sessions/<session_id>/` (folders 0700, files 0600; layout.py
+names them):
 
     spool.lock            flock'd (exclusive) by every writer for one append
     spool/<n>.seg         append-only segments, n = 0000000001, 0000000002, ...
@@ -17,7 +18,7 @@ A segment is a run of frames:
 
     header = {"event": "<hook event name>", "agent": "<agent name>",
               "ts_ns": <hook clock, ns since epoch>, "project": "<project dir>",
-              "pid": <hook pid>,
+              "pid": <hook pid>, "ppid": <its parent: the client, as reconcile wires it>,
               "transcript_size": <bytes in the session file at a session start, else -1>}
 
 `agent` names the adapter whose face read the payload (agents/: `claude-code`, ...);
@@ -29,36 +30,54 @@ default too; no adapter builds them.
 The transcript size tells the dispatcher, which may build the entry much later, where
 a resumed session's transcript was when this process of the session began.
 
+The header's `event` and the session folder are what the hook's raw scan read
+(hook.string_field: top-level keys only). The dispatcher's json parse
+(records.parse_payload) agrees with them on every payload it builds, and refuses,
+logged content-free, a payload whose top-level object repeats a key (the one case
+where the scan's first occurrence and json's last could differ): no record is ever
+routed by one reading and built from another.
+
+`spool.lock` holds the commit record, one line the last writer wrote after its append:
+
+    <segment name> <end of its frame, bytes> \n
+
 The hook never parses the payload; the dispatcher does. A writer holds `spool.lock`
 for the whole append, so concurrent hooks of one session (parallel tool calls) never
 interleave, and the file order is the order `seq` follows. A writer checks the segment
 size before writing and truncates back to it when a write fails (full disk), so a
-failed append leaves no torn frame. Invariants after a SIGKILL anywhere: every complete
-frame is intact; at most the last frame of the newest segment is incomplete, and a
-reader treats an incomplete tail as "not yet written". A reader that meets a frame
-whose header is not `WS1 <n>` skips to the next `\\nWS1 ` (counted as corrupt).
+failed append leaves no torn frame.
+
+A writer SIGKILLed in the middle of its write leaves a torn frame: a header promising
+more bytes than follow. Nothing is ever written after one. The next writer, holding
+the lock, checks that the newest segment ends where the commit record says (else it
+walks the few frame headers after it, WALK at most); a segment that does not end on a
+frame boundary is sealed: the writer starts the next segment instead of appending, so
+the torn frame is the last bytes of a segment that never grows again. When no writer
+comes, the dispatcher seals it (`seal_torn_tail`): a tail that stays incomplete while
+it holds the lock has no live writer. A reader skips the tail of a sealed segment that
+holds no complete frame, counts it and logs it content-free (dispatcher.py), and
+delivers everything after. So after a SIGKILL anywhere: every complete frame is intact
+and delivered; a torn frame is the tail of its segment, read as "not yet written" until
+that segment is sealed. Frames are never rewritten and segments never truncated, so a
+reader never sees a torn frame's bytes mixed with a later frame's. A reader that meets
+a frame whose header is not `WS1 <n>` skips to the next `\\nWS1 ` (counted as corrupt).
 
 A new segment is started when the newest one reaches SEGMENT_BYTES.
 """
 
-from . import roots
+from . import secure
+from .layout import Layout
 from .roots import posix
 
+TYPE_CHECKING = False  # type checkers read this as True; `typing` stays off the fast path
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 MAGIC = b"WS1 "
+FIRST_SEGMENT = "0000000001.seg"
+WALK = 16  # frame headers a writer reads past the commit record before sealing instead
 DEFAULT_AGENT = "claude-code"  # entries without an `agent` field came from Claude Code
 SEGMENT_BYTES = 4 << 20
-_SID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
-
-
-def valid_session_id(sid: str | None) -> bool:
-    """Session ids become folder names: only [A-Za-z0-9_-], 1 to 128 characters."""
-    return bool(sid) and len(sid) <= 128 and all(c in _SID_CHARS for c in sid)
-
-
-def session_dir(session_id: str) -> str:
-    if not valid_session_id(session_id):
-        raise ValueError("invalid session id")
-    return roots.state_root() + "/sessions/" + session_id
 
 
 def json_str(s: str) -> str:
@@ -77,13 +96,17 @@ def frame(
     transcript_size: int = -1,
     agent: str = DEFAULT_AGENT,
 ) -> bytes:
-    header = '{"event":%s,"agent":%s,"ts_ns":%d,"project":%s,"pid":%d,"transcript_size":%d}' % (
-        json_str(event),
-        json_str(agent),
-        ts_ns,
-        json_str(project),
-        posix.getpid(),
-        transcript_size,
+    header = (
+        '{"event":%s,"agent":%s,"ts_ns":%d,"project":%s,"pid":%d,"ppid":%d,"transcript_size":%d}'
+        % (
+            json_str(event),
+            json_str(agent),
+            ts_ns,
+            json_str(project),
+            posix.getpid(),
+            posix.getppid(),
+            transcript_size,
+        )
     )
     body = header.encode("utf-8", "backslashreplace") + b"\n" + payload
     return MAGIC + str(len(body)).encode() + b"\n" + body + b"\n"
@@ -103,6 +126,80 @@ def segment_names(spool_dir: str) -> list[str]:
         return []
 
 
+def _frame_end(fd: int, pos: int, size: int) -> int:
+    """Where the frame at `pos` ends, or -1 when no complete frame starts there."""
+    head = posix.pread(fd, 32, pos)
+    nl = head.find(b"\n")
+    if not head.startswith(MAGIC) or nl < 0:
+        return -1
+    try:
+        length = int(head[len(MAGIC) : nl])
+    except ValueError:
+        return -1
+    end = pos + nl + 1 + length + 1
+    if length < 0 or end > size or posix.pread(fd, 1, end - 1) != b"\n":
+        return -1
+    return end
+
+
+def ends_on_a_frame(fd: int, size: int, lock: int, name: str) -> bool:
+    """True when segment `name` (open as `fd`, `size` bytes) ends where a frame ends: at
+    the commit record's end, or at most WALK complete frames after it (a writer killed
+    after its write but before its record). False for a torn tail, or when unsure."""
+    try:
+        line = posix.pread(lock, 64, 0).split(b"\n", 1)[0].split(b" ")
+        pos = int(line[1]) if len(line) == 2 and line[0] == name.encode() else 0
+    except (OSError, ValueError):
+        pos = 0
+    if pos > size:
+        pos = 0
+    try:
+        for _ in range(WALK):
+            if pos == size:
+                return True
+            pos = _frame_end(fd, pos, size)
+            if pos < 0:
+                return False
+    except OSError:
+        return False
+    return pos == size
+
+
+def _commit(lock: int, name: str, end: int) -> None:
+    """Record where the last complete frame ends (the module docstring's commit record)."""
+    try:
+        posix.pwrite(lock, b"%s %d\n" % (name.encode(), end), 0)
+    except OSError:
+        pass  # the next writer walks the frames instead
+
+
+def _open_segment(spool_dir: str, name: str, root: str = "") -> int:
+    flags = posix.O_RDWR | posix.O_APPEND | posix.O_CREAT
+    return secure.open_private(spool_dir + "/" + name, flags, root)
+
+
+def next_segment(name: str) -> str:
+    return "%010d.seg" % (int(name[:10]) + 1)
+
+
+def _lock(layout: Layout, session_id: str, spool_dir: str) -> int:
+    """The session's spool.lock, open and flock'd (exclusive)."""
+    import fcntl
+
+    root = layout.root
+    for _ in range(5):
+        lock = secure.open_private(
+            layout.spool_lock(session_id), posix.O_RDWR | posix.O_CREAT, root
+        )
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if posix.fstat(lock).st_nlink:
+            break
+        # the dispatcher removed the session folder while we waited: start again
+        posix.close(lock)
+        secure.ensure_private_dir(spool_dir, root)
+    return lock
+
+
 def append(
     session_id: str,
     event: str,
@@ -111,34 +208,24 @@ def append(
     payload: bytes,
     transcript_size: int = -1,
     agent: str = DEFAULT_AGENT,
+    layout: Layout | None = None,
 ) -> str:
     """Append one frame to the session's spool under its lock; returns the segment path."""
-    import fcntl
-
-    base = session_dir(session_id)
-    spool_dir = base + "/spool"
-    roots.makedirs_private(spool_dir)
+    layout = layout or Layout()
+    spool_dir, root = layout.spool_dir(session_id), layout.root
+    secure.ensure_private_dir(spool_dir, root)
     data = frame(event, ts_ns, project, payload, transcript_size, agent)
-    for _ in range(5):
-        lock = posix.open(base + "/spool.lock", posix.O_RDWR | posix.O_CREAT, 0o600)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if posix.fstat(lock).st_nlink:
-            break
-        # the dispatcher removed the session folder while we waited: start again
-        posix.close(lock)
-        roots.makedirs_private(spool_dir)
+    lock = _lock(layout, session_id, spool_dir)
     try:
         names = segment_names(spool_dir)
-        name = names[-1] if names else "0000000001.seg"
-        path = spool_dir + "/" + name
-        fd = posix.open(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+        name = names[-1] if names else FIRST_SEGMENT
+        fd = _open_segment(spool_dir, name, root)
         try:
             size = posix.fstat(fd).st_size
-            if size >= SEGMENT_BYTES:
-                posix.close(fd)
-                name = "%010d.seg" % (int(name[:10]) + 1)
-                path = spool_dir + "/" + name
-                fd = posix.open(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+            if size >= SEGMENT_BYTES or not ends_on_a_frame(fd, size, lock, name):
+                posix.close(fd)  # full, or sealed: its last frame is torn
+                name = next_segment(name)
+                fd = _open_segment(spool_dir, name, root)
                 size = posix.fstat(fd).st_size
             try:
                 _write_all(fd, data)
@@ -148,11 +235,37 @@ def append(
                 except OSError:
                     pass
                 raise
+            _commit(lock, name, size + len(data))
         finally:
             posix.close(fd)
     finally:
         posix.close(lock)  # closing releases the flock
-    return path
+    return spool_dir + "/" + name
+
+
+def seal_torn_tail(session_id: str, name: str, size: int, layout: Layout | None = None) -> bool:
+    """Seal segment `name` when it is still the newest and still `size` bytes long: the
+    caller saw it end in an incomplete frame, and no writer is mid-append while we hold
+    the lock, so that frame's writer died. The next segment is started (empty) and writers
+    go on there; True when sealed. Called by the dispatcher, never the hook."""
+    layout = layout or Layout()
+    spool_dir = layout.spool_dir(session_id)
+    lock = _lock(layout, session_id, spool_dir)
+    try:
+        names = segment_names(spool_dir)
+        if not names or names[-1] != name:
+            return False
+        try:
+            if posix.stat(spool_dir + "/" + name).st_size != size:
+                return False
+        except OSError:
+            return False
+        nxt = next_segment(name)
+        posix.close(_open_segment(spool_dir, nxt))
+        _commit(lock, nxt, 0)
+        return True
+    finally:
+        posix.close(lock)
 
 
 # --- reading (dispatcher, tests, `ways status`) ------------------------------------------
@@ -196,7 +309,9 @@ class Entry:
         self.transcript_size = transcript_size
 
 
-def scan_frames(data: bytes, magic: bytes = MAGIC, start: int = 0):
+def scan_frames(
+    data: bytes, magic: bytes = MAGIC, start: int = 0
+) -> "Iterator[tuple[int, int, bytes | None]]":
     """Yield (offset, end, body | None) for each complete frame of `data` from `start`.
 
     None marks a corrupt stretch that was skipped up to the next frame start. Stops
@@ -256,12 +371,12 @@ def parse_entry(body: bytes | None, segment: str = "", offset: int = 0) -> Entry
         return None
 
 
-def read_all(session_id: str) -> list[Entry]:
+def read_all(session_id: str, layout: Layout | None = None) -> list[Entry]:
     """Every intact entry of a session's spool, in order."""
-    spool_dir = session_dir(session_id) + "/spool"
+    spool_dir = (layout or Layout()).spool_dir(session_id)
     out = []
     for name in segment_names(spool_dir):
-        with open(spool_dir + "/" + name, "rb") as f:
+        with open(secure.open_private(spool_dir + "/" + name, posix.O_RDONLY), "rb") as f:
             data = f.read()
         for off, _, body in scan_frames(data):
             entry = parse_entry(body, name, off)

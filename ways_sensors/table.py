@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 
-def use_colour(stream=None) -> bool:
+def use_colour(stream: TextIO | None = None) -> bool:
     stream = stream or sys.stdout
     return (
         "NO_COLOR" not in os.environ
@@ -17,7 +18,7 @@ def use_colour(stream=None) -> bool:
     )
 
 
-def paint(text: str, colour: str, stream=None) -> str:
+def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
     codes = {"red": "31", "yellow": "33", "green": "32", "dim": "2", "bold": "1"}
     if not use_colour(stream):
         return text

@@ -14,7 +14,7 @@ It matches, numbers, masks and chains each record (pipeline.py), commits the bat
 (below), then makes one attempt for the whole batch through delivery.py under the
 rule's timeout; a retryable failure backs off and tries the whole batch again.
 
-The cursor file, `cursors/<sensor>.<rule>.json` (0600, replaced atomically: a
+The cursor file (layout.py `cursor`; 0600, replaced atomically through secure.py: a
 temporary file renamed over it), one JSON object:
 
     {"active": true, "segment": "0000000001.seg", "offset": <bytes>,
@@ -36,6 +36,13 @@ same `rule_seq`s and hashes, so a consumer may hold part or all of a batch twice
 (`ways sensors verify` skips such duplicates). A move past records this rule does not
 take is saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit):
 a kill loses only the time to skip them again.
+
+An idle worker sleeps on the dispatcher's condition until the journal grows (or it is
+told to stop); it never polls. A reload never waits for a delivery: the old worker is
+retired (`retire`), finishes its attempt in flight under the rule's own timeout, saves
+its cursor and exits; its successor for the same rule (`after`) waits for that in its
+own thread, then starts from the cursor the old one left, so one rule never has two
+attempts in flight and a pending batch is handed over on disk, as after a SIGKILL.
 """
 
 from __future__ import annotations
@@ -45,11 +52,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import chain, counters, delivery, events, index
-from .files import replace_atomically
+from . import chain, counters, delivery, events, index, secure
 from .layers import LoadedRule
+from .layout import rule_key
 from .pipeline import dumps, finish, match
-from .session import read_json, rule_id
+from .session import read_json
 from .spec import batch_for
 from .targets import Outcome
 
@@ -123,20 +130,25 @@ class Batch:
 class Worker(threading.Thread):
     """Delivers one rule's records from the journal, in order, a batch per attempt."""
 
-    def __init__(self, disp: Dispatcher, sensor: str, rule: LoadedRule):
+    def __init__(
+        self, disp: Dispatcher, sensor: str, rule: LoadedRule, after: Worker | None = None
+    ):
         super().__init__(name=f"rule {sensor}/{rule.name}", daemon=True)
         self.disp = disp
         self.sensor = sensor
         self.rule = rule
-        self.rid = rule_id(sensor, rule.name)
-        self.tally = counters.Tally(self.rid)
+        self.rid = rule_key(sensor, rule.name)
+        self.tally = counters.Tally(self.rid, disp.session.layout)
         self.stop = threading.Event()
         self.path = disp.session.cursor_path(self.rid)
         self.max_records, self.max_delay = batch_for(rule.rule)
         self.lines: list[bytes] | None = None  # the pending records' JSON, when known
         self.saved_at = 0.0
         self.saved_position = ("", -1)
-        self.state = self._load_state()
+        self.after = after  # the rule's retired worker, maybe still in an attempt
+        self.deactivate_on_exit = False
+        # until `after` exits its cursor is its own: read it, never write it
+        self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
         self.collecting = False  # records taken from the journal, not yet committed
         self.last_sent = float("-inf")  # when the previous batch was done with
@@ -152,8 +164,9 @@ class Worker(threading.Thread):
         st = read_json(self.path)
         seg, size = self.disp.journal_end()
         if not isinstance(st, dict):
-            head = self.disp.ledger.get("rules", {}).get(f"{self.sensor}/{self.rule.name}")
-            rule_seq, h = head if isinstance(head, list) and len(head) == 2 else (0, chain.GENESIS)
+            s = self.disp.session
+            head = s.layout.ledger_head(s.id, self.sensor, self.rule.name)
+            rule_seq, h = head or (0, chain.GENESIS)
             st = {"rule_seq": rule_seq, "hash": h, "pending": None}
             st["segment"], st["offset"] = seg, size  # a new rule sees records from now on
         elif not st.get("active", True):
@@ -169,7 +182,7 @@ class Worker(threading.Thread):
 
     def _save(self, st: dict[str, Any] | None = None) -> None:
         st = st or self.state
-        replace_atomically(self.path, encode_cursor(st, self.lines))
+        secure.replace_private(self.path, encode_cursor(st, self.lines))
         self.saved_at = time.monotonic()
         self.saved_position = (st["segment"], st["offset"])
 
@@ -179,8 +192,31 @@ class Worker(threading.Thread):
 
     # --- the loop ---------------------------------------------------------------------
 
+    def retire(self, deactivate: bool) -> None:
+        """Stop without waiting for an attempt in flight (it ends under the rule's
+        timeout); `deactivate`: the rule is gone, mark its cursor inactive on exit."""
+        self.deactivate_on_exit = deactivate
+        self.stop.set()
+
     def run(self) -> None:
+        if self.after is not None:
+            self.after.join()  # in this thread: the main thread never waits for a delivery
+            self.state = self._load_state()  # where the old worker left it, pending included
+            self.lines = None
+            self._rewind()
+            self.after = None
+        try:
+            self._loop()
+        finally:
+            if self.deactivate_on_exit:
+                self.deactivate()
+            elif (self.state["segment"], self.state["offset"]) != self.saved_position:
+                self._save()  # the lazily saved move past records the rule does not take
+            self.tally.flush()
+
+    def _loop(self) -> None:
         while not self.stop.is_set():
+            seen = self.disp.generation  # before looking: a commit after it wakes us
             try:
                 progressed = self.step()
             except Exception as exc:  # a bug must not kill the rule silently
@@ -195,9 +231,7 @@ class Worker(threading.Thread):
                 progressed = False
                 self.stop.wait(1.0)
             if not progressed:
-                self.disp.wait_for_records(0.5)
-        if (self.state["segment"], self.state["offset"]) != self.saved_position:
-            self._save()  # the lazily saved move past records the rule does not take
+                self.disp.wait_for_records(seen, self.stop)
 
     def _rewind(self) -> None:
         """Forget what was read ahead: the next step reads again from the cursor."""
@@ -262,13 +296,14 @@ class Worker(threading.Thread):
         first_at = last_at = 0.0  # when the batch got its first record, its latest
         linger = False
         while not self.stop.is_set():
+            seen = self.disp.generation  # before looking: a commit after it wakes us
             if not self.buffer and not self._refill():
                 if not b.records or not linger:
                     break
                 left = min(first_at + self.max_delay, last_at + LINGER_GAP) - time.monotonic()
                 if left <= 0:
                     break
-                self.disp.wait_for_records(left)
+                self.disp.wait_for_records(seen, self.stop, left)
                 continue
             seg, end, rec = self.buffer.pop()
             b.segment, b.offset, b.moved = seg, end, True
@@ -302,7 +337,14 @@ class Worker(threading.Thread):
         try:
             if rec is None or not match(self.rule, rec):
                 return
-            out, h = finish(rec, self.sensor, self.rule, b.rule_seq + 1, b.hash)
+            out, h = finish(
+                rec,
+                self.sensor,
+                self.rule,
+                b.rule_seq + 1,
+                b.hash,
+                deadline=time.monotonic() + self.rule.rule.timeout_s,
+            )
             line = dumps(out)  # a record that cannot be sent must not block the ones behind it
         except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
             self.tally.count("lost")
@@ -379,6 +421,8 @@ class Worker(threading.Thread):
 
     def done(self) -> bool:
         """Nothing left to deliver: at the committed journal end, nothing pending."""
+        if self.after is not None:
+            return False  # waiting for the retired worker's attempt
         seg, size = self.disp.journal_end()
         st = self.state
         return (

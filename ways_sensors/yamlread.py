@@ -55,7 +55,7 @@ class _BoundedLoader(yaml.SafeLoader):
                 f"alias *{event.anchor} refused: aliases are not allowed in sensor files "
                 "or config.yaml (a nest of them can expand to billions of values); "
                 "write the value out in full",
-                event.start_mark,
+                event.start_mark,  # type: ignore[arg-type]  # SafeLoader is pure Python: never a C mark
             )
         self._depth += 1
         try:

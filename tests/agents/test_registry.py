@@ -73,3 +73,13 @@ def test_importing_a_face_imports_nothing_else(name):
     loaded = set(r.stdout.split())
     package = agents.ADAPTERS[name]
     assert loaded == {"ways_sensors", "ways_sensors.agents", package}, loaded
+
+
+def test_every_agent_but_the_default_names_its_config_home_and_sessions():
+    """The optional members `reconcile --agent all` and `sensors test` rely on."""
+    for name in ALL:
+        adapter = agents.adapter(name)
+        home = getattr(adapter, "config_home", None)
+        if name != agents.DEFAULT:
+            assert home is not None and home("/p").startswith("/p/")
+        assert callable(getattr(adapter, "is_session_file", None)) == (name in ("codex", "gemini"))

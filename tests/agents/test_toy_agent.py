@@ -133,5 +133,7 @@ def test_reconcile_wires_the_toy_where_and_how_its_adapter_says(install):
 def test_reconcile_refuses_an_agent_it_does_not_know(install):
     r = install.ways("reconcile", "--agent", "toy")
     assert r.returncode == 2
-    assert r.stderr.splitlines() == ["ways: no agent 'toy'; one of claude-code"]
+    assert r.stderr.splitlines() == [
+        "ways: no agent 'toy'; one of claude-code, codex, copilot, cursor, gemini"
+    ]
     assert not (install.home / ".claude").exists() and not (install.home / ".toy").exists()

@@ -49,7 +49,7 @@ def test_wires_ten_events_and_keeps_everything_else(install):
     assert list(data) == ["zeta", "permissions", "hooks", "alpha"]  # order kept
     assert data["permissions"] == EXISTING["permissions"] and data["alpha"] == EXISTING["alpha"]
     hooks = data["hooks"]
-    assert hooks["Notification"] == EXISTING["hooks"]["Notification"]
+    assert hooks["Notification"][0] == EXISTING["hooks"]["Notification"][0]
     assert hooks["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
     assert hooks["Stop"][0] == EXISTING["hooks"]["Stop"][0]
     for event in EVENTS:
@@ -172,3 +172,120 @@ def test_the_wired_command_runs_the_hook(install, tmp_path):
     )
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     assert list((install.sessions()).glob("*/spool/*.seg"))
+
+
+# Unusual settings files (issue 12, defect 7): a dotfiles symlink, a read-only file,
+# duplicate keys, a "hooks" that is not in the shape the wiring edits.
+
+
+def _refused(install, path, *args, needle):
+    """reconcile exits 5 with one line naming `needle` and the file; the file is as it was."""
+    before = path.read_bytes()
+    r = install.ways("reconcile", *args)
+    assert r.returncode == 5, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert needle in lines[0] and str(path) in lines[0], lines[0]
+    assert path.read_bytes() == before
+    return lines[0]
+
+
+def test_a_symlinked_settings_file_is_written_through_to_its_target(install):
+    dotfiles = install.home / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude-settings.json"
+    target.write_text(json.dumps({"model": "x"}, indent=2) + "\n")
+    os.chmod(target, 0o640)
+    link = settings(install)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(os.path.join("..", "dotfiles", "claude-settings.json"))
+    assert install.ways("reconcile").returncode == 0
+    assert link.is_symlink()
+    assert os.readlink(link) == os.path.join("..", "dotfiles", "claude-settings.json")
+    data = json.loads(target.read_text())
+    assert data["model"] == "x" and set(data["hooks"]) == set(EVENTS)
+    assert (target.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["claude-settings.json"]  # no temp
+    assert install.ways("reconcile", "--remove").returncode == 0
+    assert link.is_symlink() and json.loads(target.read_text()) == {"model": "x"}
+
+
+def test_a_dangling_settings_symlink_creates_its_target(install):
+    target = install.home / "dotfiles" / "claude.json"
+    target.parent.mkdir()
+    link = settings(install)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    assert install.ways("reconcile").returncode == 0
+    assert link.is_symlink() and set(json.loads(target.read_text())["hooks"]) == set(EVENTS)
+
+
+def test_a_read_only_settings_file_is_refused(install):
+    path = write(install, {"model": "x"})
+    os.chmod(path, 0o444)
+    _refused(install, path, needle="read-only")
+    assert (path.stat().st_mode & 0o777) == 0o444
+    # through a symlink, the target's mode decides
+    os.chmod(path, 0o644)
+    target = install.home / "ro.json"
+    target.write_text('{"model": "y"}\n')
+    os.chmod(target, 0o444)
+    path.unlink()
+    path.symlink_to(target)
+    before = target.read_bytes()
+    r = install.ways("reconcile")
+    assert r.returncode == 5 and "read-only" in r.stderr, r.stderr
+    assert target.read_bytes() == before and path.is_symlink()
+
+
+def test_a_read_only_file_that_needs_no_change_is_fine(install):
+    path = write(install, {})
+    assert install.ways("reconcile").returncode == 0
+    os.chmod(path, 0o444)
+    r = install.ways("reconcile")
+    assert r.returncode == 0 and "nothing to change" in r.stdout
+
+
+def test_duplicate_keys_are_refused_not_lost(install):
+    path = settings(install)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"model": "opus",\n "env": {"A": "1"},\n "model": "sonnet"}\n')
+    line = _refused(install, path, needle='"model"')
+    assert "twice" in line
+    path.write_text(
+        '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a.sh"}]}],\n'
+        '           "Stop": [{"hooks": [{"type": "command", "command": "b.sh"}]}]}}\n'
+    )
+    _refused(install, path, needle='"Stop"')
+    _refused(install, path, "--remove", needle='"Stop"')
+
+
+def test_hooks_not_in_the_wired_shape_are_refused(install):
+    path = settings(install)
+    path.parent.mkdir(parents=True)
+    for bad, needle in [
+        ({"hooks": "not hooks"}, '"hooks"'),
+        ({"hooks": ["Stop"]}, '"hooks"'),
+        ({"hooks": None}, '"hooks"'),
+        ({"hooks": {"Stop": {"hooks": []}}}, '"Stop"'),
+        ({"hooks": {"Notification": "say hi"}}, '"Notification"'),
+    ]:
+        path.write_text(json.dumps(bad) + "\n")
+        _refused(install, path, needle=needle)
+        _refused(install, path, "--remove", needle=needle)
+
+
+def test_a_settings_path_that_is_not_a_regular_file_is_refused(install):
+    path = settings(install)
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    r = install.ways("reconcile", timeout=20)  # reading a FIFO would block forever
+    assert r.returncode == 5 and "not a regular file" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_deeply_nested_settings_are_refused_in_one_line(install):
+    path = settings(install)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    _refused(install, path, needle="nested")

@@ -255,3 +255,107 @@ def test_an_empty_project_folder_is_refused_never_turned_into_a_path(install):
     r = install.ways("settings", "set", "ways.project_sensors", str(install.project))
     assert r.returncode == 3 and "set the whole list" in r.stderr, r.stderr
     assert (install.config_root / "config.yaml").read_text() == "ways:\n  project_sensors: 5\n"
+
+
+def _waiting_rule(install, tmp_path, sensor_extra=""):
+    """mine/r created by `ways settings set`: disabled, its preview never seen."""
+    if sensor_extra:
+        install.sensor("mine", sensor_extra)
+    rule = f"{{sections: [tool_call], dispatch: {{file: {{path: '{tmp_path}/o.jsonl'}}}}}}"
+    r = install.ways("settings", "set", "ways.sensors.mine.rules.r", rule)
+    assert r.returncode == 0, r.stderr
+    return rule
+
+
+def _refused(install, r, path):
+    """The gate's one line, and the rule still off as the hook would load it."""
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert len(r.stderr.splitlines()) == 1 and "`ways sensors test mine/r`" in r.stderr, r.stderr
+    listed = json.loads(install.ways("sensors", "list", "--json").stdout)
+    [mine] = [s for s in listed["sensors"] if s["name"] == "mine"]
+    [rule] = [x for x in mine["rules"] if x["name"] == "r"]
+    assert not (mine["enabled"] and rule["enabled"]), listed
+
+
+def test_no_side_door_enables_a_rule_whose_preview_was_never_seen(install, tmp_path):
+    """Unsetting `enabled` (default true), setting the whole rule with or without
+    `enabled: true`, at the user or the project layer, and switching the sensor on
+    under a rule switched on by hand: each would end with the unseen rule enabled."""
+    rule = _waiting_rule(install, tmp_path)
+    path = install.user_sensors / "mine.yaml"
+    before = path.read_bytes()
+    whole_on = rule[:-1] + ", enabled: true}"
+    attempts = [
+        ("unset", "ways.sensors.mine.rules.r.enabled"),
+        ("set", "ways.sensors.mine.rules.r", whole_on),
+        ("set", "ways.sensors.mine.rules.r", rule),  # the whole rule, `enabled` left out
+        ("set", "ways.sensors.mine.rules.r.enabled", "yes"),  # YAML's other spelling
+    ]
+    for args in attempts:
+        _refused(install, install.ways("settings", *args), path)
+        assert path.read_bytes() == before, args
+    # the project layer merges over the user's: `r: {enabled: true}` there would win
+    install.config(f"ways:\n  project_sensors: ['{install.project}']\n")
+    proj = ["--project", str(install.project)]
+    for args in (
+        ("set", "ways.sensors.mine.rules.r", "{enabled: true}", *proj),
+        ("set", "ways.sensors.mine.rules.r.enabled", "true", *proj),
+    ):
+        _refused(install, install.ways("settings", *args), path)
+        assert not (install.project_sensors / "mine.yaml").exists(), args
+    # a change that leaves the rule off still goes through
+    r = install.ways("settings", "set", "ways.sensors.mine.rules.r.timeout", "2s")
+    assert r.returncode == 0, r.stderr
+    r = install.ways("settings", "set", "ways.sensors.mine.description", "x")
+    assert r.returncode == 0, r.stderr
+
+
+def test_switching_the_sensor_on_is_a_side_door_too(install, tmp_path):
+    """Sensor off and the unseen rule's own flag on (a hand edit): switching the sensor
+    on, by set or by unset (its default is true), is refused the same way."""
+    _waiting_rule(install, tmp_path, sensor_extra="enabled: false\n")
+    path = install.user_sensors / "mine.yaml"
+    # the command refuses to turn the rule's flag on, even under a sensor that is off
+    r = install.ways("settings", "set", "ways.sensors.mine.rules.r.enabled", "true")
+    _refused(install, r, path)
+    head, rules = path.read_text().split("rules:")
+    assert "enabled: false" in head and "enabled: false" in rules
+    path.write_text(head + "rules:" + rules.replace("enabled: false", "enabled: true"))
+    before = path.read_bytes()
+    for args in (
+        ("set", "ways.sensors.mine.enabled", "true"),
+        ("unset", "ways.sensors.mine.enabled"),
+    ):
+        _refused(install, install.ways("settings", *args), path)
+        assert path.read_bytes() == before, args
+
+
+def test_once_previewed_every_door_opens(install, tmp_path):
+    rule = _waiting_rule(install, tmp_path)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    t = install.ways("sensors", "test", "mine/r", "--transcript", str(transcript))
+    assert t.returncode == 0, t.stderr
+    r = install.ways("settings", "unset", "ways.sensors.mine.rules.r.enabled")
+    assert r.returncode == 0, r.stderr
+    assert get(install, "ways.sensors.mine.rules.r.enabled")["value"] is True
+    r = install.ways("settings", "set", "ways.sensors.mine.rules.r", rule)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_copied_sensor_cannot_be_enabled_through_a_side_door(install, tmp_path):
+    install.sensor(
+        "src",
+        f"rules:\n  r:\n    sections: [tool_call]\n"
+        f"    dispatch: {{file: {{path: '{tmp_path}/o'}}}}\n",
+    )
+    r = install.ways("sensors", "copy", "src", "mine")
+    assert r.returncode == 0, r.stderr
+    path = install.user_sensors / "mine.yaml"
+    target = f"{{file: {{path: '{tmp_path}/o'}}}}"
+    whole = f"{{sections: [tool_call], enabled: true, dispatch: {target}}}"
+    for args in (
+        ("unset", "ways.sensors.mine.rules.r.enabled"),
+        ("set", "ways.sensors.mine.rules.r", whole),
+    ):
+        _refused(install, install.ways("settings", *args), path)

@@ -1,10 +1,15 @@
-"""Writes the labelled redaction corpus: `secrets.jsonl` and `clean.txt`, from a fixed seed.
+"""Writes the labelled redaction corpus: `secrets.jsonl` and `clean.jsonl`, from fixed seeds.
 
-secrets.jsonl: {"kind", "text", "secret"} per line: a fake secret of the right shape in
-realistic text (shell commands, .env lines, JSON config, curl headers, log lines,
-source code). clean.txt: one line each of text full of look-alikes that must come
-through unchanged: git SHAs, UUIDs, sha256 sums, base64 blobs, lockfile integrity
-hashes, documented example keys, ids, limits like TOKEN_LIMIT=4096.
+secrets.jsonl: {"kind", "family", "set", "text", "secret"} per line: a fake secret of the
+right shape in realistic text (shell commands, .env lines, JSON config, curl headers, log
+lines, source code). clean.jsonl: {"family", "set", "text"} per line: text full of
+look-alikes that must come through unchanged: git SHAs, UUIDs, sha256 sums, base64 blobs,
+lockfile integrity hashes, documented example keys, ids, limits like TOKEN_LIMIT=4096,
+and code that reads a secret without holding one.
+
+`set` is "dev" for the cases written with the scan in view (this module) and "heldout"
+for the cases written from public scanners' documented shapes before the scan grew to
+meet them (heldout.py); the figures are reported for both.
 Run: python tests/corpus/make_corpus.py (the output is committed; tests read it).
 """
 
@@ -17,6 +22,9 @@ import random
 import string
 import uuid
 from pathlib import Path
+
+import heldout
+import heldout_clean
 
 R = random.Random(20261129)
 HERE = Path(__file__).resolve().parent
@@ -239,6 +247,22 @@ TEMPLATES = {
     ],
 }
 
+FAMILY = {
+    "private-key": "private-key",
+    "jwt": "jwt",
+    "slack-webhook": "webhook-url",
+    "discord-webhook": "webhook-url",
+    "telegram-bot-token": "chat-bot-token",
+    "connection-string-password": "url-credentials",
+    "bearer-token": "auth-header",
+    "api-key-header": "auth-header",
+    "env-assignment": "env-assignment",
+    "secret-field": "key-value",
+    "aws-secret-access-key": "key-value",
+    "azure-storage-key": "key-value",
+    "cli-password": "cli-password",
+}  # every other dev kind is a provider's prefixed shape: "vendor-prefix"
+
 CLEAN = [
     lambda: f"commit {rs(HEX, 40)}\nAuthor: Dev <dev@example.com>",
     lambda: f"git checkout {rs(HEX, 7)} && git log --oneline -1 {rs(HEX, 40)}",
@@ -283,6 +307,15 @@ CLEAN = [
 ]
 
 
+def clean_family(index: int) -> str:
+    """Dev look-alikes by what they imitate (their place in CLEAN)."""
+    if index in (11, 12, 13):
+        return "reference"
+    if index in (7, 8, 14, 15, 17):
+        return "placeholder"
+    return "look-alike"
+
+
 def main() -> None:
     rows = []
     kinds = sorted(TEMPLATES)
@@ -290,16 +323,34 @@ def main() -> None:
         for i in range(8):
             tpl = TEMPLATES[kind][i % len(TEMPLATES[kind])]
             secret = GEN[kind]()
-            rows.append({"kind": kind, "text": tpl.format(s=secret), "secret": secret})
+            rows.append(
+                {
+                    "kind": kind,
+                    "family": FAMILY.get(kind, "vendor-prefix"),
+                    "set": "dev",
+                    "text": tpl.format(s=secret),
+                    "secret": secret,
+                }
+            )
     R.shuffle(rows)
+    held = heldout.secrets()
+    rows += [{**r, "set": "heldout"} for r in held]
     with open(HERE / "secrets.jsonl", "w") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
-    clean = [R.choice(CLEAN)() for _ in range(240)]
+    clean = []
+    for _ in range(240):
+        index = R.randrange(len(CLEAN))
+        clean.append({"family": clean_family(index), "set": "dev", "text": CLEAN[index]()})
+    clean += [{**c, "set": "heldout"} for c in heldout_clean.clean()]
     with open(HERE / "clean.jsonl", "w") as f:
         for line in clean:
             f.write(json.dumps(line) + "\n")
-    print(f"{len(rows)} secrets over {len(kinds)} kinds, {len(clean)} clean lines")
+    kinds_all = {r["kind"] for r in rows}
+    print(
+        f"{len(rows)} secrets over {len(kinds_all)} kinds ({len(held)} held out), "
+        f"{len(clean)} clean lines"
+    )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 The client comes from the npm registry at a pinned version, installed once into
 `<repo>/.e2e/claude-code` (or $WAYS_CLAUDE_DIR; $CLAUDE_BIN names an existing one).
 Each session runs in a throwaway HOME whose `~/.claude/settings.json` was written by
-`ways reconcile`, with one more handler on the same ten events: a raw recorder that
+`ways reconcile`, with one more handler on the same events: a raw recorder that
 appends exactly what Claude Code sent (the ground truth).
 """
 
@@ -117,7 +117,7 @@ class Session:
 
 
 def add_handlers(s: Session, commands: list[str]) -> None:
-    """More handlers on the same ten events, in their own group."""
+    """More handlers on the same events, in their own group."""
     path = s.home / ".claude" / "settings.json"
     settings = json.loads(path.read_text())
     for event in EVENTS:
@@ -127,7 +127,14 @@ def add_handlers(s: Session, commands: list[str]) -> None:
     path.write_text(json.dumps(settings, indent=2))
 
 
-def prepare(root: Path) -> Session:
+SECTIONS = (
+    "user_prompt, queued_message, assistant_response, tool_call,\n"
+    "               tool_result, subagent, compaction, session_start, session_end,\n"
+    "               permission, notification, error"
+)
+
+
+def prepare(root: Path, idle: float = 5) -> Session:
     for d in ("home", "project", "audit"):
         (root / d).mkdir(parents=True, exist_ok=True)
     env = {
@@ -147,13 +154,12 @@ def prepare(root: Path) -> Session:
     sensors.mkdir(parents=True)
     (sensors / "e2e.yaml").write_text(
         "rules:\n  all:\n"
-        "    sections: [user_prompt, queued_message, assistant_response, tool_call,\n"
-        "               tool_result, subagent, compaction, session_start, session_end]\n"
+        f"    sections: [{SECTIONS}]\n"
         f"    dispatch: {{file: {{path: '{s.audit_dir}/{{session_id}}.jsonl'}}}}\n"
         "    delivery: at_least_once\n    chain: true\n"
     )
     (root / "config" / "agent-ways" / "config.yaml").write_text(
-        "ways:\n  dispatch_idle_seconds: 5\n"
+        f"ways:\n  dispatch_idle_seconds: {idle:g}\n"
     )
     r = s.ways("reconcile")
     if r.returncode != 0:
@@ -162,16 +168,22 @@ def prepare(root: Path) -> Session:
     return s
 
 
+API_KEY = "sk-ant-e2e"
+
+
 def client_env(s: Session, url: str) -> dict[str, str]:
-    """The session's environment, pointed at the scripted API, with nothing phoning home."""
+    """The client's environment: our Messages API, no traffic elsewhere, no retries of a
+    failed request (the [apierr] turn fails at once)."""
     return dict(
         s.env,
         ANTHROPIC_BASE_URL=url,
-        ANTHROPIC_API_KEY="sk-ant-e2e",
+        ANTHROPIC_API_KEY=API_KEY,
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        CLAUDE_CODE_MAX_RETRIES="0",
         DISABLE_TELEMETRY="1",
         DISABLE_AUTOUPDATER="1",
         DISABLE_ERROR_REPORTING="1",
+        TERM="xterm-256color",
     )
 
 

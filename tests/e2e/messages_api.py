@@ -11,22 +11,30 @@ The "model" picks what to do from markers in the turn's user text:
     [cut]     one complete text block (PARTIAL-REPLY <n>), then the stream stalls before
               the message ends, until the client hangs up or `release()` (at most 30 s):
               the client's interrupt cuts a real reply short
+    [write]   one Write call of a new file in WRITE_DIR, outside the project: a tool the
+              session's allow list leaves out, in a folder it does not own (a
+              permission prompt)
+    [apierr]  the request fails with 529 (`overloaded_error`), when the turn's newest
+              text holds it (Claude Code resends a failed turn with the next prompt)
     (none)    a thinking block (THINKING-MARKER ...), a text block and one Bash call
 After tool results it answers `FINAL-REPLY <n>` (a subagent: `SUBAGENT-DONE <n>`); a
-summary request (compaction, which says "Do NOT call any tools", and Claude Code's internal
-agents) gets `SUMMARY <n>`.
+summary request (compaction, Claude Code's internal agents) gets `SUMMARY <n>`. Each
+response reports its own token usage (usage_of), so sums over calls can be checked.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAKE_TOKEN = "ghp_" + "Zq4v" * 9
 THINKING = "THINKING-MARKER"
 STALL = "stall"  # the stop reason `respond` gives for a reply that never ends
+WRITE_DIR = tempfile.gettempdir()
 _count = itertools.count(1)
 _released = threading.Event()
 
@@ -34,6 +42,24 @@ _released = threading.Event()
 def release() -> None:
     """End every stalled reply now (the recorder calls it once the interrupt is done)."""
     _released.set()
+
+
+def usage_of(n: int) -> dict:
+    """Token usage of response n: distinct per response, every field non-zero."""
+    return {
+        "input_tokens": 100 + n,
+        "output_tokens": 20 + n,
+        "cache_read_input_tokens": 1000 + 10 * n,
+        "cache_creation_input_tokens": 50 + n,
+    }
+
+
+def failing(request: dict) -> bool:
+    """Whether the turn's newest text asks for an API failure ([apierr])."""
+    messages = request.get("messages") or []
+    turn = _turn(messages)
+    typed = _typed(messages[turn]) if turn is not None else []
+    return bool(typed) and "[apierr]" in typed[-1]
 
 
 def _text(message: dict) -> str:
@@ -52,6 +78,28 @@ def _is_result(message: dict) -> bool:
     )
 
 
+def _typed(message: dict) -> list[str]:
+    """The text a person typed into a user message (system reminders left out)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [
+        b.get("text", "")
+        for b in content or []
+        if isinstance(b, dict)
+        and b.get("type") == "text"
+        and not b.get("text", "").startswith("<system-reminder>")
+    ]
+
+
+def _turn(messages: list) -> int | None:
+    """Where the current turn starts: the newest user message that is no tool result."""
+    return max(
+        (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_result(m)),
+        default=None,
+    )
+
+
 def _bash(tid: str, command: str) -> dict:
     return {
         "type": "tool_use",
@@ -66,10 +114,7 @@ def respond(request: dict) -> tuple[list[dict], str]:
     messages = request.get("messages") or []
     n = next(_count)
     first = _text(messages[0]) if messages else ""
-    turn = max(
-        (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_result(m)),
-        default=0,
-    )
+    turn = _turn(messages) or 0
     user = _text(messages[turn]) if messages else ""
     answered = any(_is_result(m) for m in messages[turn:])
     if answered:
@@ -104,6 +149,18 @@ def respond(request: dict) -> tuple[list[dict], str]:
         return [_bash(f"toolu_w_{n:04d}", "sleep 3; echo waited")], "tool_use"
     if "[fail]" in user:
         return [_bash(f"toolu_f_{n:04d}", "echo failing >&2; exit 3")], "tool_use"
+    if "[write]" in user:
+        return [
+            {
+                "type": "tool_use",
+                "id": f"toolu_w_{n:04d}",
+                "name": "Write",
+                "input": {
+                    "file_path": os.path.join(WRITE_DIR, f"ways-e2e-{n:04d}.txt"),
+                    "content": f"written {n}\n",
+                },
+            }
+        ], "tool_use"
     if "[secret]" in user:
         return [
             _bash(
@@ -123,20 +180,22 @@ def _sse(event: str, data: dict) -> bytes:
 
 
 def _stream(blocks: list[dict], stop: str, model: str) -> bytes:
+    n = next(_count)
+    usage = usage_of(n)
     out = [
         _sse(
             "message_start",
             {
                 "type": "message_start",
                 "message": {
-                    "id": f"msg_e2e_{next(_count):04d}",
+                    "id": f"msg_e2e_{n:04d}",
                     "type": "message",
                     "role": "assistant",
                     "model": model,
                     "content": [],
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 1},
+                    "usage": {**usage, "output_tokens": 1},
                 },
             },
         )
@@ -173,7 +232,7 @@ def _stream(blocks: list[dict], stop: str, model: str) -> bytes:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 20},
+                "usage": {"output_tokens": usage["output_tokens"]},
             },
         )
     )
@@ -187,8 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def _reply(self, body: bytes, ctype: str = "application/json") -> None:
-        self.send_response(200)
+    def _reply(self, body: bytes, ctype: str = "application/json", status: int = 200) -> None:
+        self.send_response(status)
         self.send_header("content-type", ctype)
         self.send_header("content-length", str(len(body)))
         self.end_headers()
@@ -217,6 +276,9 @@ class _Handler(BaseHTTPRequestHandler):
             request = {}
         if "count_tokens" in self.path:
             return self._reply(b'{"input_tokens": 10}')
+        if failing(request):
+            body = {"type": "error", "error": {"type": "overloaded_error", "message": "E2E-529"}}
+            return self._reply(json.dumps(body).encode(), status=529)
         blocks, stop = respond(request)
         model = request.get("model", "e2e")
         if stop == STALL:
@@ -231,7 +293,7 @@ class _Handler(BaseHTTPRequestHandler):
             "content": blocks,
             "stop_reason": stop,
             "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 20},
+            "usage": usage_of(next(_count)),
         }
         self._reply(json.dumps(body).encode())
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from . import harness
+from . import harness, usage_truth
 from .messages_api import FAKE_TOKEN, THINKING
 
 pytestmark = pytest.mark.slow
@@ -95,11 +96,49 @@ def test_every_reply_once_main_subagent_and_internal(session):
     assert of(records, "queued_message") == []  # every prompt went through the queue as a turn
 
 
-def test_compaction_before_and_after(session):
+def test_compaction_before_after_and_its_summary(session):
     phases = [r["data"]["phase"] for r in of(session.records(), "compaction")]
-    assert phases == ["before", "after"]
+    assert phases == ["before", "after", "summary"]
     before = of(session.records(), "compaction")[0]
     assert before["data"]["trigger"] == "manual"
+    [t] = sent(session.truth(), "PostCompact")
+    summary = of(session.records(), "compaction")[2]["data"]
+    assert (summary["trigger"], summary["summary"]) == (t["trigger"], t["compact_summary"])
+
+
+def test_every_reply_carries_model_and_the_sum_of_its_api_calls(session):
+    """Main replies: the calls of their turn in the transcript; a subagent's reply (and
+    its stop record), Claude Code's internal agents' too: the calls of its own file."""
+    records = session.records()
+    main = [r["data"] for r in of(records, "assistant_response") if r["agent_type"] == "main"]
+    assert main and all("usage_missing" not in d for d in main)
+    assert [(d["model"], d["usage"]) for d in main] == usage_truth.replies(session.transcript())
+    stops = {r["data"]["agent_id"]: r["data"] for r in of(records, "subagent")
+             if r["data"]["phase"] == "stop"}  # fmt: skip
+    others = [r for r in of(records, "assistant_response") if r["agent_type"] != "main"]
+    assert others and len(stops) == len(others)
+    by_text = {t["last_assistant_message"]: t for t in sent(session.truth(), "SubagentStop")}
+    for r in others:
+        t = by_text[r["data"]["text"]]
+        path = Path(t["agent_transcript_path"])
+        if not path.exists():  # 2.1.332 keeps no file for its compaction agents
+            assert r["data"]["usage"] is None and r["data"]["usage_missing"] == "unreadable"
+            continue
+        want = usage_truth.agent(path)
+        assert (r["data"]["model"], r["data"]["usage"]) == want
+        assert (stops[t["agent_id"]]["model"], stops[t["agent_id"]]["usage"]) == want
+        assert want[1]["api_calls"] >= 2  # the subagent's own: its Bash call and its answer
+    assert any(r["agent_type"] == "general-purpose" for r in others)
+
+
+def test_every_tool_call_has_one_permission_decision(session):
+    decisions = [r for r in of(session.records(), "permission") if r["data"]["phase"] == "decision"]
+    ids = Counter(r["data"]["tool_use_id"] for r in decisions)
+    assert ids == Counter(t["tool_use_id"] for t in sent(session.truth(), "PreToolUse"))
+    assert {r["data"]["decision"] for r in decisions} == {"allowed_by_rule"}
+    inside = {r["data"]["tool_use_id"]: r["agent_id"] for r in decisions}
+    for t in sent(session.truth(), "PreToolUse"):
+        assert inside[t["tool_use_id"]] == (t.get("agent_id") or None)
 
 
 def test_every_session_start_and_end(session):

@@ -100,3 +100,43 @@ def test_describes_itself():
     spec = FileTarget(path="/var/log/x.jsonl")
     assert target.destination(spec) == "file /var/log/x.jsonl"
     assert not target.off_machine(spec)
+
+
+def test_a_placeholder_value_that_is_not_one_safe_segment_is_refused_for_good(tmp_path):
+    """Every templated value comes from session data: `..`, a slash, NUL, an empty value
+    or a date not shaped YYYY-MM-DD fails for good, names the placeholder and not the
+    value, and writes nothing anywhere."""
+    deep = tmp_path / "a" / "b"
+    spec = FileTarget(path=str(deep / "{sensor}" / "{rule}" / "{session_id}" / "{date}.jsonl"))
+    hostile = {
+        "session_id": ["..", ".", "", "../../x", "a/b", "x\x00y", "new\nline"],
+        "sensor": ["..", "a/..", ""],
+        "rule": ["..", "/etc"],
+        "date": ["../../../x", "..", "2026-1-1", "2026/11/29", "", "２０２６-11-29"],
+    }
+    for key, values in hostile.items():
+        for value in values:
+            ctx = {**CTX, key: value}
+            rec = {**REC, "timestamp": value} if key == "date" else REC
+            out = target.deliver(spec, [Item(rec, LINE)], ctx, time.monotonic() + 1)
+            assert (out.status, out.cause) == (PERMANENT, ERROR), (key, value, out)
+            assert out.detail == f"{{{key}}} is not a safe path segment", out.detail
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+    # a leading dash is a fine file name: the path is opened, never put on an argv
+    ok = target.deliver(
+        spec, [Item(REC, LINE)], {**CTX, "session_id": "-abc"}, time.monotonic() + 1
+    )
+    assert ok.status == ACCEPTED
+    assert (deep / "audit" / "all" / "-abc" / "2026-11-29.jsonl").exists()
+
+
+def test_home_is_expanded_before_the_placeholders_are_filled(tmp_path, monkeypatch):
+    """`~{session_id}` must never become `~someone`: another user's home, or, for a name
+    that is no user, a path relative to the working folder."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    spec = FileTarget(path="~{session_id}/x.jsonl")
+    ctx = {**CTX, "session_id": "no-such-user-here"}
+    out = target.deliver(spec, [Item(REC, LINE)], ctx, time.monotonic() + 1)
+    assert (out.status, out.cause, out.detail) == (PERMANENT, ERROR, "the path is not absolute")
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))

@@ -40,6 +40,10 @@ DEFAULT = "claude-code"
 # agent name -> adapter package: the package is its face, `<package>.adapter` the rest
 ADAPTERS = {
     "claude-code": "ways_sensors.agents.claude_code",
+    "codex": "ways_sensors.agents.codex",
+    "gemini": "ways_sensors.agents.gemini",
+    "cursor": "ways_sensors.agents.cursor",
+    "copilot": "ways_sensors.agents.copilot",
 }
 
 _PROTOCOLS = ("Face", "Adapter", "SessionBuilder", "Replay")

@@ -1,7 +1,7 @@
 """Wiring a hook into the "matcher groups" settings shape, shared by several agents.
 
 Claude Code's `settings.json` (and, in the same shape, Gemini CLI's `settings.json` and
-Codex's `hooks.json`) hold hooks as
+Codex's `hooks.json`, used by agents/gemini/ and agents/codex/) hold hooks as
 
     {"hooks": {"<Event>": [{"matcher": "<pattern>"?, "hooks": [<handler>, ...]}, ...]}}
 
@@ -11,15 +11,38 @@ duplicate of ours is dropped), else in a new group of its own. Every other handl
 group, event and key keeps its place and order. `unwire` removes our handlers and only
 the groups, event lists and `hooks` key that became empty through that. Neither
 mutates its argument.
+
+Both refuse (ShapeError) settings whose `hooks` is present but not an object, or holds
+an event whose value is not a list: rewriting those would drop what the user wrote,
+and the agent would not run them anyway. A group that is not an object, or whose
+`hooks` is not a list, is kept as it is, untouched.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
 # a handler as the settings hold it -> whether it is one of ours
 IsOurHandler = Callable[[Any], bool]
+
+
+class ShapeError(ValueError):
+    """The settings' hooks are not in the matcher-groups shape; the message says where."""
+
+
+def check(settings: dict[str, Any]) -> None:
+    """Raise ShapeError unless `settings` is in the shape wire and unwire edit."""
+    if "hooks" not in settings:
+        return
+    hooks = settings["hooks"]
+    if not isinstance(hooks, dict):
+        raise ShapeError('has "hooks" that is not an object')
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            name = json.dumps(event, ensure_ascii=True)[:80]
+            raise ShapeError(f'has "hooks" > {name} that is not a list')
 
 
 def wire(
@@ -31,12 +54,11 @@ def wire(
 ) -> dict[str, Any]:
     """Settings with `entry` on every event; `matcher(event)` is a new group's matcher
     (None: a group without one)."""
+    check(settings)
     out = dict(settings)
-    hooks = out.get("hooks")
-    hooks = dict(hooks) if isinstance(hooks, dict) else {}
+    hooks = dict(out.get("hooks") or {})
     for event in events:
-        groups = hooks.get(event)
-        groups = list(groups) if isinstance(groups, list) else []
+        groups = list(hooks.get(event) or [])
         found = False
         new_groups = []
         for group in groups:
@@ -65,15 +87,13 @@ def wire(
 
 def unwire(settings: dict[str, Any], ours: IsOurHandler) -> dict[str, Any]:
     """Settings without our handlers, and without the containers that emptied because of it."""
+    check(settings)
     out = dict(settings)
-    hooks = out.get("hooks")
-    if not isinstance(hooks, dict):
+    if "hooks" not in out:
         return out
-    hooks = dict(hooks)
+    hooks = dict(out["hooks"])
     for event in list(hooks):
         groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
         new_groups = []
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
@@ -92,3 +112,15 @@ def unwire(settings: dict[str, Any], ours: IsOurHandler) -> dict[str, Any]:
     else:
         out["hooks"] = hooks
     return out
+
+
+def command_key(ours: Callable[[str], bool], key: str = "command") -> IsOurHandler:
+    """A handler is ours when its `key` (the command line) is one of ours."""
+
+    def check(handler: Any) -> bool:
+        if not isinstance(handler, dict):
+            return False
+        cmd = handler.get(key)
+        return isinstance(cmd, str) and ours(cmd)
+
+    return check

@@ -5,6 +5,22 @@ checker accepts modules as protocol implementations; functions stand in for meth
 `Face` is the hook's half (the package `agents/<name>/` itself), `Adapter` the rest
 (`agents/<name>/adapter.py`); tests/agents/ checks every registered adapter against
 both at run time too. Not on the hook's path: `typing` imports `re`.
+
+Optional members, read with getattr where they matter (an adapter without them keeps
+the default):
+
+    face.SIZE_EVENTS         events, beside the start event, at which the hook notes the
+                             session file's size in the spool entry (Gemini CLI's
+                             PreCompress); default none
+    face.ALT_SESSION_FIELD   a second payload key of the session id (Copilot CLI's
+                             camelCase `sessionId`); default none
+    adapter.config_home(project)   the agent's configuration folder, which
+                             `ways reconcile --agent all` looks for; default the folder
+                             of settings_path
+    adapter.OWN_FILE         the file wired is ways' own: `--remove` deletes it once empty
+    adapter.NOTE             a line `ways reconcile` prints after wiring (Codex: trust it)
+    adapter.is_session_file(path, first_line)   whether `ways sensors test --transcript`
+                             was given this agent's session file
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ it. Then what each consumer received, and `ways status`.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -20,9 +21,11 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..launch import launcher_path
+from ..layout import Layout
+from ..roots import APP
 
 SENSOR = """\
 # The demo's sensor: three rules, three kinds of consumer.
@@ -54,14 +57,14 @@ rules:
 class Collector(BaseHTTPRequestHandler):
     received: ClassVar[list[dict]] = []
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
         Collector.received.append(json.loads(body))
         self.send_response(200)
         self.send_header("content-length", "0")
         self.end_headers()
 
-    def log_message(self, *args):  # keep the demo's output to what it shows
+    def log_message(self, *args: Any) -> None:  # keep the demo's output to what it shows
         pass
 
 
@@ -70,7 +73,7 @@ def script(sid: str, project: str, transcript: str) -> tuple[list, dict]:
     common = {"session_id": sid, "transcript_path": transcript, "cwd": project}
     agent = {"agent_id": "a3f9c2e18b7d4a6e0", "agent_type": "Explore"}
 
-    def user(text):
+    def user(text: str) -> dict[str, Any]:
         return {
             "type": "user",
             "uuid": str(uuid.uuid4()),
@@ -79,7 +82,7 @@ def script(sid: str, project: str, transcript: str) -> tuple[list, dict]:
             "origin": {"kind": "human"},
         }
 
-    def said(text, mid):
+    def said(text: str, mid: str) -> dict[str, Any]:
         return {
             "type": "assistant",
             "uuid": str(uuid.uuid4()),
@@ -206,7 +209,7 @@ def summary(rec: dict) -> str:
     )
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     root = Path(tempfile.mkdtemp(prefix="ways-demo-"))
     server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -262,7 +265,7 @@ def _run(root: Path, url: str) -> int:
             f"  hook {payload['hook_event_name']:<19} exit {r.returncode}  "
             f"stdout {len(r.stdout)} bytes  {ms:5.1f} ms"
         )
-    session_dir = root / "state" / "agent-ways" / "sessions" / sid
+    session_dir = Path(Layout(f"{root}/state/{APP}").session_dir(sid))
     deadline = time.monotonic() + 30
     while session_dir.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -1,33 +1,55 @@
-"""`ways reconcile [--agent NAME] [--project DIR] [--remove] [--dry-run]`: wire the hook.
+"""`ways reconcile [--agent NAME|all] [--project DIR] [--remove] [--dry-run]`: wire the hook.
 
 What is wired where is the agent adapter's (agents/<name>/, default claude-code: one
 handler on the ten events of SPEC section 3 in `~/.claude/settings.json`, or
-`DIR/.claude/settings.json`; see agents/claude_code/wiring.py). This module owns the
-command that is wired and the guarantees around the write, the same for every agent.
+`DIR/.claude/settings.json`; see agents/claude_code/wiring.py; Codex
+`~/.codex/hooks.json`, Gemini CLI `~/.gemini/settings.json`, Cursor
+`~/.cursor/hooks.json`, Copilot CLI `~/.copilot/hooks/ways-sensors.json`). This module
+owns the command that is wired and the guarantees around the write, the same for every
+agent. `--agent all` wires every registered agent whose configuration folder exists
+(`~/.claude`, `~/.codex`, ...; with --project, the project's), one line each.
 
 The command is `<python> -S <launcher> hook sensors`, plus `--agent NAME` for an agent
-other than the default. A handler is ours when its command ends that way and names
+other than the default (and `--event NAME` where an adapter wires an event whose
+payload names none). A handler is ours when its command ends that way and names
 our launcher or `ways`; an older form of ours is replaced in place, so re-running
 after an upgrade or a move of the environment repairs the path. Every other hook, key
 and order is kept; a second run changes nothing; `--remove` deletes our handlers and
-only what became empty through that. An unparseable file is never overwritten (exit
-5). Writes hold the file's lock (files.locked, in the state root) and replace the
-file atomically, keeping its mode and indentation.
+only what became empty through that (a hooks file of ways' own, an adapter's
+OWN_FILE, is deleted once empty). Writes hold the file's lock (files.locked, in the
+state root) and replace the file atomically, keeping its mode and indentation. An
+adapter's NOTE (Codex: a new hook runs only once trusted in /hooks) is printed
+after wiring.
+
+The settings file is the user's, so what reconcile cannot edit faithfully it leaves
+untouched and refuses in one line (exit 5): a file that is not valid JSON, is nested
+past the parser's depth, or holds the same key twice in one object (the parser would
+keep only the last; rewriting would silently drop the other); a file that is not a
+regular file (a FIFO would block the read); a read-only file when a change is due (as
+`ways settings set` refuses one); settings whose hooks are not in the shape the
+adapter edits (its wire/unwire raise matcher_groups.ShapeError). A symlinked file (a
+dotfiles manager's) is followed: its target is locked and replaced, the link stays.
 """
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import json
 import os
 import shlex
+import stat
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import agents
+from ..agents import matcher_groups
 from ..errors import UsageError, WriteError
 from ..files import locked, replace_atomically
 from ..launch import launcher_path
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def hook_command(
@@ -47,6 +69,9 @@ def hook_command(
 def is_our_command(command: str, agent: str = agents.DEFAULT) -> bool:
     """Whether `command` is a hook command of ours for `agent`, in any of its forms."""
     cmd = command.strip()
+    head, sep, event = cmd.rpartition(" --event ")
+    if sep and event and " " not in event:
+        cmd = head.rstrip()
     tails = ["hook sensors --agent " + agent]
     if agent == agents.DEFAULT:
         tails.append("hook sensors")
@@ -64,34 +89,93 @@ def _indent_of(text: str) -> int | str:
     return 2
 
 
+def settings_target(path: str) -> str:
+    """The file `path` names: a symlink (a dotfiles manager links settings.json into
+    place) is followed to its final target, which is what is locked, read and replaced,
+    so the link stays a link. A dangling link names the target it will create."""
+    return os.path.realpath(path)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook: an object, unless a key repeats (json keeps the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _untouched(path: str, why: str) -> WriteError:
+    return WriteError(
+        f"{path} {why}; left untouched", hint="fix it by hand, then run `ways reconcile` again"
+    )
+
+
 def read_settings(path: str) -> tuple[dict[str, Any], str | None]:
+    """The settings object at `path` (through a symlink) and its text; ({}, None) when
+    there is no file. Refuses (WriteError) what a rewrite could not keep faithfully."""
+    target = settings_target(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        # O_NONBLOCK: a FIFO planted there opens without a writer, and is refused below
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return {}, None
     except OSError as exc:
         raise WriteError(f"cannot read {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _untouched(path, "is not a regular file")
+        try:
+            raw = f.read()
+        except OSError as exc:
+            raise WriteError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _untouched(path, "is not UTF-8 text") from None
     if not text.strip():
         return {}, text
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise WriteError(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); left untouched",
-            hint="fix it by hand, then run `ways reconcile` again",
-        ) from None
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        key = json.dumps(exc.key, ensure_ascii=True)[:80]
+        raise _untouched(path, f"holds the key {key} twice in one object") from None
+    except RecursionError:
+        raise _untouched(path, "is nested too deeply to parse") from None
+    except json.JSONDecodeError as exc:
+        raise _untouched(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict):
-        raise WriteError(
-            f"{path} does not hold a JSON object; left untouched",
-            hint="fix it by hand, then run `ways reconcile` again",
-        )
+        raise _untouched(path, "does not hold a JSON object")
     return data, text
 
 
+def shape_refused(path: str, exc: matcher_groups.ShapeError) -> WriteError:
+    """The adapter found the settings' hooks in a shape it cannot edit faithfully."""
+    return _untouched(path, str(exc))
+
+
 def atomic_write(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    replace_atomically(path, text, fsync=True)  # settings.json: worth a flush to disk
+    """Replace the settings file (a symlink's target; see settings_target) atomically,
+    keeping its mode; a read-only one is refused, never rewritten."""
+    target = settings_target(path)
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and (mode & 0o200 == 0 or not os.access(target, os.W_OK)):
+        raise WriteError(
+            f"{path} is read-only; left untouched",
+            hint="make it writable, then run `ways reconcile` again",
+        )
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    replace_atomically(target, text, fsync=True)  # settings.json: worth a flush to disk
 
 
 def _compile_package() -> None:
@@ -114,25 +198,57 @@ def adapter_of(name: str) -> agents.Adapter:
         raise UsageError(f"no agent {name!r}", hint="one of " + ", ".join(agents.names())) from None
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     name = getattr(args, "agent", None) or agents.DEFAULT
-    adapter = adapter_of(name)
+    if name != "all":
+        return _reconcile(name, adapter_of(name), args, args.settings)
+    if args.settings:
+        raise UsageError("--settings names one file: use it with one --agent")
+    worst = 0
+    for each in agents.names():
+        adapter = adapter_of(each)
+        home = _config_home(adapter, args.project)
+        if not os.path.isdir(home):
+            print(f"{each}: skipped, no {home}")
+            continue
+        try:
+            worst = max(worst, _reconcile(each, adapter, args, None))
+        except WriteError as exc:  # one broken file: the other agents are still wired
+            print(f"ways: {exc.message}", file=sys.stderr)
+            worst = max(worst, exc.code)
+    return worst
 
+
+def _config_home(adapter: agents.Adapter, project: str | None) -> str:
+    """The agent's configuration folder: its adapter's `config_home`, else the folder
+    of the file it wires."""
+    home = getattr(adapter, "config_home", None)
+    return home(project) if home else os.path.dirname(adapter.settings_path(project))
+
+
+def _reconcile(
+    name: str, adapter: agents.Adapter, args: argparse.Namespace, settings: str | None
+) -> int:
     def ours(command: str) -> bool:
         return is_our_command(command, name)
 
-    path = args.settings or adapter.settings_path(args.project)
-    with locked(path):
+    path = settings or adapter.settings_path(args.project)
+    own_file = bool(getattr(adapter, "OWN_FILE", False))
+    with locked(settings_target(path)):
         data, text = read_settings(path)
-        if args.remove:
-            new = adapter.unwire(data, ours)
-        else:
-            new = adapter.wire(data, hook_command(agent=name), ours)
+        try:
+            if args.remove:
+                new = adapter.unwire(data, ours)
+            else:
+                new = adapter.wire(data, hook_command(agent=name), ours)
+        except matcher_groups.ShapeError as exc:
+            raise shape_refused(path, exc) from None
         if new == data:
             print(f"{path}: nothing to change")
             return 0
+        delete = own_file and args.remove and not new
         indent = _indent_of(text) if text else 2
-        new_text = json.dumps(new, indent=indent, ensure_ascii=False) + "\n"
+        new_text = "" if delete else json.dumps(new, indent=indent, ensure_ascii=False) + "\n"
         if args.dry_run:
             diff = difflib.unified_diff(
                 (text or "").splitlines(True), new_text.splitlines(True), path, path + " (new)"
@@ -140,13 +256,21 @@ def run(args) -> int:
             sys.stdout.writelines(diff)
             return 0
         try:
-            atomic_write(path, new_text)
+            if delete:
+                os.unlink(path)
+            else:
+                atomic_write(path, new_text)
         except OSError as exc:
             raise WriteError(f"cannot write {path}: {exc.strerror}") from None
     if not args.remove:
         _compile_package()
     if args.remove:
-        print(f"{path}: removed ways hook sensors")
+        print(
+            f"{path}: removed ways hook sensors" + (" (and the file, ours alone)" if delete else "")
+        )
     else:
         print(f"{path}: ways hook sensors wired on {len(adapter.WIRED_EVENTS)} events")
+        note = getattr(adapter, "NOTE", None)
+        if note:
+            print(f"  note: {note}")
     return 0

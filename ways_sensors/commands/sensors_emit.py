@@ -7,10 +7,11 @@ judged, becomes a `way_event` record of that session, delivered by its dispatche
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
-from .. import launch, roots, spool
+from .. import launch, layout, roots, spool
 from ..errors import InvalidError, UsageError
 from ..records import WAY_EVENT
 from . import read_json_object
@@ -18,10 +19,10 @@ from . import read_json_object
 KINDS = ("fired", "suppressed", "judged")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.section != "way_event":
         raise UsageError("emit takes --section way_event; the other sections come from hooks")
-    if not spool.valid_session_id(args.session):
+    if not layout.valid_session_id(args.session):
         raise UsageError(f"{args.session!r} is not a session id")
     data = read_json_object(args.input, "emit")
     if data.get("kind") not in KINDS:

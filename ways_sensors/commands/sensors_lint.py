@@ -11,6 +11,7 @@ Human output: `file:line: error|warning: [sensor/rule:] message`, one per line.
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from .. import table
@@ -18,7 +19,7 @@ from ..errors import INVALID
 from ..lint import lint, lint_paths
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.paths:
         cat = lint_paths(args.paths)
     else:

@@ -16,64 +16,19 @@ no, content, or "no content" (off the machine, but projected to no free text).
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from .. import table
-from ..layers import load
-from ..lint import content_off_machine, destination, off_machine
-from ..projection import describe
+from ..layers import Catalog, load
+from ..services import catalog
 
 
-def rule_row(sensor, rule) -> dict:
-    r = rule.rule
-    return {
-        "name": rule.name,
-        "layer": rule.layer,
-        "file": rule.path,
-        "enabled": bool(sensor.spec.enabled and r.enabled),
-        "sections": list(r.sections),
-        "target": r.dispatch.kind,
-        "destination": destination(rule),
-        "mode": r.mode,
-        "timeout": r.timeout_s,
-        "delivery": r.delivery,
-        "chain": r.chain,
-        "redact": r.redact,
-        "off_machine": off_machine(rule),
-        "fields": describe(r.fields),
-        "content_off_machine": content_off_machine(rule),
-    }
+def as_json(cat: Catalog) -> dict:
+    return catalog.listing(cat=cat).as_json()
 
 
-def as_json(cat) -> dict:
-    sensors = []
-    for s in cat.sensors.values():
-        sensors.append(
-            {
-                "name": s.name,
-                "layer": s.layer,
-                "file": s.path,
-                "files": [{"layer": src.layer, "file": src.path} for src in s.sources],
-                "enabled": s.spec.enabled,
-                "description": s.spec.description,
-                "rules": [rule_row(s, r) for r in s.rules.values()],
-            }
-        )
-    refused = [
-        {"name": p.sensor, "layer": p.layer, "file": p.path, "reason": p.message}
-        for p in cat.problems
-        if p.layer == "project" and p.severity == "warning" and "refused" in p.message
-    ]
-    return {
-        "project": cat.project,
-        "project_allowed": cat.project_allowed,
-        "sensors": sensors,
-        "refused": refused,
-        "errors": [p.as_json() for p in cat.errors],
-    }
-
-
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     cat = load(args.project)
     data = as_json(cat)
     if args.json:

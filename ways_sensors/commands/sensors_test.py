@@ -1,7 +1,9 @@
-"""`ways sensors test SENSOR/RULE [--session ID | --transcript FILE] [--json] [--all]`.
+"""`ways sensors test SENSOR/RULE [--session ID | --transcript FILE] [--agent NAME] [--json]`.
 
-Replays a recorded session (by default the project's newest transcript) through the
-rule without dispatching, and shows what would be sent: how many records of each
+Replays a recorded session (by default the project's newest transcript; any agent's
+session file, a Codex rollout or a Gemini CLI chat file, named by `--agent` or
+recognised by its adapter's `is_session_file`) through the rule without dispatching,
+and shows what would be sent (`--all`: every record): how many records of each
 section matched, and the records themselves, masked as the rule would mask them (the
 first 10 for people, `--all` or `--json` for every one). Marks the rule's preview seen.
 
@@ -11,83 +13,36 @@ JSON (stable): {"rule", "transcript", "lines", "malformed", "records", "matched"
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
-from collections import Counter
 
-from .. import agents, previews, roots
-from ..errors import UsageError
-from ..layers import load
-from ..pipeline import finish, match
-from ..records import envelope
+from .. import utf8
+from ..services.preview import preview
 
 SHOWN = 10
 
 
-def rule_of(cat, spec: str):
-    sensor_name, _, rule_name = spec.partition("/")
-    sensor = cat.sensors.get(sensor_name)
-    if sensor is None or not rule_name or rule_name not in sensor.rules:
-        raise UsageError(
-            f"no rule {spec!r}", hint="name it SENSOR/RULE; `ways sensors list` shows them"
-        )
-    return sensor, sensor.rules[rule_name]
-
-
-def run(args) -> int:
-    cat = load()
-    sensor, rule = rule_of(cat, args.rule)
-    adapter = agents.adapter(agents.DEFAULT)
-    path = args.transcript or adapter.find_session_file(roots.project_dir(), args.session)
-    if not path or not os.path.exists(path):
-        where = f"session {args.session}" if args.session else f"project {roots.project_dir()}"
-        raise UsageError(
-            f"no transcript found for {where}", hint="pass --transcript FILE or --session ID"
-        )
-    replay = adapter.replay(path)
-    matched: Counter[str] = Counter()
-    sent = []
-    total = 0
-    prev = "0" * 64
-    for i, draft in enumerate(replay.drafts(), 1):
-        total += 1
-        rec = envelope(draft, i, replay.session_id, roots.project_dir())
-        if not match(rule, rec):
-            continue
-        matched[rec["section"]] += 1
-        out, prev = finish(rec, sensor.name, rule, len(sent) + 1, prev)
-        sent.append(out)
-    previews.seen(args.rule)
+def run(args: argparse.Namespace) -> int:
+    result = preview(args.rule, args.session, args.transcript, agent=getattr(args, "agent", None))
+    path, sent, matched = result.transcript, result.sent, result.matched
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "rule": args.rule,
-                    "transcript": path,
-                    "lines": replay.stats.lines,
-                    "malformed": replay.stats.malformed,
-                    "records": total,
-                    "matched": dict(matched),
-                    "sent": sent,
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(result.as_json(), indent=2))
         return 0
     print(f"{args.rule} over {path}")
     print(
-        f"  {replay.stats.lines} lines ({replay.stats.malformed} unreadable), {total} records,"
+        f"  {result.lines} lines ({result.malformed} unreadable), {result.records} records,"
         f" {len(sent)} would be sent"
     )
     for section, n in sorted(matched.items()):
         print(f"  {section:<20} {n}")
     shown = sent if args.all else sent[:SHOWN]
     for rec in shown:
-        print(json.dumps(rec, ensure_ascii=False)[:400])
+        print(utf8.clean(json.dumps(rec, ensure_ascii=False))[:400])
     if len(sent) > len(shown):
         print(f"... {len(sent) - len(shown)} more: --all or --json shows every record")
+    sensor, _, rule = args.rule.partition("/")
     print(
-        f"preview seen: `ways settings set ways.sensors.{sensor.name}.rules.{rule.name}"
+        f"preview seen: `ways settings set ways.sensors.{sensor}.rules.{rule}"
         ".enabled true` turns it on"
     )
     return 0

@@ -3,78 +3,55 @@
 JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
-  "events_log": path}
+  "events_log": path, "redaction_key": "ok" | "missing (created on first use)" |
+  "refused: <why>", "spool_faults": {"torn", "corrupt"}}
+
+`spool_faults` counts spool frames the dispatchers skipped: torn (a hook killed in the
+middle of writing one) and corrupt (unreadable); each is also in the events log.
 
 `rejected` counts at_least_once records a consumer refused for good; they are parked
 in the rule's dead-letter file (delivery.py), which is named here with its count. It
 also counts records an OTLP collector dropped from an accepted batch (partial success),
 which are neither retried nor parked. `--prometheus` prints the textfile the
 dispatchers write to `ways.metrics_textfile` (metrics.py).
+
+The state root is checked first (secure.py): one that is a link or another user's is
+refused in one line, one with loose permissions repaired. The JSON also has `"state":
+{"root", "bytes", "files", "sessions", "complete", "abandoned_after_s"}`, the root's
+size (retention.py; `complete` is false past the entries it counts). Status only
+reports: abandoned sessions are removed by the next dispatcher start.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any
 
-from .. import counters, delivery, roots, table
-from ..metrics import live_dispatchers
-from ..session import pending_sessions
+from .. import counters, table
+from ..services import status as service
+from ..spoolread import read_faults
 
 SHOWN = counters.KINDS
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import retention, roots, secure  # the state root: checked first, and its size
+
+    try:
+        secure.ensure_private_dir(roots.state_root(), roots.state_root(), create=False)
+    except FileNotFoundError:
+        pass  # nothing recorded yet
     if getattr(args, "prometheus", False):
         from .. import metrics
 
         print(metrics.render(), end="")
         return 0
-    from ..layers import load
-
-    cat = load()
-    totals = counters.read_all()
-    rules: list[dict[str, Any]] = []
-    seen = set()
-    for s in cat.sensors.values():
-        for r in s.rules.values():
-            rid = f"{s.name}.{r.name}"
-            seen.add(rid)
-            rules.append(
-                {
-                    "rule": f"{s.name}/{r.name}",
-                    "enabled": bool(s.spec.enabled and r.rule.enabled),
-                    "mode": r.rule.mode,
-                    "delivery": r.rule.delivery,
-                    "counters": {k: totals.get(rid, {}).get(k, 0) for k in SHOWN},
-                }
-            )
-    for rid, c in totals.items():
-        if rid not in seen:
-            sensor, _, rule = rid.partition(".")
-            rules.append(
-                {
-                    "rule": f"{sensor}/{rule}",
-                    "enabled": None,
-                    "mode": None,
-                    "delivery": None,
-                    "counters": {k: c.get(k, 0) for k in SHOWN},
-                }
-            )
-    data: dict[str, Any] = {
-        "rules": rules,
-        "dispatchers": live_dispatchers(),
-        "pending_sessions": pending_sessions(),
-        "dead_letters": [
-            {"rule": rid.replace(".", "/", 1), "path": path, "count": count}
-            for rid, (path, count) in delivery.dead_letters().items()
-        ],
-        "events_log": os.path.join(roots.state_root(), "events.log"),
-    }
+    data: dict[str, Any] = service.snapshot().as_json()
+    rules = data["rules"]
+    data["spool_faults"] = read_faults()
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps({**data, "state": retention.usage()}, indent=2))
         return 0
     headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
     rows = [
@@ -100,5 +77,10 @@ def run(args: argparse.Namespace) -> int:
         )
     for d in data["dead_letters"]:
         print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
+    print(f"redaction key: {data['redaction_key']}")
+    faults = data["spool_faults"]
+    if any(faults.values()):
+        print(f"spool frames skipped: {faults['torn']} torn, {faults['corrupt']} corrupt")
     print(f"failures are logged in {data['events_log']}")
+    print(retention.describe(retention.usage()))
     return 0

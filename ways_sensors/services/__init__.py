@@ -1,4 +1,4 @@
-"""What the commands (and the terminal UI to come) call: decisions, never printing.
+"""What the commands and the sensors tab call: decisions, never printing.
 
 A service takes plain values (a key, a folder, a parsed value), reads and writes
 through the rest of the package, and returns a typed result object, or raises one of
@@ -7,6 +7,11 @@ prints the result for a person or as `--json`; it decides nothing itself.
 
     settings.py    settings resolution; get, list, help, set, unset
     files.py       sensor files: copy, rename, delete
+    status.py      counters, dead letters, live dispatchers, the events log's tail
+    preview.py     a rule's preview on a recorded session (`ways sensors test`)
+    fire.py        a test record through a rule's real path (`ways sensors fire`)
+    catalog.py     every sensor and rule described (`ways sensors list`, the tab)
+    edit.py        a rule's fields; an edit checked and saved as `settings set` does
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Sensor files by name: copy, rename, delete, at the user layer or a project's.
 
 Any sensor can be copied to a new name: the copy holds the merged sensor with every
-rule `enabled: false`, each waiting for its preview (previews.py). User and project
+rule `enabled: false`, each waiting for its preview, and passes the preview gate
+(previews.refuse_enabling) like every other writer. A rename changes no flag and moves
+the rules' gate entries with them. User and project
 sensors can be renamed and deleted; shipped ones cannot (copy them instead). Each
 change holds the lock of every file it touches (files.locked: kept in the state root,
 so the sensor folder holds sensor files only) and checks its preconditions under it.
@@ -97,6 +99,7 @@ def copy(source: str, dest: str, project: str | None = None) -> Copied:
     for rule in data.get("rules", {}).values():
         rule["enabled"] = False
     rules = tuple(data.get("rules", {}))
+    previews.refuse_enabling(dst, None, data, new=rules)
     from ruamel.yaml.comments import CommentedMap
 
     doc = CommentedMap(data)

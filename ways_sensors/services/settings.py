@@ -5,7 +5,9 @@ the value. `set_setting` and `unset_setting` write the sensor's own file at one 
 (user by default, the project layer of `project`), creating it with only the changed
 field when the sensor comes from a lower layer, after validating the merge the write
 would produce; every write goes through yamlwrite.py. A rule created here starts
-`enabled: false` and waits for its preview (previews.py). `ways.project_sensors` lives
+`enabled: false` and waits for its preview; every set and unset passes the merged
+sensor before and after through the preview gate (previews.refuse_enabling), so no
+key, whole rule or sensor flag switches an unseen rule on. `ways.project_sensors` lives
 in the user's config.yaml only, and takes named folders: never an empty one, which a
 path join would turn into the current folder.
 """
@@ -23,6 +25,7 @@ from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
 from ..settings import (
     METRICS_TEXTFILE,
     PROJECT_SENSORS,
+    RETENTION_ABANDONED,
     Key,
     all_keys,
     describe,
@@ -133,6 +136,11 @@ def resolve(key: Key, cat: Catalog) -> Setting:
             None,
             roots.config_file(),
         )
+    if key.text == RETENTION_ABANDONED:
+        cfg, _ = read_config()
+        found, value = dig(cfg, tuple(RETENTION_ABANDONED.split(".")))
+        layer = "user" if found else "default"
+        return Setting(key.text, value if found else "7d", layer, "7d", roots.config_file())
     sensor = cat.sensors.get(key.sensor or "")
     if sensor is None:
         raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
@@ -170,6 +178,10 @@ def help_for(key: str) -> KeyHelp:
         kind = "a list of project folders"
     elif parsed.text == METRICS_TEXTFILE:
         kind = "an absolute file path (or ~/...), e.g. <textfile directory>/ways.prom"
+    elif parsed.text == RETENTION_ABANDONED:
+        return KeyHelp(
+            parsed.text, "a duration: 12h, 7d, 2w or seconds; at least 1h", "7d", parsed.help
+        )
     else:
         kind = "a YAML mapping"
     return KeyHelp(parsed.text, kind, parsed.default, parsed.help)
@@ -198,10 +210,10 @@ def _deep_unset(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _validate_with(
+def _merged(
     cat: Catalog, sensor_name: str, target: str, layer: str, candidate: dict[str, Any]
-) -> None:
-    """Merge the sensor's layers with `candidate` in place of `target`; SpecError if bad."""
+) -> Any:
+    """The sensor as the hook would load it with `candidate` in place of `target`."""
     sensor = cat.sensors.get(sensor_name)
     layers: list[tuple[int, str, Any]] = []
     for src in sensor.sources if sensor else []:
@@ -214,8 +226,19 @@ def _validate_with(
     merged: Any = None
     for _, _, data in layers:
         merged = data if merged is None else merge(merged, data)
-    if merged:
-        _validate(merged)
+    return merged
+
+
+def _validate_with(
+    cat: Catalog, sensor_name: str, target: str, layer: str, current: Any, candidate: Any
+) -> None:
+    """Validate the merge `candidate` would produce in place of `current` (SpecError if
+    bad), then pass both merges through the preview gate (InvalidError)."""
+    after = _merged(cat, sensor_name, target, layer, candidate)
+    if after:
+        _validate(after)
+    before = _merged(cat, sensor_name, target, layer, current)
+    previews.refuse_enabling(sensor_name, before, after)
 
 
 def _project_folders(value: Any, current: Any) -> list[str]:
@@ -273,6 +296,19 @@ def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
     return SetResult(METRICS_TEXTFILE, value, roots.config_file())
 
 
+def _set_retention(value: Any, project: str | None) -> SetResult:
+    from ..retention import parse_age
+
+    if project:
+        raise UsageError(f"{RETENTION_ABANDONED} lives in your user config.yaml only")
+    try:
+        parse_age(value)
+    except ValueError as exc:
+        raise InvalidError(str(exc), hint=f"ways settings set {RETENTION_ABANDONED} 7d") from None
+    yamlwrite.set_value(roots.config_file(), RETENTION_ABANDONED.split("."), value)
+    return SetResult(RETENTION_ABANDONED, value, roots.config_file())
+
+
 def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     """Write `value` (already parsed: parse_value) at the user layer or `project`'s."""
     parsed = parse_key(key)
@@ -281,6 +317,8 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
         return _set_project_sensors(value, project)
     if parsed.text == METRICS_TEXTFILE:
         return _set_metrics_textfile(value, project)
+    if parsed.text == RETENTION_ABANDONED:
+        return _set_retention(value, project)
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
@@ -299,15 +337,10 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
         if not isinstance(value, dict):
             raise InvalidError(f"{parsed.text} takes a rule: a YAML mapping")
         value = {**value, "enabled": False}  # a new rule waits for its preview
-    if rid and parsed.path[-1:] == ("enabled",) and value is True and previews.waiting(rid):
-        raise InvalidError(
-            f"{rid} was created by a command and its preview was never seen",
-            hint=f"run `ways sensors test {rid}` first",
-        )
-    current, _ = yamlwrite.load(target)
-    candidate = _deep_set(plain(current), parsed.path, value)
+    current = plain(yamlwrite.load(target)[0])
+    candidate = _deep_set(current, parsed.path, value)
     try:
-        _validate_with(cat, sensor_name, target, layer, candidate)
+        _validate_with(cat, sensor_name, target, layer, current, candidate)
     except SpecError as exc:
         raise InvalidError(
             f"{parsed.text}: {exc.message.strip()}",
@@ -358,7 +391,7 @@ def _overridden(
 def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
     project = project_folder(project)
-    if parsed.text in (PROJECT_SENSORS, METRICS_TEXTFILE):
+    if parsed.text in (PROJECT_SENSORS, METRICS_TEXTFILE, RETENTION_ABANDONED):
         if project:
             raise UsageError(f"{parsed.text} lives in your user config.yaml only")
         path = parsed.text.split(".")
@@ -370,10 +403,10 @@ def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     if not os.path.exists(target):
         return UnsetResult(parsed.text, layer, target, False)
     cat = load(project, with_project=True if project else None)
-    current, _ = yamlwrite.load(target)
-    candidate = _deep_unset(plain(current), parsed.path)
+    current = plain(yamlwrite.load(target)[0])
+    candidate = _deep_unset(current, parsed.path)
     try:
-        _validate_with(cat, sensor_name, target, layer, candidate)
+        _validate_with(cat, sensor_name, target, layer, current, candidate)
     except SpecError as exc:
         raise InvalidError(
             f"unsetting {parsed.text} would break {sensor_name}: {exc.message.strip()}"

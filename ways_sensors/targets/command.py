@@ -2,10 +2,22 @@
 
 The record goes on stdin as one JSON line (`input: stdin`, the default) or as the last
 argument (`input: args`). A batch goes on one stdin, one line per record, or as one
-run per record with `input: args`. The process starts in its own session and process
-group; at the deadline the whole group gets SIGKILL, so a command that ignores SIGTERM
-and the grandchildren it forked all go. stdout and stderr go to /dev/null: a
-consumer's chatter never reaches a terminal or Claude Code.
+run per record with `input: args`. stdout and stderr go to /dev/null: a consumer's
+chatter never reaches a terminal or Claude Code.
+
+Killing at the deadline takes every descendant, not only the process group: a
+grandchild that called setsid (`setsid cmd &`) or a double-forked daemon has left the
+group. The command starts in its own session and process group and, on Linux, as a
+child subreaper (prctl PR_SET_CHILD_SUBREAPER, set between fork and exec through
+ctypes; the flag survives exec): a descendant whose parent exits is re-parented to the
+command rather than to init, so while the command lives its whole tree hangs below it.
+At the deadline (`kill_tree`) the group gets SIGSTOP, then the tree is read from
+/proc (each process's parent in /proc/<pid>/stat, stdlib only: the blocking path runs
+this in the hook) and every descendant found gets SIGSTOP, round after round until no
+new one appears (a stopped process cannot fork), then everything found and the group
+get SIGKILL. SIGKILL cannot be ignored, so a command that ignores SIGTERM goes too.
+Without /proc or prctl (not Linux) only the process group is killed. A descendant that
+escapes anyway (a setuid program, another user's process) is out of reach by design.
 
 Failures: a command that does not exist or is not executable (or a `cwd` that is not
 a folder) is permanent; a non-zero exit, a timeout and a failed fork are retryable.
@@ -16,9 +28,10 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import sys
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
@@ -46,11 +59,101 @@ PERMANENT_ERRNOS = frozenset(
 )
 
 
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+KILL_ROUNDS = 64  # each round stops every new descendant; a few suffice in practice
+_prctl: Any = None  # libc's prctl once looked up; False where there is none
+
+
+def _subreaper_preexec() -> Callable[[], None] | None:
+    """The function the child runs before exec to become a child subreaper, or None
+    off Linux. prctl is looked up here, in the parent: the child only calls it."""
+    global _prctl
+    if not sys.platform.startswith("linux"):
+        return None
+    if _prctl is None:
+        try:
+            import ctypes
+
+            fn = ctypes.CDLL(None, use_errno=True).prctl
+            fn.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+            fn.restype = ctypes.c_int
+            _prctl = fn
+        except (ImportError, OSError, AttributeError):
+            _prctl = False
+    if not _prctl:
+        return None
+    prctl = _prctl
+
+    def become_subreaper() -> None:
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # a failure leaves the group kill
+
+    return become_subreaper
+
+
+def _children() -> dict[int, list[int]]:
+    """{parent pid: [child pids]} of every process /proc shows (empty without /proc)."""
+    out: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read(1024)
+            ppid = int(stat[stat.rindex(b")") + 2 :].split(None, 2)[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or not readable
+        out.setdefault(ppid, []).append(int(name))
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` in the process tree, now."""
+    tree = _children()
+    found: list[int] = []
+    todo = list(tree.get(pid, ()))
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(tree.get(p, ()))
+    return found
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the command, its process group and every descendant, including those
+    that left the group (setsid, double fork): freeze, find, kill (module docstring)."""
+    try:
+        os.killpg(proc.pid, signal.SIGSTOP)
+    except (ProcessLookupError, PermissionError):
+        pass
+    found: set[int] = set()
+    for _ in range(KILL_ROUNDS):
+        new = [p for p in descendants(proc.pid) if p not in found]
+        if not new:
+            break
+        for p in new:
+            _signal(p, signal.SIGSTOP)
+        found.update(new)
+    for p in found:
+        _signal(p, signal.SIGKILL)
+    kill_group(proc)
 
 
 def _run(
@@ -74,6 +177,7 @@ def _run(
             cwd=os.path.expanduser(spec.cwd) if spec.cwd else None,
             start_new_session=True,
             close_fds=True,
+            preexec_fn=_subreaper_preexec(),
         )
     except OSError as exc:
         name = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
@@ -81,15 +185,16 @@ def _run(
             return permanent(ERROR, f"cannot run the command: {name}")
         return retryable(ERROR, name)
     try:
-        proc.communicate(stdin_data, timeout=max(0.0, deadline - time.monotonic()))
+        try:
+            proc.communicate(stdin_data, timeout=max(0.0, deadline - time.monotonic()))
+        except BrokenPipeError:  # it stopped reading early: its exit decides, by the deadline
+            proc.wait(timeout=max(0.01, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        kill_group(proc)
+        kill_tree(proc)
         proc.wait()
         return retryable(TIMEOUT, "killed at the rule timeout", killed=True)
-    except BrokenPipeError:
-        proc.wait(timeout=max(0.01, deadline - time.monotonic()))
     except BaseException:
-        kill_group(proc)
+        kill_tree(proc)
         proc.wait()
         raise
     if proc.returncode == 0:

@@ -1,14 +1,22 @@
 """The `file` target: append one line per record; placeholders in the path.
 
 `{session_id}`, `{date}` (the record's UTC date), `{sensor}`, `{rule}`; `~` expands to
-the home folder. Missing folders are created 0700 and new files 0600, since they hold
-session content. A batch's lines for one file are written with one `write()` on an
-O_APPEND descriptor, so concurrent writers (several sessions, the blocking path) never
-interleave. `format: text` writes one readable line: time, section, agent, and a summary.
+the home folder, before the placeholders are filled (a value never reaches `~user`).
+Each value comes from session data (the date from a transcript's timestamp, the id from
+the hook payload), so each must be one safe path segment or the delivery fails for
+good, with a content-free reason naming the placeholder: not empty, not `.` or `..`, no
+`/`, no NUL or other control character; `{date}` must be `YYYY-MM-DD`. A leading `-` is
+allowed: the path is opened, never put on an argv. The filled path must be absolute.
+
+Missing folders are created 0700 and new files 0600, since they hold session content.
+A batch's lines for one file are written with one `write()` on an O_APPEND descriptor,
+so concurrent writers (several sessions, the blocking path) never interleave.
+`format: text` writes one readable line: time, section, agent, and a summary.
 
 Failures: a path that is a folder, runs through a file, is too long, loops, or is
 refused by permissions or a read-only file system is permanent (the same write can
-never pass); anything else (a full disk, an I/O error) is retryable.
+never pass), and so is a placeholder value that is not a safe segment; anything else (a
+full disk, an I/O error) is retryable.
 """
 
 from __future__ import annotations
@@ -17,12 +25,14 @@ import errno
 import fcntl
 import json
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
+from ..utf8 import ERRORS
 from .base import ERROR, TIMEOUT, Item, Outcome, accepted, permanent, retryable
 
 
@@ -59,11 +69,40 @@ PERMANENT_ERRNOS = frozenset(
 )
 
 
+PLACEHOLDERS = ("session_id", "date", "sensor", "rule")
+DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+
+
+class UnsafePath(ValueError):
+    """A placeholder's value is not one safe path segment; `str()` names the placeholder,
+    never the value (it is session data)."""
+
+
+def safe_segment(value: str) -> bool:
+    """True when `value` names one entry inside a folder and nothing else."""
+    return (
+        bool(value)
+        and value not in (".", "..")
+        and "/" not in value
+        and all(ord(c) >= 32 and c != "\x7f" for c in value)
+    )
+
+
 def expand(path: str, ctx: Mapping[str, str]) -> str:
-    out = path
-    for key in ("session_id", "date", "sensor", "rule"):
-        out = out.replace("{" + key + "}", ctx.get(key, ""))
-    return os.path.expanduser(out)
+    """The template with `~` expanded, then its placeholders filled; UnsafePath when a
+    value it uses is not a safe segment (or a date not YYYY-MM-DD)."""
+    out = os.path.expanduser(path)
+    for key in PLACEHOLDERS:
+        token = "{" + key + "}"
+        if token not in out:
+            continue
+        value = str(ctx.get(key, ""))
+        if not safe_segment(value) or (key == "date" and not DATE_RE.match(value)):
+            raise UnsafePath(f"{token} is not a safe path segment")
+        out = out.replace(token, value)
+    if not os.path.isabs(out):
+        raise UnsafePath("the path is not absolute")
+    return out
 
 
 def text_line(record: dict[str, Any]) -> str:
@@ -161,8 +200,11 @@ def deliver(
     by_path: dict[str, bytearray] = {}  # one write per file; {date} may differ per record
     for record, line in batch:
         date = str(record.get("timestamp") or "")[:10] or ctx.get("date", "")
-        path = expand(spec.path, {**ctx, "date": date})
-        text = text_line(record).encode("utf-8", "surrogatepass") if spec.format == "text" else line
+        try:
+            path = expand(spec.path, {**ctx, "date": date})
+        except UnsafePath as exc:
+            return permanent(ERROR, str(exc))
+        text = text_line(record).encode("utf-8", ERRORS) if spec.format == "text" else line
         by_path.setdefault(path, bytearray()).extend(text + b"\n")
     for path, data in by_path.items():
         try:

@@ -141,6 +141,14 @@ def _verify() -> Any:
         return _tls[0]
 
 
+def close_loop() -> None:
+    """Close this thread's event loop: for one-shot callers whose thread then ends
+    (services/fire.py in the sensors tab's worker threads); the next call makes a new one."""
+    loop = getattr(_local, "loop", None)
+    if loop is not None and not loop.is_closed():
+        loop.close()
+
+
 async def _post(url: str, headers: dict[str, str], body: bytes) -> tuple[int, str | None, bytes]:
     """(status, Retry-After, at most BODY_CAP bytes of the body)."""
     import httpx

@@ -174,7 +174,7 @@ def severity(record: dict[str, Any]) -> str:
 
 def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
     section = record.get("section")
-    data = record.get("data") if isinstance(record.get("data"), dict) else {}
+    data = _data if isinstance(_data := record.get("data"), dict) else {}
     sid = record.get("session_id")
     pairs: list[tuple[str, Any]] = [
         ("session.id", sid),

@@ -31,18 +31,25 @@ END_EVENT = "SessionEnd"
 
 # hook event -> sections that make the hook hand the event off (SPEC section 4's table,
 # plus: SessionEnd yields the replies and queued messages the transcript still holds,
-# and SessionStart tells the dispatcher where a resumed transcript's new part begins).
+# SessionStart tells the dispatcher where a resumed transcript's new part begins, and
+# every event that reads the transcript yields the permission decisions written there;
+# PreToolUse joins a later permission request to its call).
 EVENT_SECTIONS = {
     "UserPromptSubmit": ("user_prompt",),
-    "PreToolUse": ("tool_call",),
-    "PostToolUse": ("tool_result", "queued_message"),
-    "PostToolUseFailure": ("tool_result", "queued_message"),
-    "Stop": ("assistant_response", "queued_message"),
+    "PreToolUse": ("tool_call", "permission"),
+    "PermissionRequest": ("permission",),
+    "PermissionDenied": ("permission",),
+    "PostToolUse": ("tool_result", "queued_message", "permission"),
+    "PostToolUseFailure": ("tool_result", "queued_message", "permission"),
+    "Notification": ("notification",),
+    "Stop": ("assistant_response", "queued_message", "permission"),
+    "StopFailure": ("error", "assistant_response", "queued_message", "permission"),
     "SubagentStart": ("subagent",),
-    "SubagentStop": ("subagent", "assistant_response"),
+    "SubagentStop": ("subagent", "assistant_response", "permission"),
     "SessionStart": ("session_start", "assistant_response", "queued_message"),
-    "SessionEnd": ("session_end", "assistant_response", "queued_message"),
+    "SessionEnd": ("session_end", "assistant_response", "queued_message", "permission"),
     "PreCompact": ("compaction",),
+    "PostCompact": ("compaction",),
 }
 
 

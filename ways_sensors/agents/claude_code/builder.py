@@ -4,20 +4,41 @@
 table: an event it does not name (a newer Claude Code's, or a name that happens to
 match a helper, like `line`) yields no records, never an attribute of the builder.
 Payload fields a handler does not use are kept whole under `data.extra`. Replies that
-never reached a Stop and queued messages come from the transcript (tracker.py).
+never reached a Stop, queued messages, each reply's model and token usage and the
+permission decisions come from the transcript (tracker.py, usage.py, permissions.py);
+which session a resumed or cleared one continues from links.py.
+
+A transcript is the agent's file at a path the payload names: reading it can fail (a
+FIFO, /dev/zero, a file gone unreadable) or skip a line too long to hold. Either
+costs only what the transcript would have added: `_reading` catches the failure, logs
+it content-free (`transcript.unreadable` with the error's class, or
+`transcript.line_too_long` with a count; never the path or a line), and the records
+the payload makes by itself are built all the same.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
+from ... import events
 from ...events import iso_utc
 from ...records import Draft
+from .. import tool_kinds
+from . import links, usage
 from .tracker import MakeDraft, Tracker
+
+T = TypeVar("T")
 
 # the envelope's fields: never repeated under data.extra
 COMMON = frozenset({"session_id", "hook_event_name", "prompt_id", "agent_id", "agent_type"})
+# how long a Stop's reply waits for its last API call to reach the transcript (the
+# client may write it just after the hook ran), re-reading every USAGE_POLL seconds, and
+# only while the file is being written (usage.fresh); then the reply goes out without
+# usage, saying so
+USAGE_WAIT = 2.0
+USAGE_POLL = 0.025
 
 
 def split_mcp(tool_name: str) -> tuple[str, str] | None:
@@ -43,6 +64,7 @@ def _tool_data(p: dict[str, Any]) -> dict[str, Any]:
     mcp = split_mcp(name) if isinstance(name, str) else None
     if mcp:
         data["mcp_server"], data["mcp_tool"] = mcp
+    data.update(tool_kinds.describe(name, p.get("tool_input"), tool_kinds.CLAUDE_CODE))
     return data
 
 
@@ -53,6 +75,7 @@ class Builder:
         self.tracker = tracker or Tracker()
         self.transcript = transcript  # False: payload-only (the blocking path)
         self._transcript_size = -1
+        self._ts_ns = 0
 
     def state(self) -> str:
         return self.tracker.to_json()
@@ -66,6 +89,15 @@ class Builder:
         if handler is None:
             return []
         self._transcript_size = transcript_size
+        self._ts_ns = ts_ns
+        if event == "PreToolUse":  # joins a later PermissionRequest and decision to the call
+            self.tracker.note_call(
+                payload.get("tool_use_id"),
+                payload.get("tool_name"),
+                payload.get("tool_input"),
+                payload.get("agent_id") or None,
+                payload.get("permission_mode"),
+            )
         ts = iso_utc(ts_ns)
         agent_id = payload.get("agent_id") or None
         agent_type = "main"
@@ -109,14 +141,35 @@ class Builder:
     def stop(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         out = self._sync(p, draft)
         t = self.tracker
-        for turn in t.turns[:-1]:
+        deadline = time.monotonic() + USAGE_WAIT
+        path = p.get("transcript_path")
+        turns = len(t.turns)  # the Stop answers the newest of these, not a later one
+        while self.transcript and not t.answered() and time.monotonic() < deadline:
+            if not usage.fresh(path):
+                break  # nobody is writing it: what is missing will not come
+            time.sleep(USAGE_POLL)  # the reply's last call is not on disk yet: read again
+            out += self._sync(p, draft)
+            if len(t.turns) != turns:
+                break  # a later prompt began: this turn's calls are all on disk already
+        # the turns the transcript already held when this Stop was read; a wait may have
+        # read into the next turn, which stays open for its own Stop
+        mine, later = t.turns[:turns], t.turns[turns:]
+        for turn in mine[:-1]:
             if not turn.stopped and turn.text:
                 out.append(t.recovered(turn, draft))
-        if t.turns and not t.turns[-1].stopped:
-            t.turns = [t.turns[-1]]
-            t.turns[-1].stopped = True
+        spent = usage.fields(None, self._missing())
+        if mine and not mine[-1].stopped:
+            mine[-1].stopped = True
+            if self.transcript:
+                spent = usage.fields(mine[-1].usage)
+            t.turns = [mine[-1], *later]
+        elif later:  # this turn's prompt reached the transcript while we waited
+            later[0].stopped = True
+            if self.transcript:
+                spent = usage.fields(later[0].usage)
+            t.turns = later
         else:  # the prompt of this turn is not in the transcript yet
-            t.turns = t.turns[-1:]
+            t.turns = mine[-1:]
             t.pending_stops += 1
         text = p.get("last_assistant_message")
         out.append(
@@ -124,6 +177,7 @@ class Builder:
                 "assistant_response",
                 {
                     "text": text if isinstance(text, str) else "",
+                    **spent,
                     "extra": _extra(p, {"last_assistant_message"}),
                 },
             )
@@ -153,15 +207,31 @@ class Builder:
         agent_type = "internal" if internal else kind
         text = p.get("last_assistant_message")
         extra = _extra(p, {"last_assistant_message"})
+        state, decisions = None, []
+        path = p.get("agent_transcript_path")
+        deadline, size = time.monotonic() + USAGE_WAIT, -1
+        while self.transcript:  # the subagent's own file: its API calls and decisions
+            if usage.size(path) != size:  # read (again) only what changed
+                size = usage.size(path)
+                state, more = self.tracker.agent_file(path, (aid, agent_type), draft)
+                decisions += more  # a decision goes out once: a re-read finds only new ones
+            if state is None or state["final"] or time.monotonic() >= deadline:
+                break
+            if not usage.fresh(path):
+                break
+            time.sleep(USAGE_POLL * 4)  # its last call is not on disk yet: look again
+        missing = usage.MISSING_UNREADABLE if state is None else usage.MISSING_PENDING
+        spent = usage.fields(state, missing)
         return [
+            *decisions,
             draft(
                 "subagent",
-                {"phase": "stop", "agent_id": aid, "agent_type": kind, "extra": extra},
+                {"phase": "stop", "agent_id": aid, "agent_type": kind, **spent, "extra": extra},
                 agent_type=agent_type,
             ),
             draft(
                 "assistant_response",
-                {"text": text if isinstance(text, str) else "", "extra": extra},
+                {"text": text if isinstance(text, str) else "", **spent, "extra": extra},
                 agent_type=agent_type,
             ),
         ]
@@ -171,18 +241,15 @@ class Builder:
         path = p.get("transcript_path")
         fresh = not t.started and not t.turns and t.offset == 0
         if self.transcript and fresh and isinstance(path, str):
-            t.fast_forward(path, self._transcript_size)
+            self._reading(p, lambda: t.fast_forward(path, self._transcript_size), None)
         t.started = True
-        out = [
-            draft(
-                "session_start",
-                {
-                    "source": p.get("source"),
-                    "model": p.get("model"),
-                    "extra": _extra(p, {"source", "model"}),
-                },
+        data: dict[str, Any] = {"source": p.get("source"), "model": p.get("model")}
+        if p.get("source") in links.CONTINUING:
+            data["previous_session_id"] = (
+                links.previous(p, self._transcript_size, self._ts_ns) if self.transcript else None
             )
-        ]
+        data["extra"] = _extra(p, {"source", "model"})
+        out = [draft("session_start", data)]
         if p.get("source") == "compact":
             out.append(
                 draft(
@@ -198,6 +265,8 @@ class Builder:
         return out
 
     def session_end(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        if p.get("reason") == "clear" and self.transcript:
+            links.note_clear(p, self._ts_ns)  # the session /clear starts next links here
         out = self._sync(p, draft)
         for turn in self.tracker.turns:
             if not turn.stopped and turn.text:
@@ -222,12 +291,115 @@ class Builder:
             )
         ]
 
+    def post_compact(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        summary = p.get("compact_summary")
+        return [
+            draft(
+                "compaction",
+                {
+                    "phase": "summary",
+                    "trigger": p.get("trigger"),
+                    "summary": summary if isinstance(summary, str) else None,
+                    "extra": _extra(p, {"trigger", "compact_summary"}),
+                },
+            )
+        ]
+
+    def permission_request(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        name, tool_input = p.get("tool_name"), p.get("tool_input")
+        data: dict[str, Any] = {
+            "phase": "request",
+            "tool_name": name,
+            "tool_use_id": self.tracker.find_call(name, tool_input, p.get("agent_id") or None),
+        }
+        mcp = split_mcp(name) if isinstance(name, str) else None
+        if mcp:
+            data["mcp_server"], data["mcp_tool"] = mcp
+        data["input"] = tool_input
+        data["mode"] = p.get("permission_mode")
+        data["suggestions"] = p.get("permission_suggestions")
+        used = {"tool_name", "tool_input", "permission_mode", "permission_suggestions"}
+        data["extra"] = _extra(p, used)
+        return [draft("permission", data)]
+
+    def permission_denied(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        """Auto mode's classifier refused the call: a decision of its own (once)."""
+        tid = p.get("tool_use_id")
+        if isinstance(tid, str) and not self.tracker.decide(tid):
+            return []
+        data = {
+            "phase": "decision",
+            "tool_name": p.get("tool_name"),
+            "tool_use_id": tid if isinstance(tid, str) else None,
+            "decision": "denied",
+            "source": "classifier",
+            "mode": p.get("permission_mode"),
+            "reason": p.get("reason"),
+            "input": p.get("tool_input"),
+        }
+        used = {"tool_name", "tool_use_id", "tool_input", "permission_mode", "reason"}
+        data["extra"] = _extra(p, used)
+        return [draft("permission", data)]
+
+    def notification(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        data = {
+            "type": p.get("notification_type"),
+            "message": p.get("message"),
+            "title": p.get("title"),
+            "extra": _extra(p, {"notification_type", "message", "title"}),
+        }
+        return [draft("notification", data)]
+
+    def stop_failure(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
+        """The turn ended on an API error instead of a Stop: an `error` record; text the
+        turn had written is exported as an interrupted reply, with its calls' usage."""
+        out = self._sync(p, draft)
+        t = self.tracker
+        answered = bool(t.turns) and not t.turns[-1].stopped
+        for turn in t.turns:
+            if not turn.stopped and turn.text:
+                out.append(t.recovered(turn, draft))
+            turn.stopped = True
+        t.turns = t.turns[-1:]
+        if not answered:  # the prompt of this turn is not in the transcript yet
+            t.pending_stops += 1
+        text = p.get("last_assistant_message")
+        data = {
+            "error": p.get("error"),
+            "details": p.get("error_details"),
+            "text": text if isinstance(text, str) else None,
+            "extra": _extra(p, {"error", "error_details", "last_assistant_message"}),
+        }
+        out.append(draft("error", data))
+        return out
+
+    def _missing(self) -> str:
+        return usage.MISSING_PENDING if self.transcript else usage.MISSING_UNREADABLE
+
     def _sync(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         """The queued messages among the transcript's new lines (none without one)."""
         path = p.get("transcript_path")
         if not self.transcript or not isinstance(path, str) or not path:
             return []
-        return self.tracker.sync(path, draft)
+        return self._reading(p, lambda: self.tracker.sync(path, draft), [])
+
+    def _reading(self, p: dict[str, Any], read: Callable[[], T], failed: T) -> T:
+        """`read()` of the transcript, or `failed` when it raises: logged content-free
+        (see the module docstring), so the payload's own records are still built."""
+        stats = self.tracker.stats
+        before = stats.too_long
+        session = p.get("session_id")
+        session = session if isinstance(session, str) and len(session) <= 128 else None
+        try:
+            return read()
+        except Exception as exc:
+            events.log("transcript.unreadable", session=session, error=type(exc).__name__)
+            return failed
+        finally:
+            if stats.too_long > before:
+                events.log(
+                    "transcript.line_too_long", session=session, lines=stats.too_long - before
+                )
 
 
 # hook event -> its handler: the only events the builder knows
@@ -242,4 +414,9 @@ HANDLERS: dict[str, Callable[[Builder, dict[str, Any], MakeDraft], list[Draft]]]
     "SessionStart": Builder.session_start,
     "SessionEnd": Builder.session_end,
     "PreCompact": Builder.pre_compact,
+    "PostCompact": Builder.post_compact,
+    "PermissionRequest": Builder.permission_request,
+    "PermissionDenied": Builder.permission_denied,
+    "Notification": Builder.notification,
+    "StopFailure": Builder.stop_failure,
 }

@@ -58,6 +58,25 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "hook_event_name": "QueuedMessage",
         "text": "also cover the 429 Retry-After case",
     },
+    "permission": {
+        "hook_event_name": "PermissionRequest",
+        "permission_mode": "default",
+        "tool_name": "Write",
+        "tool_input": {"file_path": "/home/dev/notes/retry.md", "content": "backoff: 2^n s"},
+        "permission_suggestions": [
+            {"type": "addDirectories", "directories": ["/home/dev/notes"], "destination": "session"}
+        ],
+    },
+    "notification": {
+        "hook_event_name": "Notification",
+        "message": "Claude needs your permission",
+        "notification_type": "permission_prompt",
+    },
+    "error": {
+        "hook_event_name": "StopFailure",
+        "error": "server_error",
+        "last_assistant_message": "API Error: 529 Overloaded. This is a server-side issue.",
+    },
 }
 
 

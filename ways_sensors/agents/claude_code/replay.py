@@ -95,7 +95,8 @@ class Replay:
     def __init__(self, path: str) -> None:
         self.path = path
         self.stats = transcript.ReadStats()
-        self.calls: dict[str, tuple[str, Any, str | None, str | None]] = {}
+        # keyed by the tool_use id as the transcript wrote it, checked or not
+        self.calls: dict[Any, tuple[Any, Any, str | None, str | None]] = {}
         self.session_id = os.path.basename(path).rsplit(".", 1)[0]
         self.subagents_dir = os.path.join(os.path.dirname(path), self.session_id, "subagents")
         self.done_agents: set[str] = set()
@@ -157,7 +158,7 @@ class Replay:
             if agent is None:
                 return
         extra = {"agent_id": agent[0], "agent_type": agent[1]} if agent else {}
-        msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        msg = _msg if isinstance(_msg := obj.get("message"), dict) else {}
         if kind == "user":
             cls = transcript.classify_user(obj)
             if cls == "prompt" and not agent and not obj.get("isSidechain"):
@@ -187,9 +188,7 @@ class Replay:
                 yield "Stop", {"last_assistant_message": text}
             return
         if kind == "system" and obj.get("subtype") == "compact_boundary" and not agent:
-            meta = (
-                obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
-            )
+            meta = _meta if isinstance(_meta := obj.get("compactMetadata"), dict) else {}
             yield "PreCompact", {"trigger": meta.get("trigger"), "custom_instructions": None}
             yield "SessionStart", {"source": "compact"}
 
@@ -246,12 +245,17 @@ class Replay:
             objs = []
         for obj in objs:
             if obj.get("type") == "assistant":
-                m = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+                m = _m if isinstance(_m := obj.get("message"), dict) else {}
                 last_text = transcript.message_text(m.get("content")) or last_text
             if obj.get("type") == "user" and transcript.classify_user(obj) == "prompt":
                 continue  # the task prompt is the Agent tool's input
             yield from self._payloads(obj, agent)
         yield (
             "SubagentStop",
-            {"agent_id": aid, "agent_type": agent[1], "last_assistant_message": last_text or reply},
+            {
+                "agent_id": aid,
+                "agent_type": agent[1],
+                "agent_transcript_path": path,  # its model and usage come from this file
+                "last_assistant_message": last_text or reply,
+            },
         )

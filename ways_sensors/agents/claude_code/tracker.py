@@ -15,21 +15,32 @@ the dispatcher as JSON, so "exported once" survives restarts):
   never answered are exported from the transcript, at that `Stop` or at `SessionEnd`.
   Thinking blocks are never read.
 
+Two more things are read from the same lines: each turn's API calls (usage.py: the
+model and token usage its `assistant_response` carries) and the permission decisions
+the client wrote beside each tool result (permissions.py: `permission` records, once
+per call). A subagent's file is read whole at its SubagentStop (`agent_file`).
+
 The builder (builder.py) decides when to read; this module reads and remembers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...records import Draft
-from . import transcript
+from . import permissions, transcript, usage
 
 MAX_SEEN = 4096
+MAX_CALLS = 128  # recent tool calls remembered for joining requests and decisions
+MAX_DECIDED = 1024
+MAX_AGENT_FILE = 256 << 20  # a subagent file larger than this is not read for usage
 MakeDraft = Callable[..., Draft]  # builder.py's draft(section, data, **overrides)
 
 
@@ -39,6 +50,7 @@ class Turn:
     text: str | None = None
     msg: str | None = None
     ts: str | None = None
+    usage: dict[str, Any] | None = None  # usage.py's running sums of the turn's API calls
 
 
 @dataclass
@@ -55,38 +67,55 @@ class Tracker:
     seen: list[str] = field(default_factory=list)  # recent line uuids (resumes repeat lines)
     agents: list[str] = field(default_factory=list)  # agent ids seen at SubagentStart
     compact_trigger: str | None = None
+    calls: list[list] = field(default_factory=list)  # [tool_use_id, name, key, agent, mode]
+    decided: list[str] = field(default_factory=list)  # tool_use_ids whose decision went out
+    mode: str | None = None  # the newest permission mode a payload named
 
     def __post_init__(self) -> None:
         self._seen = set(self.seen)  # membership; the list keeps the order
+        self.stats = transcript.ReadStats()  # this process's reading, for the logs only
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        """The state a restart needs, never content (build.json is at rest for the
+        session's life): a turn keeps its message id and time, and `held` when a reply
+        may still be recovered from it; a queued message its keyed digest and time.
+        from_json reads those texts back from the transcript."""
+        d = asdict(self)
+        for t, turn in zip(d["turns"], self.turns, strict=True):
+            t["text"] = None
+            t["held"] = bool(turn.text) and not turn.stopped
+        d["pending"] = [[dig, None if text else "", ts] for dig, text, ts in self.pending]
+        return json.dumps(d)
 
     @classmethod
     def from_json(cls, text: str) -> Tracker:
         d = json.loads(text)
+        held = [bool(t.pop("held", False)) for t in d.get("turns", [])]
         d["turns"] = [Turn(**t) for t in d.get("turns", [])]
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        tracker = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        want = [t for t, h in zip(tracker.turns, held, strict=True) if h and t.text is None]
+        if want or any(e[1] is None for e in tracker.pending):
+            _reread(tracker, want)
+        return tracker
 
     # --- reading the transcript -------------------------------------------------------
 
     def fast_forward(self, path: str, size: int) -> None:
         """A new tracker at a session start: what the transcript held when the hook ran
         (`size` bytes; -1: all of it) was handled by the process (or dispatcher) before
-        us, so start reading there."""
+        us, so start reading there. Raises OSError as transcript.line_start does."""
         self.transcript = path
-        try:
-            with open(path, "rb") as f:
-                data = f.read(size) if size >= 0 else f.read()
-        except OSError:
-            return
-        self.offset = data.rfind(b"\n") + 1
+        start = transcript.line_start(path, size)
+        if start is not None:
+            self.offset = start
 
     def sync(self, path: str, draft: MakeDraft) -> list[Draft]:
-        """Read the transcript's new complete lines; return the queued messages found."""
+        """Read the transcript's new complete lines (a bounded share of them: see
+        transcript.read_from); return the queued messages found. Raises OSError as
+        read_from does, leaving the offset where it was."""
         if self.transcript != path:
             self.transcript, self.offset = path, 0
-        objs, self.offset = transcript.read_from(path, self.offset)
+        objs, self.offset = transcript.read_from(path, self.offset, self.stats)
         out: list[Draft] = []
         last_ts = None
         for obj in objs:
@@ -106,11 +135,18 @@ class Tracker:
             out.extend(self._line(obj, ts, draft))
         return out
 
+    def answered(self) -> bool:
+        """Whether the newest turn is open and its reply's last API call is on disk."""
+        if not self.turns or self.turns[-1].stopped:
+            return False
+        state = self.turns[-1].usage
+        return state is not None and bool(state["final"])
+
     def recovered(self, turn: Turn, draft: MakeDraft) -> Draft:
         """The reply of a turn no Stop answered, from the transcript, marked interrupted."""
         d = draft(
             "assistant_response",
-            {"text": turn.text, "interrupted": True},
+            {"text": turn.text, "interrupted": True, **usage.recovered_fields(turn.usage)},
             agent_id=None,
             agent_type="main",
         )
@@ -118,6 +154,82 @@ class Tracker:
             d.timestamp = turn.ts
         turn.stopped = True
         return d
+
+    # --- tool calls and permission decisions -----------------------------------------
+
+    def note_call(
+        self, tool_use_id: Any, name: Any, tool_input: Any, agent_id: Any, mode: Any
+    ) -> None:
+        """A tool call (PreToolUse, or a tool_use block read from the transcript)."""
+        if not isinstance(tool_use_id, str):
+            return
+        if isinstance(mode, str) and not agent_id:
+            self.mode = mode
+        known = next((c for c in self.calls if c[0] == tool_use_id), None)
+        if known is not None:
+            if isinstance(mode, str):
+                known[4] = mode
+            return
+        key = permissions.call_key(name, tool_input, agent_id or None)
+        mode = mode if isinstance(mode, str) else None
+        self.calls = [*self.calls[-(MAX_CALLS - 1) :], [tool_use_id, name, key, agent_id, mode]]
+
+    def find_call(self, name: Any, tool_input: Any, agent_id: Any) -> str | None:
+        """The newest undecided call of this agent with this tool and input."""
+        key = permissions.call_key(name, tool_input, agent_id or None)
+        for tid, _, k, _, _ in reversed(self.calls):
+            if k == key and tid not in self.decided:
+                return tid
+        return None
+
+    def decide(self, tool_use_id: str) -> bool:
+        """Mark a call decided; False when its decision already went out."""
+        if tool_use_id in self.decided:
+            return False
+        self.decided = [*self.decided[-(MAX_DECIDED - 1) :], tool_use_id]
+        return True
+
+    def _decisions(
+        self, obj: dict[str, Any], ts: str | None, draft: MakeDraft, agent: tuple[Any, Any]
+    ) -> list[Draft]:
+        out = []
+        for tid, detail in permissions.result_decisions(obj):
+            call = next((c for c in self.calls if c[0] == tid), None)
+            name, mode = (call[1], call[4]) if call else (None, None)
+            data = permissions.decision_data(detail, tid, name, mode or self.mode)
+            if data is None or not self.decide(tid):
+                continue
+            d = draft("permission", data, agent_id=agent[0], agent_type=agent[1])
+            if ts:
+                d.timestamp = ts
+            out.append(d)
+        return out
+
+    def agent_file(
+        self, path: Any, agent: tuple[Any, Any], draft: MakeDraft
+    ) -> tuple[dict[str, Any] | None, list[Draft]]:
+        """A subagent's own file, whole: its API calls (None when it cannot be read)
+        and the permission decisions of its tool calls."""
+        if not isinstance(path, str) or not path:
+            return None, []
+        try:
+            st = os.stat(path)  # the payload names it: only a regular file is read
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_AGENT_FILE:
+                return None, []
+            objs = list(transcript.iter_file(path))
+        except OSError:
+            return None, []
+        state, out, last_ts = usage.new(), [], None
+        for obj in objs:
+            ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else last_ts
+            last_ts = ts
+            if obj.get("type") == "assistant":
+                usage.add(state, obj.get("message"))
+                for tid, name, tool_input in permissions.tool_uses(obj.get("message")):
+                    self.note_call(tid, name, tool_input, agent[0], None)
+            elif obj.get("type") == "user":
+                out.extend(self._decisions(obj, ts, draft, agent))
+        return state, out
 
     # --- one transcript line ------------------------------------------------------------
 
@@ -188,15 +300,27 @@ class Tracker:
                 return []
             return [self._queued(text, ts, draft, "attachment")]
         if kind == "user":
-            if transcript.classify_user(obj) == "prompt":
+            cls = transcript.classify_user(obj)
+            if cls == "prompt":
                 turn = Turn(ts=ts)
                 if self.pending_stops:
                     self.pending_stops -= 1
                     turn.stopped = True
                 self.turns.append(turn)
+            elif cls == "tool_result":
+                return self._decisions(obj, ts, draft, (None, "main"))
             return []
-        if kind == "assistant" and self.turns:
-            msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        if kind == "assistant":
+            msg = _msg if isinstance(_msg := obj.get("message"), dict) else {}
+            for tid, name, tool_input in permissions.tool_uses(msg):
+                self.note_call(tid, name, tool_input, None, None)
+            if not self.turns:
+                return []
+            if self.turns[-1].usage is None:
+                self.turns[-1].usage = usage.new()
+            usage.add(self.turns[-1].usage, msg)
+            if msg.get("model") == usage.SYNTHETIC:
+                return []  # a rendered API error, not the reply
             text = transcript.message_text(msg.get("content"))
             if not text:
                 return []
@@ -211,4 +335,62 @@ class Tracker:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    """A keyed digest (the redaction key's HMAC): it is stored in build.json, where an
+    unkeyed one would let a reader confirm a guessed message. Unkeyed only when the key
+    cannot be had (masking then fails too, and says so)."""
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        from ...redact import install_key
+
+        return hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:24]
+    except Exception:
+        return hashlib.sha256(data).hexdigest()[:24]
+
+
+REREAD_MAX = 32 << 20  # how far back from the offset a restart looks for lost texts
+
+
+def _reread(t: Tracker, turns: list[Turn]) -> None:
+    """After a restart: the reply texts of `turns` (by message id) and the queued texts
+    of `t.pending` (by digest), read again from the transcript's last REREAD_MAX bytes
+    before the offset. A text not found is given up, logged content-free."""
+    by_msg = {turn.msg: turn for turn in turns if turn.msg}
+    needs = {e[0] for e in t.pending if e[1] is None and e[0]}
+    found: dict[str, str] = {}
+    if t.transcript and (by_msg or needs):
+        needles = [json.dumps(m).encode() for m in by_msg] + [b'"enqueue"'] * bool(needs)
+        uuids: set[str] = set()
+        try:
+            with open(t.transcript, "rb") as f:
+                start = max(0, t.offset - REREAD_MAX)
+                f.seek(start)
+                data = f.read(t.offset - start)
+        except OSError:
+            data = b""
+        for line in data.split(b"\n")[1 if start else 0 :]:
+            if not any(n in line for n in needles):
+                continue
+            for obj in transcript.decode_line(line):
+                uid = obj.get("uuid")
+                if obj.get("isSidechain") or (isinstance(uid, str) and uid in uuids):
+                    continue  # as sync skips them: a resume repeats lines
+                if isinstance(uid, str):
+                    uuids.add(uid)
+                msg = _m if isinstance(_m := obj.get("message"), dict) else {}
+                mid = msg.get("id")
+                turn = by_msg.get(mid) if obj.get("type") == "assistant" and mid else None
+                if turn is not None:
+                    text = transcript.message_text(msg.get("content"))
+                    if text:
+                        turn.text = turn.text + "\n" + text if turn.text else text
+                content = obj.get("content")
+                if obj.get("operation") == "enqueue" and isinstance(content, str) and needs:
+                    found.setdefault(_digest(content), content)
+    for e in t.pending:
+        if e[1] is None:
+            e[1] = found.get(e[0], "")
+    lost = sum(1 for turn in turns if not turn.text) + sum(1 for d in needs if d not in found)
+    if lost:
+        from ...events import log
+
+        log("tracker.text_not_found", texts=lost)

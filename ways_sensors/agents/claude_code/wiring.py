@@ -1,10 +1,12 @@
 """What `ways reconcile` wires into Claude Code, and where.
 
 One handler, `{"type": "command", "command": <the hook command>, "timeout": 15}`, on
-the ten events of SPEC section 3, in `~/.claude/settings.json` (or
-`<project>/.claude/settings.json`): in a group with matcher `*` on the three tool
-events, in a group without a matcher on the others (they take none, or match
-everything). The shape is matcher_groups.py's; a handler is ours when its `command`
+the ten events of SPEC section 3 and the five the session issue added (PermissionRequest,
+PermissionDenied, Notification, StopFailure, PostCompact), in `~/.claude/settings.json`
+(or `<project>/.claude/settings.json`): in a group with matcher `*` on the events that
+match tool names, in a group without a matcher on the others (they take none, or match
+everything; StopFailure accepts no `*`). Our hook prints nothing, so it never answers a
+permission prompt. The shape is matcher_groups.py's; a handler is ours when its `command`
 is (commands/reconcile.py decides which commands are).
 """
 
@@ -16,7 +18,13 @@ from typing import Any
 from .. import matcher_groups
 from ..protocols import IsOurs
 
-TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+TOOL_EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "PermissionDenied",
+)
 OTHER_EVENTS = (
     "UserPromptSubmit",
     "Stop",
@@ -25,6 +33,9 @@ OTHER_EVENTS = (
     "SessionStart",
     "SessionEnd",
     "PreCompact",
+    "PostCompact",
+    "Notification",
+    "StopFailure",
 )
 EVENTS = TOOL_EVENTS + OTHER_EVENTS
 TIMEOUT = 15  # seconds; the blocking path caps itself at 10

@@ -1,0 +1,114 @@
+"""The CPU an idle dispatcher burns: many rules, nothing to do.
+
+A throwaway install with RULES enabled async rules (file consumers, `tool_call`), one
+PreToolUse spooled and a real dispatcher started on it. Once every rule delivered its
+record and the dispatcher has been quiet for SETTLE seconds, its CPU time (user +
+system, psutil) is read over WINDOW seconds. Polling workers cost CPU in proportion to
+the rules; workers that sleep until there is work cost next to nothing.
+
+Usage: python bench/idle_bench.py [--rules N ...] [--window S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import fixture_env
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE = sorted((REPO / "tests" / "fixtures").glob("claude-code-*/payloads/PreToolUse.json"))[-1]
+PAYLOAD = json.loads(FIXTURE.read_text())
+SETTLE = 3.0
+
+
+def sensor_text(rules: int, out: Path) -> str:
+    lines = ["rules:"]
+    for i in range(rules):
+        lines += [
+            f"  r{i:05d}:",
+            "    sections: [tool_call]",
+            "    timeout: 60s",  # 2,000 threads woken at once on a loaded machine
+            f"    dispatch: {{file: {{path: '{out}/r{i:05d}.jsonl'}}}}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def delivered(out: Path) -> int:
+    try:
+        return len(os.listdir(out))
+    except OSError:
+        return 0
+
+
+def idle_cpu(rules: int, window: float) -> tuple[float, float]:
+    """(CPU seconds over `window` once idle, RSS MiB) of a dispatcher with `rules` rules."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = fixture_env(root)
+        cfg = root / "config" / "agent-ways"
+        (cfg / "config.yaml").write_text("ways:\n  dispatch_idle_seconds: 600\n")
+        out = root / "out"
+        out.mkdir()
+        (cfg / "sensors" / "many.yaml").write_text(sensor_text(rules, out))
+        ways = str(Path(sys.executable).parent / "ways")
+        sid = "bench-idle"
+        body = json.dumps({**PAYLOAD, "session_id": sid})
+        emit = (
+            "import sys, time; from ways_sensors import spool; "
+            "spool.append(sys.argv[1], 'PreToolUse', time.time_ns(), sys.argv[2], "
+            "sys.argv[3].encode())"
+        )
+        subprocess.run(
+            [sys.executable, "-c", emit, sid, env["CLAUDE_PROJECT_DIR"], body], env=env, check=True
+        )
+        proc = subprocess.Popen(
+            [ways, "sensors", "dispatch", "--session", sid],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            end = time.monotonic() + 600
+            while delivered(out) < rules:
+                if time.monotonic() > end or proc.poll() is not None:
+                    raise SystemExit(f"only {delivered(out)} of {rules} rules delivered")
+                time.sleep(0.1)
+            time.sleep(SETTLE)
+            ps = psutil.Process(proc.pid)
+            t0 = ps.cpu_times()
+            time.sleep(window)
+            t1 = ps.cpu_times()
+            rss = ps.memory_info().rss / 2**20
+            return (t1.user - t0.user) + (t1.system - t0.system), rss
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rules", type=int, nargs="+", default=[500, 2000])
+    ap.add_argument("--window", type=float, default=5.0)
+    args = ap.parse_args()
+    print(f"idle dispatcher, python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    print()
+    print(f"| rules | CPU over {args.window:g} s idle | share of one core | RSS |")
+    print("|---:|---:|---:|---:|")
+    for n in args.rules:
+        cpu, rss = idle_cpu(n, args.window)
+        print(f"| {n:,} | {cpu:.3f} s | {100 * cpu / args.window:.2f} % | {rss:.1f} MiB |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

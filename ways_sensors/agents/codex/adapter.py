@@ -1,0 +1,114 @@
+"""Codex CLI, the builder half (agents.protocols.Adapter): what the registry hands out."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...records import Draft
+from . import NAME
+from .builder import HANDLERS, Builder
+from .replay import Replay
+from .rollout import find_rollout
+from .wiring import EVENTS as WIRED_EVENTS
+from .wiring import NOTE, config_home, settings_path, unwire, wire
+
+EVENTS = frozenset(HANDLERS)
+
+__all__ = [
+    "NAME",
+    "EVENTS",
+    "WIRED_EVENTS",
+    "NOTE",
+    "new_builder",
+    "event_of",
+    "offline_drafts",
+    "example",
+    "find_session_file",
+    "is_session_file",
+    "replay",
+    "config_home",
+    "settings_path",
+    "wire",
+    "unwire",
+]
+
+COMMON = {
+    "session_id": "ways-fire",
+    "transcript_path": None,
+    "cwd": "/home/dev/shop",
+    "turn_id": "01a22960-edc3-73d3-a936-aadeb92b6dfb",
+    "model": "gpt-5-codex",
+    "permission_mode": "default",
+}
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "user_prompt": {"hook_event_name": "UserPromptSubmit", "prompt": "Run the webhook tests."},
+    "tool_call": {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npm test -- webhooks"},
+        "tool_use_id": "call_Hq2xN8aV0rT4",
+    },
+    "tool_result": {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npm test -- webhooks"},
+        "tool_response": "12 passed\n",
+        "tool_use_id": "call_Hq2xN8aV0rT4",
+    },
+    "assistant_response": {
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": "The webhook tests pass.",
+    },
+    "subagent": {
+        "hook_event_name": "SubagentStart",
+        "agent_id": "agent-7f3c",
+        "agent_type": "worker",
+    },
+    "compaction": {"hook_event_name": "PreCompact", "trigger": "manual"},
+    "session_start": {"hook_event_name": "SessionStart", "source": "startup"},
+    "session_end": {"hook_event_name": "SessionEnd", "reason": "other"},
+}
+
+
+def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
+    return Builder(state, transcript=transcript)
+
+
+def event_of(payload: dict[str, Any]) -> str | None:
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) and event else None
+
+
+def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
+    body = {**COMMON, **payload, "transcript_path": None}
+    return Builder(transcript=False).build(event_of(body) or "", body, ts_ns)
+
+
+def example(section: str) -> dict[str, Any]:
+    return {**COMMON, **EXAMPLES[section]}
+
+
+def find_session_file(project: str, session: str | None = None) -> str | None:
+    return find_rollout(session, None if session else project)
+
+
+def is_session_file(path: str, head: bytes) -> bool:
+    """A rollout: `.../sessions/YYYY/MM/DD/rollout-*.jsonl`, or a first line of type
+    session_meta."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.startswith("rollout-") or b'"type":"session_meta"' in head.replace(b" ", b"")
+
+
+def replay(path: str) -> Replay:
+    return Replay(path)
+
+
+if TYPE_CHECKING:  # the type checker holds both halves to their Protocols
+    import ways_sensors.agents.codex as _face
+    import ways_sensors.agents.codex.adapter as _adapter
+
+    from ..protocols import Adapter, Face
+
+    _face_checked: Face = _face
+    _adapter_checked: Adapter = _adapter

@@ -1,0 +1,253 @@
+"""Codex CLI hook payloads to Drafts, one handler per event; failures recovered from the rollout.
+
+Codex reports a failing command as an ordinary PostToolUse, without its exit code; the
+rollout has it (rollout.py). So a shell tool's result is finished from the rollout:
+`status: failure`, `exit_code` and `error` when the command failed. Codex writes that
+line before it runs the PostToolUse hook, so it is normally there when the dispatcher
+builds the entry; when it is not yet, the result is parked in the builder's state and
+released by a later event of the session as soon as the rollout has it, and at the
+latest at the turn's Stop (or SubagentStop, SessionEnd), as it stands then. A record
+made without a rollout (Codex's `--ephemeral`, the blocking path) says `success`
+unless the rollout's tail shows the failure.
+
+`turn_id` becomes the record's `prompt_id`; `agent_id`/`agent_type` name a subagent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ...records import Draft
+from ..drafting import Drafts, event_time, extra, subagent_of, text_or_empty, tool_data
+from . import NAME, rollout
+
+COMMON = frozenset({"session_id", "hook_event_name", "turn_id", "agent_id", "agent_type"})
+MAX_OUTCOMES = 512
+MAX_PARKED = 256
+
+# Codex's tool names (hooks report shell calls as Bash; the rollout's names for the same)
+TOOL_KINDS = {
+    "Bash": "shell",
+    "exec_command": "shell",
+    "shell": "shell",
+    "local_shell": "shell",
+    "write_stdin": "shell",
+    "apply_patch": "edit",
+    "Edit": "edit",
+    "Write": "write",
+    "view_image": "read",
+    "read_file": "read",
+    "list_dir": "search",
+    "grep_files": "search",
+    "web_search": "web",
+    "spawn_agent": "agent",
+    "send_input": "agent",
+    "wait": "agent",
+    "close_agent": "agent",
+}
+
+
+class Builder:
+    """Turns one Codex session's spool entries into drafts (agents.protocols.SessionBuilder)."""
+
+    def __init__(self, state: str | None = None, transcript: bool = True) -> None:
+        s = json.loads(state) if state else {}
+        self.transcript = transcript
+        self.rollout: str | None = s.get("rollout")
+        self.offset: int = int(s.get("offset", 0))
+        self.outcomes: dict[str, rollout.Outcome] = dict(s.get("outcomes", {}))
+        self.parked: list[dict[str, Any]] = list(s.get("parked", []))
+
+    def state(self) -> str:
+        return json.dumps(
+            {
+                "rollout": self.rollout,
+                "offset": self.offset,
+                "outcomes": self.outcomes,
+                "parked": self.parked,
+            }
+        )
+
+    def build(
+        self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1
+    ) -> list[Draft]:
+        handler = HANDLERS.get(event)
+        if handler is None:
+            return []
+        aid, kind = subagent_of(payload)
+        turn = payload.get("turn_id")
+        drafts = Drafts(
+            NAME,
+            event,
+            event_time(None, ts_ns),
+            aid,
+            kind,
+            turn if isinstance(turn, str) and turn else None,
+        )
+        path = payload.get("transcript_path")
+        if self.transcript and isinstance(path, str) and path:
+            if event == "SessionStart" and self.rollout != path and transcript_size >= 0:
+                # a new process of the session: what came before was built already
+                self.rollout, self.offset = path, transcript_size
+            self._sync(path)
+        out = self._release(final=False)
+        out.extend(handler(self, payload, drafts))
+        return out
+
+    # --- the rollout ----------------------------------------------------------------
+
+    def _sync(self, path: str) -> None:
+        if self.rollout != path:
+            self.rollout, self.offset = path, 0
+        found, self.offset = rollout.scan(path, self.offset)
+        if found:
+            self.outcomes.update(found)
+            if len(self.outcomes) > MAX_OUTCOMES:
+                keep = list(self.outcomes)[-MAX_OUTCOMES:]
+                self.outcomes = {k: self.outcomes[k] for k in keep}
+
+    def _outcome(self, call_id: Any, path: Any) -> rollout.Outcome | None:
+        if not isinstance(call_id, str):
+            return None
+        if call_id in self.outcomes:
+            return self.outcomes[call_id]
+        if not self.transcript and isinstance(path, str) and path:
+            return rollout.find_outcome(path, call_id)
+        return None
+
+    def _release(self, final: bool) -> list[Draft]:
+        """Parked results the rollout now resolves (all of them when `final`)."""
+        out, kept = [], []
+        for p in self.parked:
+            outcome = self.outcomes.get(p["data"]["tool_use_id"])
+            if outcome is None and not final:
+                kept.append(p)
+                continue
+            data = _finish(p["data"], outcome)
+            out.append(
+                Draft(
+                    "tool_result", p["event"], p["ts"], data, p["aid"], p["kind"], p["turn"], NAME
+                )
+            )
+        self.parked = kept
+        return out
+
+    # --- one method per hook event ----------------------------------------------------
+
+    def user_prompt_submit(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        return [drafts("user_prompt", {"prompt": p.get("prompt"), "extra": _extra(p, {"prompt"})})]
+
+    def pre_tool_use(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        data = tool_data(p.get("tool_name"), p.get("tool_use_id"), p.get("tool_input"), TOOL_KINDS)
+        data["input"] = p.get("tool_input")
+        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "tool_input"})
+        return [drafts("tool_call", data)]
+
+    def post_tool_use(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        data = tool_data(p.get("tool_name"), p.get("tool_use_id"), p.get("tool_input"), TOOL_KINDS)
+        data["output"] = p.get("tool_response")
+        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "tool_response"})
+        path = p.get("transcript_path")
+        outcome = self._outcome(p.get("tool_use_id"), path)
+        readable = self.transcript and isinstance(path, str) and bool(path)
+        wait = outcome is None and readable and data["tool_kind"] == "shell"
+        if wait and len(self.parked) < MAX_PARKED and isinstance(data["tool_use_id"], str):
+            self.parked.append(
+                {
+                    "data": data,
+                    "event": drafts.event,
+                    "ts": drafts.timestamp,
+                    "aid": drafts.agent_id,
+                    "kind": drafts.agent_type,
+                    "turn": drafts.prompt_id,
+                }
+            )
+            return []
+        return [drafts("tool_result", _finish(data, outcome))]
+
+    def stop(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        out = self._release(final=True)
+        text = text_or_empty(p.get("last_assistant_message"))
+        extra_ = _extra(p, {"last_assistant_message"})
+        out.append(drafts("assistant_response", {"text": text, "extra": extra_}))
+        return out
+
+    def subagent_start(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        data = {"phase": "start", "agent_id": p.get("agent_id"), "agent_type": p.get("agent_type")}
+        data["extra"] = _extra(p, set())
+        return [drafts("subagent", data)]
+
+    def subagent_stop(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        out = self._release(final=True)
+        extra_ = _extra(p, {"last_assistant_message"})
+        data = {"phase": "stop", "agent_id": p.get("agent_id"), "agent_type": p.get("agent_type")}
+        out.append(drafts("subagent", {**data, "extra": extra_}))
+        text = text_or_empty(p.get("last_assistant_message"))
+        out.append(drafts("assistant_response", {"text": text, "extra": extra_}))
+        return out
+
+    def session_start(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        data = {"source": p.get("source"), "model": p.get("model")}
+        return [drafts("session_start", {**data, "extra": _extra(p, {"source", "model"})})]
+
+    def session_end(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        out = self._release(final=True)
+        data = {"reason": p.get("reason"), "extra": _extra(p, {"reason"})}
+        out.append(drafts("session_end", data))
+        return out
+
+    def pre_compact(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        data = {
+            "phase": "before",
+            "trigger": p.get("trigger"),
+            "instructions": p.get("custom_instructions"),
+            "extra": _extra(p, {"trigger", "custom_instructions"}),
+        }
+        return [drafts("compaction", data)]
+
+    def post_compact(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
+        data = {
+            "phase": "after",
+            "trigger": p.get("trigger"),
+            "instructions": None,
+            "extra": _extra(p, {"trigger"}),
+        }
+        return [drafts("compaction", data)]
+
+
+def _extra(p: dict[str, Any], used: set[str]) -> dict[str, Any]:
+    return extra(p, used, COMMON)
+
+
+def _finish(data: dict[str, Any], outcome: rollout.Outcome | None) -> dict[str, Any]:
+    """A tool_result's status (and, for a failure, `exit_code` and `error`)."""
+    data = dict(data)
+    if outcome is not None and isinstance(outcome[0], int):
+        data["exit_code"] = outcome[0]
+    if outcome is not None and rollout.failed(outcome):
+        data["status"] = "failure"
+        code = outcome[0]
+        head = f"Exit code {code}" if isinstance(code, int) else f"Tool call {outcome[1]}"
+        text = data.get("output")
+        text = text if isinstance(text, str) else outcome[2]
+        data["error"] = head + ("\n" + text.rstrip("\n") if isinstance(text, str) and text else "")
+    else:
+        data["status"] = "success"
+    return data
+
+
+# hook event -> its handler: the only events the builder knows
+HANDLERS: dict[str, Callable[[Builder, dict[str, Any], Drafts], list[Draft]]] = {
+    "UserPromptSubmit": Builder.user_prompt_submit,
+    "PreToolUse": Builder.pre_tool_use,
+    "PostToolUse": Builder.post_tool_use,
+    "Stop": Builder.stop,
+    "SubagentStart": Builder.subagent_start,
+    "SubagentStop": Builder.subagent_stop,
+    "SessionStart": Builder.session_start,
+    "SessionEnd": Builder.session_end,
+    "PreCompact": Builder.pre_compact,
+    "PostCompact": Builder.post_compact,
+}

@@ -1,0 +1,290 @@
+"""Reading a Codex rollout (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl`).
+
+One JSON object a line, `{timestamp, type, payload}`, one file per session, resumes
+included. The lines this module reads (Codex 0.169; older names in brackets):
+
+    event_msg      {type: item_completed, turn_id, item: {type: UserMessage, content}}
+                   [{type: user_message, message}]
+    event_msg      {type: item_completed, item: {type: CommandExecution, id: <call id>,
+                    command, exit_code, status: completed|failed, aggregated_output}}
+                   [{type: exec_command_end, call_id, exit_code}]
+                   [{type: patch_apply_end, call_id, success}]
+    event_msg      {type: task_complete, turn_id, last_agent_message}
+    response_item  {type: function_call, name, arguments (JSON text), call_id}
+                   {type: custom_tool_call, name, input, call_id}
+    response_item  {type: function_call_output | custom_tool_call_output, call_id,
+                    output: "...Process exited with code N..."}
+    compacted      a compaction of the history
+
+Reasoning items (`reasoning`, `Reasoning` summaries) are never read. The robust line
+reading (broken lines skipped alone, incomplete tails left for later) is the one
+Claude Code's transcripts use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..claude_code.transcript import ReadStats, decode_line, read_from
+
+FAILED = frozenset({"failed", "declined", "error", "errored", "rejected"})
+SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec"})
+_EXITED = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
+MAX_HEAD = 8 << 20  # a fresh reader starts at most this far from a rollout's end
+TAIL = 1 << 20  # what the payload-only path reads to find one call's outcome
+
+Outcome = list[Any]  # [exit code or None, status or None, aggregated output or None]
+
+
+def outcome_of(obj: dict[str, Any]) -> tuple[str, Outcome] | None:
+    """(call id, outcome) when a rollout line says how a tool call ended."""
+    payload = _payload if isinstance(_payload := obj.get("payload"), dict) else {}
+    kind, ptype = obj.get("type"), payload.get("type")
+    if kind == "event_msg" and ptype == "item_completed":
+        item = _item if isinstance(_item := payload.get("item"), dict) else {}
+        cid = item.get("id")
+        if not isinstance(cid, str) or item.get("type") in ("UserMessage", "AgentMessage"):
+            return None
+        code = item.get("exit_code")
+        status = item.get("status")
+        if not isinstance(code, int) and not isinstance(status, str):
+            return None
+        out = item.get("aggregated_output")
+        return cid, [
+            code if isinstance(code, int) else None,
+            status if isinstance(status, str) else None,
+            out if isinstance(out, str) else None,
+        ]
+    if kind == "event_msg" and ptype == "exec_command_end":
+        cid, code = payload.get("call_id"), payload.get("exit_code")
+        if isinstance(cid, str) and isinstance(code, int):
+            out = payload.get("aggregated_output")
+            return cid, [code, None, out if isinstance(out, str) else None]
+    if kind == "event_msg" and ptype == "patch_apply_end":
+        cid = payload.get("call_id")
+        if isinstance(cid, str) and isinstance(payload.get("success"), bool):
+            return cid, [None, "completed" if payload["success"] else "failed", None]
+    if kind == "response_item" and ptype in ("function_call_output", "custom_tool_call_output"):
+        cid, output = payload.get("call_id"), payload.get("output")
+        if isinstance(output, dict):
+            output = output.get("content") or output.get("output")
+        if isinstance(cid, str) and isinstance(output, str):
+            m = _EXITED.search(output[:4096])
+            if m:
+                return cid, [int(m.group(1)), None, None]
+    return None
+
+
+def failed(outcome: Outcome) -> bool:
+    code, status = outcome[0], outcome[1]
+    return (isinstance(code, int) and code != 0) or status in FAILED
+
+
+def scan(path: str, offset: int) -> tuple[dict[str, Outcome], int]:
+    """Outcomes in the rollout's complete lines after `offset`, and the offset after them.
+
+    A first read (offset 0) of a long rollout starts MAX_HEAD before its end."""
+    if offset == 0:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return {}, 0
+        if size > MAX_HEAD:
+            offset = _next_line(path, size - MAX_HEAD)
+    objs, end = read_from(path, offset)
+    found: dict[str, Outcome] = {}
+    for obj in objs:
+        got = outcome_of(obj)
+        if got and (got[0] not in found or found[got[0]][0] is None):
+            found[got[0]] = got[1]
+    return found, end
+
+
+def find_outcome(path: str, call_id: str) -> Outcome | None:
+    """One call's outcome from the rollout's last TAIL bytes (the payload-only path)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    found, _ = scan(path, _next_line(path, max(0, size - TAIL)) if size > TAIL else 0)
+    return found.get(call_id)
+
+
+def _next_line(path: str, pos: int) -> int:
+    try:
+        with open(path, "rb") as f:
+            f.seek(pos)
+            skipped = f.readline()
+    except OSError:
+        return pos
+    return pos + len(skipped)
+
+
+# --- replay: a rollout played back as the hook payloads Codex would have sent -----------
+
+Payload = tuple[str, dict[str, Any]]
+
+
+def _message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            c.get("text", "")
+            for c in content
+            if isinstance(c, dict)
+            and c.get("type") in ("text", "Text", "input_text")
+            and isinstance(c.get("text"), str)
+        )
+    return ""
+
+
+def hook_tool(name: Any, arguments: Any) -> tuple[Any, Any]:
+    """(tool_name, tool_input) as Codex's hooks report a rollout's function call: shell
+    tools as `Bash` with `{"command": ...}`."""
+    args: Any = arguments
+    if isinstance(arguments, str):
+        try:
+            args = json.loads(arguments)
+        except ValueError:
+            args = arguments
+    if name in SHELL_TOOLS and isinstance(args, dict):
+        cmd = args.get("cmd", args.get("command"))
+        if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
+            cmd = cmd[2] if len(cmd) == 3 and cmd[1] in ("-c", "-lc") else " ".join(cmd)
+        return "Bash", {"command": cmd}
+    return name, args
+
+
+class Replayer:
+    """Turns rollout lines into the hook payloads Codex would have sent, in order."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, tuple[Any, Any]] = {}
+        self.outputs: dict[str, str] = {}
+        self.turn: str | None = None
+        self.model: str | None = None
+        self.started = False
+
+    def payloads(self, obj: dict[str, Any]) -> Iterator[Payload]:
+        kind = obj.get("type")
+        p = _p if isinstance(_p := obj.get("payload"), dict) else {}
+        ptype = p.get("type")
+        if kind == "turn_context" and isinstance(p.get("model"), str):
+            self.model = p["model"]
+        if not self.started and isinstance(obj.get("timestamp"), str):
+            self.started = True
+            yield "SessionStart", {"source": "startup", "model": self.model}
+        if kind == "event_msg":
+            if ptype in ("task_started", "turn_started") and isinstance(p.get("turn_id"), str):
+                self.turn = p["turn_id"]
+            item = _item if isinstance(_item := p.get("item"), dict) else {}
+            if ptype == "item_completed" and item.get("type") == "UserMessage":
+                yield (
+                    "UserPromptSubmit",
+                    {
+                        "prompt": _message_text(item.get("content")),
+                        "turn_id": p.get("turn_id") or self.turn,
+                    },
+                )
+            elif ptype == "user_message" and isinstance(p.get("message"), str):
+                yield "UserPromptSubmit", {"prompt": p["message"], "turn_id": self.turn}
+            elif ptype == "item_completed" and isinstance(item.get("aggregated_output"), str):
+                self.outputs[str(item.get("id"))] = item["aggregated_output"]
+            elif ptype == "task_complete":
+                text = p.get("last_agent_message")
+                yield "Stop", {"last_assistant_message": text, "turn_id": p.get("turn_id")}
+        elif kind == "response_item" and ptype in ("function_call", "custom_tool_call"):
+            cid = p.get("call_id")
+            raw = p.get("arguments") if ptype == "function_call" else {"input": p.get("input")}
+            name, tool_input = hook_tool(p.get("name"), raw)
+            if isinstance(cid, str):
+                self.calls[cid] = (name, tool_input)
+            yield (
+                "PreToolUse",
+                {
+                    "tool_name": name,
+                    "tool_input": tool_input,
+                    "tool_use_id": cid,
+                    "turn_id": self.turn,
+                },
+            )
+        elif kind == "response_item" and ptype in (
+            "function_call_output",
+            "custom_tool_call_output",
+        ):
+            cid = p.get("call_id")
+            name, tool_input = (
+                self.calls.get(cid, (None, None)) if isinstance(cid, str) else (None, None)
+            )
+            response = self.outputs.get(str(cid), p.get("output"))
+            yield (
+                "PostToolUse",
+                {
+                    "tool_name": name,
+                    "tool_input": tool_input,
+                    "tool_use_id": cid,
+                    "tool_response": response,
+                    "turn_id": self.turn,
+                },
+            )
+        elif kind == "compacted":
+            yield "PreCompact", {"trigger": "auto", "turn_id": self.turn}
+            yield "PostCompact", {"trigger": "auto", "turn_id": self.turn}
+
+
+def iter_lines(path: str, stats: ReadStats) -> Iterator[tuple[bytes, list[dict[str, Any]]]]:
+    """(raw line, its objects) for every complete line of a rollout."""
+    with open(path, "rb") as f:
+        for line in f:
+            if line.endswith(b"\n"):
+                yield line, decode_line(line, stats)
+
+
+def find_rollout(session: str | None, cwd: str | None = None) -> str | None:
+    """The rollout of `session`, or the newest one whose session ran in `cwd`."""
+    root = os.path.join(codex_home(), "sessions")
+    files: list[str] = []
+    for dirpath, _, names in os.walk(root):
+        files.extend(os.path.join(dirpath, n) for n in names if n.startswith("rollout-"))
+    if session:
+        hits = [f for f in files if f.endswith(f"-{session}.jsonl")]
+        return hits[0] if hits else None
+    for path in sorted(files, key=_mtime, reverse=True)[:200]:
+        if cwd is None or _session_cwd(path) == os.path.realpath(cwd):
+            return path
+    return None
+
+
+def codex_home() -> str:
+    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0
+
+
+def session_meta(path: str) -> dict[str, Any]:
+    """The payload of the rollout's first line when it is the session_meta."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20)
+    except OSError:
+        return {}
+    for obj in decode_line(first):
+        p = obj.get("payload")
+        if obj.get("type") == "session_meta" and isinstance(p, dict):
+            return p
+    return {}
+
+
+def _session_cwd(path: str) -> str | None:
+    cwd = session_meta(path).get("cwd")
+    return os.path.realpath(cwd) if isinstance(cwd, str) else None

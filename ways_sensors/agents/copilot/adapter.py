@@ -1,0 +1,99 @@
+"""GitHub Copilot CLI, the builder half (agents.protocols.Adapter): what the registry hands out.
+
+Copilot CLI's session files are not read (their format is not documented): `ways
+sensors test` cannot replay a Copilot CLI session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import UsageError
+from ...records import Draft
+from . import NAME
+from .builder import EVENTS as CAMEL_EVENTS
+from .builder import HANDLERS, Builder
+from .wiring import EVENTS as WIRED_EVENTS
+from .wiring import OWN_FILE, config_home, settings_path, unwire, wire
+
+EVENTS = frozenset(HANDLERS) | frozenset(CAMEL_EVENTS)
+
+__all__ = [
+    "NAME",
+    "EVENTS",
+    "WIRED_EVENTS",
+    "OWN_FILE",
+    "new_builder",
+    "event_of",
+    "offline_drafts",
+    "example",
+    "find_session_file",
+    "replay",
+    "config_home",
+    "settings_path",
+    "wire",
+    "unwire",
+]
+
+COMMON = {"session_id": "ways-fire", "timestamp": "2026-11-29T11:40:02.123Z", "cwd": "/repo"}
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "user_prompt": {"hook_event_name": "UserPromptSubmit", "prompt": "Run the tests."},
+    "tool_call": {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "bash",
+        "tool_input": {"command": "npm test"},
+    },
+    "tool_result": {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "bash",
+        "tool_input": {"command": "npm test"},
+        "tool_result": {"result_type": "success", "text_result_for_llm": "12 passed\n"},
+    },
+    "subagent": {
+        "hook_event_name": "SubagentStop",
+        "agent_name": "explore",
+        "stop_reason": "end_turn",
+    },
+    "compaction": {"hook_event_name": "PreCompact", "trigger": "manual"},
+    "session_start": {"hook_event_name": "SessionStart", "source": "startup"},
+    "session_end": {"hook_event_name": "SessionEnd", "reason": "complete"},
+}
+
+
+def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
+    return Builder(state, transcript=transcript)
+
+
+def event_of(payload: dict[str, Any]) -> str | None:
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) and event else None
+
+
+def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
+    body = {**COMMON, **payload}
+    return Builder().build(event_of(body) or "", body, ts_ns)
+
+
+def example(section: str) -> dict[str, Any]:
+    return {**COMMON, **EXAMPLES[section]}
+
+
+def find_session_file(project: str, session: str | None = None) -> str | None:
+    return None
+
+
+def replay(path: str) -> Any:
+    raise UsageError(
+        "ways sensors test cannot read Copilot CLI's session files",
+        hint="replay a Claude Code, Codex or Gemini CLI session instead",
+    )
+
+
+if TYPE_CHECKING:  # the type checker holds both halves to their Protocols
+    import ways_sensors.agents.copilot as _face
+    import ways_sensors.agents.copilot.adapter as _adapter
+
+    from ..protocols import Adapter, Face
+
+    _face_checked: Face = _face
+    _adapter_checked: Adapter = _adapter

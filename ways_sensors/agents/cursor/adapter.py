@@ -1,0 +1,102 @@
+"""Cursor, the builder half (agents.protocols.Adapter): what the registry hands out.
+
+Cursor's session files are not read (their format is not documented): `ways sensors
+test` cannot replay a Cursor conversation.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import UsageError
+from ...records import Draft
+from . import NAME
+from .builder import HANDLERS, Builder
+from .wiring import EVENTS as WIRED_EVENTS
+from .wiring import config_home, settings_path, unwire, wire
+
+EVENTS = frozenset(HANDLERS)
+
+__all__ = [
+    "NAME",
+    "EVENTS",
+    "WIRED_EVENTS",
+    "new_builder",
+    "event_of",
+    "offline_drafts",
+    "example",
+    "find_session_file",
+    "replay",
+    "config_home",
+    "settings_path",
+    "wire",
+    "unwire",
+]
+
+COMMON = {
+    "conversation_id": "ways-fire",
+    "generation_id": "gen-4f1c",
+    "workspace_roots": ["/home/dev/shop"],
+    "model": "claude-sonnet-4",
+    "cursor_version": "2.0.77",
+}
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "user_prompt": {"hook_event_name": "beforeSubmitPrompt", "prompt": "Run the tests."},
+    "tool_call": {
+        "hook_event_name": "preToolUse",
+        "tool_name": "Shell",
+        "tool_input": {"command": "npm test"},
+        "tool_use_id": "tool_9a8b",
+    },
+    "tool_result": {
+        "hook_event_name": "postToolUse",
+        "tool_name": "Shell",
+        "tool_input": {"command": "npm test"},
+        "tool_output": '{"output": "12 passed"}',
+        "tool_use_id": "tool_9a8b",
+    },
+    "assistant_response": {"hook_event_name": "afterAgentResponse", "text": "Tests pass."},
+    "subagent": {"hook_event_name": "subagentStart", "subagent_type": "explore"},
+    "compaction": {"hook_event_name": "preCompact", "trigger": "manual"},
+    "session_start": {"hook_event_name": "sessionStart"},
+    "session_end": {"hook_event_name": "sessionEnd", "reason": "completed"},
+}
+
+
+def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
+    return Builder(state, transcript=transcript)
+
+
+def event_of(payload: dict[str, Any]) -> str | None:
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) and event else None
+
+
+def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
+    body = {**COMMON, **payload}
+    return Builder().build(event_of(body) or "", body, ts_ns)
+
+
+def example(section: str) -> dict[str, Any]:
+    return {**COMMON, **EXAMPLES[section]}
+
+
+def find_session_file(project: str, session: str | None = None) -> str | None:
+    return None
+
+
+def replay(path: str) -> Any:
+    raise UsageError(
+        "ways sensors test cannot read Cursor's session files",
+        hint="replay a Claude Code, Codex or Gemini CLI session instead",
+    )
+
+
+if TYPE_CHECKING:  # the type checker holds both halves to their Protocols
+    import ways_sensors.agents.cursor as _face
+    import ways_sensors.agents.cursor.adapter as _adapter
+
+    from ..protocols import Adapter, Face
+
+    _face_checked: Face = _face
+    _adapter_checked: Adapter = _adapter

@@ -1,0 +1,106 @@
+"""Gemini CLI, the builder half (agents.protocols.Adapter): what the registry hands out."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...records import Draft
+from . import NAME, chats
+from .builder import HANDLERS, Builder
+from .replay import Replay
+from .wiring import EVENTS as WIRED_EVENTS
+from .wiring import config_home, settings_path, unwire, wire
+
+EVENTS = frozenset(HANDLERS)
+
+__all__ = [
+    "NAME",
+    "EVENTS",
+    "WIRED_EVENTS",
+    "new_builder",
+    "event_of",
+    "offline_drafts",
+    "example",
+    "find_session_file",
+    "is_session_file",
+    "replay",
+    "config_home",
+    "settings_path",
+    "wire",
+    "unwire",
+]
+
+COMMON = {
+    "session_id": "ways-fire",
+    "transcript_path": "",
+    "cwd": "/home/dev/shop",
+    "timestamp": "2026-11-29T22:15:29.420Z",
+}
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "user_prompt": {"hook_event_name": "BeforeAgent", "prompt": "Run the webhook tests."},
+    "tool_call": {
+        "hook_event_name": "BeforeTool",
+        "tool_name": "run_shell_command",
+        "tool_input": {"command": "npm test -- webhooks", "description": "run the tests"},
+    },
+    "tool_result": {
+        "hook_event_name": "AfterTool",
+        "tool_name": "run_shell_command",
+        "tool_input": {"command": "npm test -- webhooks", "description": "run the tests"},
+        "tool_response": {"llmContent": "Output: 12 passed", "returnDisplay": "12 passed"},
+    },
+    "assistant_response": {
+        "hook_event_name": "AfterAgent",
+        "prompt": "Run the webhook tests.",
+        "prompt_response": "The webhook tests pass.",
+        "stop_hook_active": False,
+    },
+    "compaction": {"hook_event_name": "PreCompress", "trigger": "manual"},
+    "session_start": {"hook_event_name": "SessionStart", "source": "startup"},
+    "session_end": {"hook_event_name": "SessionEnd", "reason": "exit"},
+}
+
+
+def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
+    return Builder(state, transcript=transcript)
+
+
+def event_of(payload: dict[str, Any]) -> str | None:
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) and event else None
+
+
+def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
+    body = {**COMMON, **payload, "transcript_path": ""}
+    return Builder(transcript=False).build(event_of(body) or "", body, ts_ns)
+
+
+def example(section: str) -> dict[str, Any]:
+    return {**COMMON, **EXAMPLES[section]}
+
+
+def find_session_file(project: str, session: str | None = None) -> str | None:
+    return chats.find_chat(session, project)
+
+
+def is_session_file(path: str, head: bytes) -> bool:
+    """A chat file: `.../chats/session-*.jsonl`, or a first line that is a chat header."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    compact = head.replace(b" ", b"")
+    return name.startswith("session-") or (
+        b'"projectHash"' in compact and b'"sessionId"' in compact
+    )
+
+
+def replay(path: str) -> Replay:
+    return Replay(path)
+
+
+if TYPE_CHECKING:  # the type checker holds both halves to their Protocols
+    import ways_sensors.agents.gemini as _face
+    import ways_sensors.agents.gemini.adapter as _adapter
+
+    from ..protocols import Adapter, Face
+
+    _face_checked: Face = _face
+    _adapter_checked: Adapter = _adapter

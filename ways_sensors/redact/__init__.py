@@ -1,0 +1,121 @@
+"""Secret masking for every dispatched record (SPEC section 7).
+
+Every string in the record (nested input, output, extra fields) is scanned; a secret
+becomes `[REDACTED:<kind>:<token>]`, where `<token>` is the first 8 hex digits of
+HMAC-SHA256(key, secret) under the per-install key (key.py): the same secret gives the
+same token in every record, rule and session of one install. The record's `redactions`
+lists kind, path and token (never the secret).
+
+The scan, in order (an earlier detector's span wins an overlap):
+  shapes.py     PEM private keys; provider tokens and the structures that need no
+                vendor name (prefixed tokens, Discord and Telegram bot tokens, a key
+                id's adjacent secret), all from one pass over the text's token runs
+  structure.py  URL userinfo passwords and webhook URLs, credential query
+                parameters, password flags of known command-line programs
+  keyvalue.py   values assigned to secret names, in every format; `Bearer` tokens
+values.py judges each value found (references, code reading a secret, placeholders).
+
+Cost: linear in the text, whatever it holds (scan.py says why); `mask_record` and
+`mask_text` take an optional `deadline` (a `time.monotonic()` instant) and raise
+`MaskTimeout` past it, so a caller can drop the record, counted, instead of sending it
+unmasked. `find` lists the spans without masking.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import keyvalue, shapes, structure
+from .key import KEY_BYTES, KeyRefused, install_key, key_path, key_status, token
+from .scan import MaskTimeout, Scan, Work, measure
+
+__all__ = [
+    "KEY_BYTES",
+    "KINDS",
+    "KeyRefused",
+    "MaskTimeout",
+    "Work",
+    "find",
+    "install_key",
+    "key_path",
+    "key_status",
+    "mask_record",
+    "mask_text",
+    "measure",
+    "token",
+]
+
+SCAN = Scan(
+    [
+        shapes.detect_private_keys,
+        shapes.detect_tokens,
+        structure.detect_urls,
+        structure.detect_cli,
+        keyvalue.detect,
+        structure.detect_query,
+        keyvalue.detect_bearer,
+    ]
+)
+KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        ["private-key"]
+        + [s.kind for s in shapes.SHAPES if s.mask]
+        + [s.pair.kind for s in shapes.SHAPES if s.pair is not None]
+        + ["discord-bot-token", "telegram-bot-token", "prefixed-api-token"]
+        + ["slack-webhook", "discord-webhook", "connection-string-password", "url-query-secret"]
+        + ["cli-password", "secret-field", "env-assignment", "prose-password", "api-key-header"]
+        + ["azure-storage-key", "bearer-token", "basic-auth-header"]
+    )
+)
+MIN_SECRET = 8  # no detector matches fewer characters (`PWD=abcd` is about the shortest)
+
+
+def find(text: str, deadline: float | None = None) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret in `text`, without overlaps, in order."""
+    if len(text) < MIN_SECRET:
+        return []
+    return SCAN.find(text, deadline)
+
+
+def mask_text(text: str, deadline: float | None = None) -> tuple[str, list[tuple[str, str]]]:
+    """The text with every secret replaced, and [(kind, token)] in order of appearance."""
+    spans = find(text, deadline)
+    if not spans:
+        return text, []
+    out, found, pos = [], [], 0
+    for start, end, kind in spans:
+        t = token(text[start:end])
+        out.append(text[pos:start])
+        out.append(f"[REDACTED:{kind}:{t}]")
+        found.append((kind, t))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), found
+
+
+def _walk(value: Any, path: str, found: list[dict[str, str]], deadline: float | None) -> Any:
+    if isinstance(value, str):
+        masked, hits = mask_text(value, deadline)
+        found.extend({"kind": k, "path": path, "token": t} for k, t in hits)
+        return masked
+    if isinstance(value, dict):
+        return {
+            k: _walk(v, f"{path}.{k}" if path else str(k), found, deadline)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_walk(v, f"{path}.{i}", found, deadline) for i, v in enumerate(value)]
+    return value
+
+
+def mask_record(record: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
+    """The record with every string masked and, when anything was, `redactions` set.
+    Past `deadline` (time.monotonic()), MaskTimeout: drop the record, never send it."""
+    found: list[dict[str, str]] = []
+    out = {
+        k: (v if k in ("schema", "chain", "redactions") else _walk(v, k, found, deadline))
+        for k, v in record.items()
+    }
+    if found:
+        out["redactions"] = found
+    return out

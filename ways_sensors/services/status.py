@@ -1,0 +1,188 @@
+"""What `ways status` and the sensors tab show: one typed snapshot of the delivery state.
+
+A snapshot holds every rule's counters (counters.py: the totals the dispatchers and
+the blocking path add), rules that have counters but no longer exist ("gone"), the
+live dispatchers (a session whose `dispatch.lock` someone holds), the sessions still
+owed records, the dead-letter files with their counts, the redaction key's state, and
+the last lines of the content-free events log. Reading it takes no lock that a
+dispatcher waits for, so the sensors tab can take one about once a second.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import counters, delivery, metrics
+from ..layers import Catalog, load
+from ..layout import Layout, rule_key, rule_label, split_rule_key
+
+KINDS = counters.KINDS
+
+
+@dataclass(frozen=True)
+class RuleStatus:
+    """One rule's totals. `enabled`, `mode` and `delivery` are None for a rule that has
+    counters but no longer exists in any sensor file."""
+
+    rule: str  # sensor/rule
+    enabled: bool | None
+    mode: str | None
+    delivery: str | None
+    counters: dict[str, int]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "enabled": self.enabled,
+            "mode": self.mode,
+            "delivery": self.delivery,
+            "counters": dict(self.counters),
+        }
+
+
+@dataclass(frozen=True)
+class Dispatcher:
+    session: str
+    pid: int | None
+    age_s: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"session": self.session, "pid": self.pid, "age_s": self.age_s}
+
+
+@dataclass(frozen=True)
+class DeadLetters:
+    rule: str  # sensor/rule
+    path: str
+    count: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "path": self.path, "count": self.count}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    rules: list[RuleStatus]
+    dispatchers: list[Dispatcher]
+    pending_sessions: list[str]
+    dead_letters: list[DeadLetters]
+    events_log: str
+    redaction_key: str  # "ok", "missing (created on first use)" or "refused: <why>"
+    events: list[str] = field(default_factory=list)  # the last lines, oldest first
+
+    def rule(self, rule_id: str) -> RuleStatus | None:
+        """The status of `sensor/rule`, or None."""
+        return next((r for r in self.rules if r.rule == rule_id), None)
+
+    def dead(self, rule_id: str) -> int:
+        return sum(d.count for d in self.dead_letters if d.rule == rule_id)
+
+    def as_json(self) -> dict[str, Any]:
+        """`ways status --json` (its docstring names the stable shape)."""
+        return {
+            "rules": [r.as_json() for r in self.rules],
+            "dispatchers": [d.as_json() for d in self.dispatchers],
+            "pending_sessions": list(self.pending_sessions),
+            "dead_letters": [d.as_json() for d in self.dead_letters],
+            "events_log": self.events_log,
+            "redaction_key": self.redaction_key,
+        }
+
+
+def live_dispatchers(layout: Layout | None = None) -> list[Dispatcher]:
+    """Sessions whose dispatcher holds its lock right now (metrics.py finds them)."""
+    return [
+        Dispatcher(d["session"], d["pid"], d["age_s"]) for d in metrics.live_dispatchers(layout)
+    ]
+
+
+def rule_statuses(cat: Catalog, layout: Layout | None = None) -> list[RuleStatus]:
+    """Every loaded rule in catalog order, then every counted rule that is gone."""
+    totals = counters.read_all(layout)
+    rules: list[RuleStatus] = []
+    seen = set()
+    for s in cat.sensors.values():
+        for r in s.rules.values():
+            rid = rule_key(s.name, r.name)
+            seen.add(rid)
+            rules.append(
+                RuleStatus(
+                    rule_label(s.name, r.name),
+                    bool(s.spec.enabled and r.rule.enabled),
+                    r.rule.mode,
+                    r.rule.delivery,
+                    {k: totals.get(rid, {}).get(k, 0) for k in KINDS},
+                )
+            )
+    for rid, c in totals.items():
+        if rid not in seen:
+            label = rule_label(*split_rule_key(rid))
+            rules.append(RuleStatus(label, None, None, None, {k: c.get(k, 0) for k in KINDS}))
+    return rules
+
+
+def dead_letters(layout: Layout | None = None, cached: bool = False) -> list[DeadLetters]:
+    """Every dead-letter file with its parked records. `cached` counts a file that only
+    grew from where it was last seen (metrics.py): the tab asks every second."""
+    if cached:
+        found = {
+            rid: (delivery.deadletter_path(*split_rule_key(rid), layout=layout), n)
+            for rid, n in metrics.dead_letter_counts(layout).items()
+        }
+    else:
+        found = delivery.dead_letters(layout)
+    return [
+        DeadLetters(rule_label(*split_rule_key(rid)), path, count)
+        for rid, (path, count) in found.items()
+    ]
+
+
+TAIL_BYTES = 64 * 1024
+
+
+def tail(path: str, lines: int) -> list[str]:
+    """The last `lines` lines of a file, reading at most its last TAIL_BYTES: the events
+    log grows for as long as the install lives, and the tab reads it every second."""
+    if lines <= 0:
+        return []
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read(TAIL_BYTES)
+    except OSError:
+        return []
+    text = data.decode("utf-8", "replace").splitlines()
+    if size > TAIL_BYTES and text:
+        text = text[1:]  # the first line was cut
+    return text[-lines:]
+
+
+def redaction_key() -> str:
+    """ "ok", "missing (created on first use)" or "refused: <why>"; creates nothing."""
+    from ..redact import key_status
+
+    return key_status()
+
+
+def snapshot(
+    cat: Catalog | None = None,
+    events_tail: int = 0,
+    layout: Layout | None = None,
+    cached: bool = False,
+) -> Snapshot:
+    """The state now; `cat` defaults to the layers as the hook loads them, `events_tail`
+    asks for the last lines of events.log, `cached` counts dead letters incrementally."""
+    cat = cat if cat is not None else load()
+    layout = layout or Layout()
+    return Snapshot(
+        rules=rule_statuses(cat, layout),
+        dispatchers=live_dispatchers(layout),
+        pending_sessions=layout.pending_sessions(),
+        dead_letters=dead_letters(layout, cached),
+        events_log=layout.events_log(),
+        redaction_key=redaction_key(),
+        events=tail(layout.events_log(), events_tail),
+    )

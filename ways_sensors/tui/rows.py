@@ -1,0 +1,277 @@
+"""The sensors tab's table as data: one row per sensor, rule, refused or broken file.
+
+Kept free of Textual so the rows, their cells, the filter and the footer's lines are
+plain values: the app renders them, and the live refresh changes only the count cells.
+A sensor row's counts are the sum of its rules'. Paths under the home folder are shown
+with `~`. `signature` says cheaply when the files behind the table changed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import roots
+from ..services.catalog import Listing, RuleRow, SensorRow
+from ..services.fire import FireResult
+from ..services.status import Snapshot
+
+COUNTS = (  # (column key, heading, counter kind or "dead" for dead letters)
+    ("dispatched", "DISP", "dispatched"),
+    ("delivered", "DELIV", "delivered"),
+    ("timeouts", "TMOUT", "timeouts"),
+    ("kills", "KILL", "kills"),
+    ("refusals", "REFUS", "refusals"),
+    ("errors", "ERR", "errors"),
+    ("drops", "DROP", "drops"),
+    ("retries", "RETRY", "retries"),
+    ("rejected", "REJ", "rejected"),
+    ("lost", "LOST", "lost"),
+    ("dead", "DEAD", "dead"),
+)
+COLUMNS = (  # where it goes and whether it works first; how it selects and sends after
+    ("name", "SENSOR / RULE"),
+    ("layer", "LAYER"),
+    ("state", "STATE"),
+    ("target", "TARGET"),
+    ("off", "OFF-MACHINE"),
+    *((k, h) for k, h, _ in COUNTS),
+    ("sections", "SECTIONS"),
+    ("where", "CONDITION"),
+    ("mode", "MODE"),
+    ("timeout", "TIMEOUT"),
+    ("delivery", "DELIVERY"),
+    ("chain", "CHAIN"),
+    ("redact", "REDACT"),
+    ("fields", "FIELDS"),
+)
+WIDE = 28  # a cell longer than this is cut with an ellipsis (the detail line has it all)
+
+
+def home_short(path: str) -> str:
+    home = os.path.expanduser("~").rstrip("/")
+    if home and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path.replace(" " + home + "/", " ~/")
+
+
+def file_shown(layer: str, path: str) -> str:
+    """A sensor file for people: shipped ones by name (they live inside the package)."""
+    return os.path.basename(path) if layer == "shipped" else home_short(path)
+
+
+def cut(text: str, width: int = WIDE) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def sections_cell(sections: tuple[str, ...]) -> str:
+    return ",".join(sections) if len(sections) <= 2 else f"{len(sections)} sections"
+
+
+@dataclass
+class Row:
+    key: str  # "s:<sensor>", "r:<sensor>/<rule>", "x:<n>"
+    kind: str  # sensor, rule, refused, error
+    sensor: str | None
+    cells: dict[str, str]
+    detail: str
+    rule: RuleRow | None = None
+    sensor_row: SensorRow | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rule_id(self) -> str | None:
+        return self.rule.id if self.rule else None
+
+    def text(self) -> str:
+        """What the filter searches: every cell but the counts, and the detail."""
+        counted = {k for k, _, _ in COUNTS}
+        cells = (v for k, v in self.cells.items() if k not in counted)
+        return " ".join([*cells, self.detail]).lower()
+
+
+def _rule_state(r: RuleRow, sensor_on: bool) -> str:
+    if r.waiting and not r.own_enabled:
+        return "off, preview"
+    if r.own_enabled and not sensor_on:
+        return "off (sensor)"
+    return "on" if r.enabled else "off"
+
+
+def _rule_row(s: SensorRow, r: RuleRow, last: bool) -> Row:
+    cells = {
+        "name": ("└ " if last else "├ ") + r.name,
+        "layer": r.layer,
+        "state": _rule_state(r, s.enabled),
+        "sections": sections_cell(r.sections),
+        "where": cut(r.condition or "-"),
+        "target": cut(home_short(r.destination)),
+        "mode": r.mode,
+        "timeout": f"{r.timeout:g}s",
+        "delivery": r.delivery,
+        "chain": "yes" if r.chain else "no",
+        "redact": r.redact,
+        "fields": r.fields,
+        "off": r.off_text,
+    }
+    detail = (
+        f"{r.id}  {r.layer}: {file_shown(r.layer, r.file)}\n"
+        f"sections: {', '.join(r.sections)}   where: {r.condition or 'every record'}\n"
+        f"to: {home_short(r.destination)}"
+    )
+    if r.content_off_machine:
+        detail += "   (session content may leave this machine)"
+    elif r.off_machine:
+        detail += "   (off this machine, projected to no session content)"
+    if r.redact == "none":
+        detail += "   (unmasked: redact none)"
+    if r.waiting:
+        detail += "   (its preview was never seen: p shows it)"
+    return Row(f"r:{r.id}", "rule", s.name, cells, detail, rule=r, sensor_row=s)
+
+
+def _sensor_row(s: SensorRow) -> Row:
+    cells = {k: "" for k, _ in COLUMNS}
+    cells.update(
+        {
+            "name": s.name,
+            "layer": s.layer + (" (ro)" if s.shipped_only else ""),
+            "state": "on" if s.enabled else "off",
+            "sections": f"{len(s.rules)} rule" + ("" if len(s.rules) == 1 else "s"),
+        }
+    )
+    files = ", ".join(f"{layer}: {file_shown(layer, f)}" for layer, f in s.files)
+    detail = f"{s.name}: {s.description or '(no description)'}\n{files}"
+    if s.shipped_only:
+        detail += "\nshipped: read-only; c copies it to a sensor of your own"
+    return Row(f"s:{s.name}", "sensor", s.name, cells, detail, sensor_row=s)
+
+
+def build(listing: Listing) -> list[Row]:
+    """Every row in table order: each sensor, then its rules; refused and broken last."""
+    rows: list[Row] = []
+    for s in listing.sensors:
+        rows.append(_sensor_row(s))
+        rows.extend(_rule_row(s, r, i == len(s.rules) - 1) for i, r in enumerate(s.rules))
+    for i, ref in enumerate(listing.refused):
+        cells = {k: "" for k, _ in COLUMNS}
+        cells.update({"name": ref.name or "?", "layer": "project", "state": "refused"})
+        cells["target"] = cut(home_short(ref.file))
+        rows.append(Row(f"x:{i}", "refused", ref.name, cells, home_short(ref.reason)))
+    for i, p in enumerate(listing.errors):
+        cells = {k: "" for k, _ in COLUMNS}
+        cells.update({"name": p.sensor or "?", "layer": p.layer or "", "state": "error"})
+        cells["target"] = cut(home_short(p.path))
+        detail = f"{home_short(p.path)}:{p.line}: {p.message}"
+        rows.append(Row(f"x:e{i}", "error", p.sensor, cells, detail))
+    for row in rows:
+        for k, _, _ in COUNTS:
+            row.cells.setdefault(k, "")
+    return rows
+
+
+def count(rows: list[Row], snap: Snapshot) -> None:
+    """Fill every row's counts from the snapshot (a sensor's are its rules' sums)."""
+    sums: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if row.kind != "rule" or row.rule is None:
+            continue
+        st = snap.rule(row.rule.id)
+        c = {
+            k: (
+                snap.dead(row.rule.id)
+                if kind == "dead"
+                else (st.counters.get(kind, 0) if st else 0)
+            )
+            for k, _, kind in COUNTS
+        }
+        row.counts = c
+        total = sums.setdefault(row.rule.sensor, dict.fromkeys(c, 0))
+        for k, v in c.items():
+            total[k] += v
+    for row in rows:
+        if row.kind == "sensor" and row.sensor:
+            row.counts = sums.get(row.sensor, {k: 0 for k, _, _ in COUNTS})
+        for k, _, _ in COUNTS:
+            row.cells[k] = str(row.counts[k]) if row.counts else ""
+
+
+def narrow(rows: list[Row], text: str) -> list[Row]:
+    """The rows whose text holds every word of `text` (case-insensitive)."""
+    words = text.lower().split()
+    return [r for r in rows if all(w in r.text() for w in words)] if words else list(rows)
+
+
+def live_lines(snap: Snapshot) -> list[str]:
+    """The footer's lines: live dispatchers, owed sessions, dead letters, recent events."""
+    if snap.dispatchers:
+        shown = ", ".join(f"{d.session} ({d.age_s:g}s)" for d in snap.dispatchers[:4])
+        more = f" and {len(snap.dispatchers) - 4} more" if len(snap.dispatchers) > 4 else ""
+        lines = [f"live dispatchers: {len(snap.dispatchers)}: {shown}{more}"]
+    else:
+        lines = ["live dispatchers: none"]
+    if snap.pending_sessions:
+        lines[0] += f"   sessions owed records: {len(snap.pending_sessions)}"
+    dead = sum(d.count for d in snap.dead_letters)
+    if dead:
+        lines[0] += f"   dead letters: {dead} in {len(snap.dead_letters)} file(s)"
+    if snap.events:
+        lines += [event_line(e) for e in snap.events]
+    else:
+        lines.append("events.log: nothing logged yet")
+    return lines
+
+
+def event_line(line: str) -> str:
+    """An events-log line for a person: `12:03:04 dispatch.timeout sensor=x rule=y`."""
+    import json
+
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return cut(line, 200)
+    if not isinstance(data, dict):
+        return cut(line, 200)
+    ts = str(data.pop("ts", ""))
+    kind = str(data.pop("kind", "?"))
+    rest = " ".join(f"{k}={v}" for k, v in data.items())
+    return cut(f"{ts[11:19]} {kind} {rest}".strip(), 200)
+
+
+def outcome_text(r: FireResult) -> str:
+    """`delivered`, `refused (...)` or `timed out`, with the time it took and when."""
+    if r.accepted:
+        what = "delivered"
+    elif r.cause == "timeout":
+        what = "timed out"
+    else:
+        why = ": ".join(x for x in (r.cause, r.detail) if x)
+        what = f"refused ({why}, {r.outcome})" if why else f"refused ({r.outcome})"
+    at = time.strftime("%H:%M:%S", time.localtime(r.at))
+    return f"{r.rule}: {what} in {r.duration_ms:.0f} ms (timeout {r.timeout_s:g}s) at {at}"
+
+
+def signature() -> tuple[Any, ...]:
+    """What the table depends on, cheaply: names, sizes and times of the sensor
+    folders' files, config.yaml and the preview record."""
+    out: list[Any] = []
+    folders = (
+        roots.shipped_sensor_dir(),
+        roots.user_sensor_dir(),
+        roots.project_sensor_dir(roots.project_dir()),
+    )
+    paths = [roots.config_file(), os.path.join(roots.state_root(), "previews.json")]
+    for folder in folders:
+        try:
+            paths += [e.path for e in os.scandir(folder)]
+        except OSError:
+            out.append((folder, None))
+    for path in sorted(paths):
+        try:
+            st = os.stat(path)
+            out.append((path, st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((path, None))
+    return tuple(out)

@@ -1,0 +1,30 @@
+"""The sensors tab's look: one stylesheet for every screen (Textual CSS)."""
+
+CSS = """
+#top { height: 1; background: $boost; padding: 0 1; }
+#filter { height: 3; }
+#table { height: 1fr; }
+#detail { height: 3; padding: 0 1; color: $text-muted; }
+#message { height: auto; max-height: 4; padding: 0 1; color: $warning; }
+#live { height: 4; padding: 0 1; background: $boost; color: $text-muted; }
+NameDialog, ConfirmDialog, HelpScreen { align: center middle; }
+.dialog {
+    width: 90; height: auto; border: round $accent; background: $surface; padding: 1 2;
+}
+.hint, .help { color: $text-muted; }
+.name { margin-top: 1; text-style: bold; }
+RuleForm Input { height: 1; border: none; padding: 0 1; background: $boost; }
+RuleForm Input:focus { background: $primary 30%; }
+RuleForm Checkbox { height: 1; border: none; padding: 0 1; background: $boost; }
+RuleForm Select { width: 40; }
+RuleForm SelectCurrent { height: 1; border: none; padding: 0 1; }
+RuleForm TextArea { border: none; padding: 0 1; }
+.error { color: $error; height: auto; }
+.snippet { height: auto; min-height: 2; max-height: 10; }
+#fields { height: 1fr; }
+#buttons { height: auto; }
+#form-title { text-style: bold; }
+#note, #seen { color: $warning; }
+#summary { height: auto; padding: 0 1; }
+#records { height: 1fr; padding: 0 1; }
+"""
