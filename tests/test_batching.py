@@ -114,7 +114,9 @@ def test_a_503_then_200_delivers_the_whole_batch_once_accepted(install, dispatch
 
 
 def test_a_400_dead_letters_the_whole_batch_and_the_rule_moves_on(install, dispatch):
-    server = Server("script", script=[(400, {})])
+    """A refused batch is tried again one record at a time (one record's trouble must not
+    park the others); refused each time, every record is parked, in order."""
+    server = Server("script", script=[(400, {})] * (N + 1))
     try:
         http_rule(install, server.url, delivery="at_least_once")
         spool_directly(install, calls(N))

@@ -59,6 +59,7 @@ from .pipeline import dumps, finish, match
 from .session import read_json
 from .spec import batch_for
 from .targets import Outcome
+from .targets.base import PERMANENT
 
 if TYPE_CHECKING:
     from .dispatcher import Dispatcher
@@ -386,9 +387,27 @@ class Worker(threading.Thread):
         recs = self.state["pending"]
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
+        if not self._until_settled(recs, split=True):
+            return  # stopped: leave it pending on disk for the next dispatcher
+        self.state["pending"] = None
+        self.lines = None
+        self._save()
+        self.last_sent = time.monotonic()
+
+    def _until_settled(self, recs: list[dict[str, Any]], split: bool = False) -> bool:
+        """Attempts until delivery.settle is done with `recs`; False when told to stop.
+        A permanent failure of several records (`split`) is tried again one record at a
+        time: one record's trouble (a path no record may take, a body the consumer
+        refuses) must not park the records batched with it."""
         backoff = delivery.BACKOFF_FIRST
         while True:
             outcome = self.deliver(recs)
+            if split and len(recs) > 1 and outcome.status == PERMANENT:
+                for rec in recs:
+                    self.lines = [dumps(rec)]
+                    if not self._until_settled([rec]):
+                        return False
+                return True
             if delivery.settle(
                 self.sensor,
                 self.rule,
@@ -397,16 +416,12 @@ class Worker(threading.Thread):
                 session=self.disp.session.id,
                 tally=self.tally,
             ):
-                break
+                self.retrying = False
+                return True
             self.retrying = True
             if self.stop.wait(delivery.next_wait(backoff, outcome)):
-                return  # leave it pending on disk for the next dispatcher
+                return False
             backoff = min(backoff * 2, delivery.BACKOFF_CAP)
-        self.retrying = False
-        self.state["pending"] = None
-        self.lines = None
-        self._save()
-        self.last_sent = time.monotonic()
 
     def deliver(self, recs: list[dict[str, Any]]) -> Outcome:
         """One attempt for the batch, under the rule's timeout; counted and logged."""
