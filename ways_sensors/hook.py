@@ -336,10 +336,11 @@ def _resume_pending(session_start: bool, sid: str | None) -> None:
     at any session start, the other sessions' through the one detached resumer (at most
     a few dispatchers at a time, with backoff per consumer: resume.py), so a start never
     starts a herd, nor waits for one."""
-    from . import launch
     from .layout import Layout, valid_session_id
 
     if session_start:
+        from . import launch
+
         launch.ensure_resumer()
         return
     if not valid_session_id(sid):
@@ -347,7 +348,9 @@ def _resume_pending(session_start: bool, sid: str | None) -> None:
     try:
         posix.stat(Layout().pending_marker(sid))
     except OSError:
-        return
+        return  # the common case: imports nothing more (launch brings secure.py)
+    from . import launch
+
     launch.ensure_dispatcher(sid)
 
 
