@@ -19,15 +19,25 @@ Cost: linear in the text, whatever it holds (scan.py says why); `mask_record` an
 `mask_text` take an optional `deadline` (a `time.monotonic()` instant) and raise
 `MaskTimeout` past it, so a caller can drop the record, counted, instead of sending it
 unmasked. `find` lists the spans without masking.
+
+Short strings are remembered. A session's records repeat most of their strings (the
+session id, the working folder, the transcript path, the event, tool and agent names):
+the spans of a string of at most SHORT characters are kept, for the REMEMBERED most
+recently used ones (at most about 2 MB), so a repeated string costs one dictionary
+lookup instead of seven detectors (a drain of 10,000 records spent about a third of
+its CPU masking; bench/RESULTS.md). The spans depend on the text alone (the token,
+which depends on the key, is computed after), so a remembered answer is the answer.
 """
 
 from __future__ import annotations
 
+import functools
+import time
 from typing import Any
 
 from . import keyvalue, shapes, structure
 from .key import KEY_BYTES, KeyRefused, install_key, key_path, key_status, token
-from .scan import MaskTimeout, Scan, Work, measure
+from .scan import MaskTimeout, Scan, Work, measure, measuring
 
 __all__ = [
     "KEY_BYTES",
@@ -68,12 +78,26 @@ KINDS: tuple[str, ...] = tuple(
     )
 )
 MIN_SECRET = 8  # no detector matches fewer characters (`PWD=abcd` is about the shortest)
+SHORT = 512  # strings up to this long have their spans remembered ...
+REMEMBERED = 4096  # ... this many of them, the least recently used forgotten first
+
+
+@functools.lru_cache(maxsize=REMEMBERED)
+def _find_short(text: str) -> tuple[tuple[int, int, str], ...]:
+    # no deadline inside: a scan of SHORT characters is bounded by a few microseconds
+    # per detector (scan.py); `find` checks the deadline before it asks
+    return tuple(SCAN.find(text))
 
 
 def find(text: str, deadline: float | None = None) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in `text`, without overlaps, in order."""
-    if len(text) < MIN_SECRET:
+    n = len(text)
+    if n < MIN_SECRET:
         return []
+    if n <= SHORT and not measuring():  # a measured scan counts its work: never skip it
+        if deadline is not None and time.monotonic() > deadline:
+            raise MaskTimeout()
+        return list(_find_short(text))
     return SCAN.find(text, deadline)
 
 
@@ -93,18 +117,21 @@ def mask_text(text: str, deadline: float | None = None) -> tuple[str, list[tuple
     return "".join(out), found
 
 
-def _walk(value: Any, path: str, found: list[dict[str, str]], deadline: float | None) -> Any:
+def _walk(
+    value: Any, at: tuple[Any, ...], found: list[dict[str, str]], deadline: float | None
+) -> Any:
+    """`value` masked; `at` is its path as keys and indexes, spelled `a.b.0` only for a
+    hit (most strings have none, and a path per string was a tenth of masking's cost)."""
     if isinstance(value, str):
         masked, hits = mask_text(value, deadline)
-        found.extend({"kind": k, "path": path, "token": t} for k, t in hits)
+        if hits:
+            path = ".".join(map(str, at))
+            found.extend({"kind": k, "path": path, "token": t} for k, t in hits)
         return masked
     if isinstance(value, dict):
-        return {
-            k: _walk(v, f"{path}.{k}" if path else str(k), found, deadline)
-            for k, v in value.items()
-        }
+        return {k: _walk(v, (*at, k), found, deadline) for k, v in value.items()}
     if isinstance(value, list):
-        return [_walk(v, f"{path}.{i}", found, deadline) for i, v in enumerate(value)]
+        return [_walk(v, (*at, i), found, deadline) for i, v in enumerate(value)]
     return value
 
 
@@ -113,7 +140,7 @@ def mask_record(record: dict[str, Any], deadline: float | None = None) -> dict[s
     Past `deadline` (time.monotonic()), MaskTimeout: drop the record, never send it."""
     found: list[dict[str, str]] = []
     out = {
-        k: (v if k in ("schema", "chain", "redactions") else _walk(v, k, found, deadline))
+        k: (v if k in ("schema", "chain", "redactions") else _walk(v, (k,), found, deadline))
         for k, v in record.items()
     }
     if found:

@@ -48,6 +48,7 @@ class Work:
 
 
 _measuring = threading.local()
+_blocks = [0]  # measure() blocks open in any thread: a dispatcher never opens one
 
 
 @contextlib.contextmanager
@@ -55,10 +56,18 @@ def measure() -> Iterator[Work]:
     """Count the work of every scan in this thread inside the block (a test hook)."""
     work = Work()
     _measuring.work = work
+    _blocks[0] += 1
     try:
         yield work
     finally:
         _measuring.work = None
+        _blocks[0] -= 1
+
+
+def measuring() -> bool:
+    """Whether a `measure()` block is active in this thread (cheap when none is open
+    anywhere, which is always, outside the tests)."""
+    return _blocks[0] > 0 and getattr(_measuring, "work", None) is not None
 
 
 WINDOW_LIMIT = 64  # more needle hits than this: search the whole string once instead
