@@ -23,10 +23,11 @@ unmasked. `find` lists the spans without masking.
 Short strings are remembered. A session's records repeat most of their strings (the
 session id, the working folder, the transcript path, the event, tool and agent names):
 the spans of a string of at most SHORT characters are kept, for the REMEMBERED most
-recently used ones (at most about 2 MB), so a repeated string costs one dictionary
-lookup instead of seven detectors (a drain of 10,000 records spent about a third of
-its CPU masking; bench/RESULTS.md). The spans depend on the text alone (the token,
-which depends on the key, is computed after), so a remembered answer is the answer.
+recently used ones (at most 2 MB of ASCII text, 8 MB of any), so a repeated string
+costs one dictionary lookup instead of seven detectors (a drain of 10,000 records spent
+about a third of its CPU masking; bench/RESULTS.md). The spans depend on the text alone
+(the token, which depends on the key, is computed after), so a remembered answer is the
+answer.
 """
 
 from __future__ import annotations
