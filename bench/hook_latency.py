@@ -19,7 +19,13 @@ wires it and a tool-call payload of its own (Codex and Gemini CLI: recorded from
 real clients, tests/fixtures/; Cursor and Copilot CLI: their documented shapes),
 against `python -c pass` measured in the same run. These commands are run in turn, one
 run of each per round, so that on a shared machine every one meets the same load.
-Usage: python bench/hook_latency.py [--runs N] [--agents-only]
+With --before DIR (an earlier tree: `git archive <commit> ways_sensors sensors | tar -x
+-C DIR`), only the before/after table: that tree's hook and this one's, each wired the
+same way and run by this interpreter, on fixture installs of their own (each builds
+its own index), no rule selects and the hand-off with 20 files, interleaved with
+`python -c pass`: the medians and their differences come from the same rounds.
+
+Usage: python bench/hook_latency.py [--runs N] [--agents-only] [--before DIR]
 """
 
 from __future__ import annotations
@@ -93,6 +99,71 @@ def interleaved(commands: dict[str, str], env: dict[str, str], runs: int) -> dic
     return {name: {"median": statistics.median(t)} for name, t in times.items()}
 
 
+def hold_dispatch_lock(state_home: Path, sid: str) -> int:
+    """Hold the session's dispatch lock as a live dispatcher would: every hand-off run
+    then measures the append, not a dispatcher start (once per session)."""
+    lockdir = state_home / "agent-ways" / "sessions" / sid
+    lockdir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lockdir / "dispatch.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def before_after(before: Path, runs: int) -> None:
+    """The earlier tree's hook against this one's, interleaved (see the docstring)."""
+    import statistics
+    import subprocess
+    import time
+
+    from ways_sensors.commands.reconcile import hook_command
+
+    py = sys.executable
+    sid = json.loads(PAYLOAD.read_text())["session_id"]
+    stdin = f" < {shlex.quote(str(PAYLOAD))}"
+    trees = {"before": before.resolve(), "after": REPO}
+    with tempfile.TemporaryDirectory() as tmp:
+        commands: dict[str, tuple[str, dict[str, str]]] = {
+            "python -c pass": (f"{shlex.quote(py)} -c pass{stdin}", fixture(Path(tmp) / "p", 0))
+        }
+        spools = {}
+        for label, tree in trees.items():
+            launcher = str(tree / "ways_sensors" / "_launch.py")
+            subprocess.run([py, "-m", "compileall", "-q", str(tree / "ways_sensors")], check=True)
+            for case, files in (("no rule selects", 0), ("hand-off, 20 files", 20)):
+                env = fixture(Path(tmp) / f"{label}-{files}", files)
+                if files:
+                    hold_dispatch_lock(Path(env["XDG_STATE_HOME"]), sid)
+                    spools[label] = Path(env["XDG_STATE_HOME"]) / "agent-ways" / "sessions" / sid
+                commands[f"{label}, {case}"] = (f"{{ {hook_command(py, launcher)}; }}{stdin}", env)
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for i in range(20 + runs):
+            for name, (cmd, env) in commands.items():
+                t = time.perf_counter()
+                subprocess.run(["sh", "-c", cmd], env=env, check=False)
+                if i >= 20:
+                    times[name].append((time.perf_counter() - t) * 1000)
+        spooled = {
+            label: sum(p.read_bytes().count(b"WS1 ") for p in d.glob("spool/*.seg"))
+            for label, d in spools.items()
+        }
+    med = {name: statistics.median(t) for name, t in times.items()}
+    base = med["python -c pass"]
+    print(
+        f"before ({before}) and after (this tree), {runs} interleaved rounds after 20"
+        f" warm-up; python {sys.version.split()[0]}, {os.cpu_count()} cores"
+    )
+    print()
+    print("| case | before, median ms | - python -c pass | after, median ms |"
+          " - python -c pass | after - before |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| python -c pass | {base:.2f} | | | | |")
+    for case in ("no rule selects", "hand-off, 20 files"):
+        b, a = med[f"before, {case}"], med[f"after, {case}"]
+        print(f"| {case} | {b:.2f} | {b - base:+.2f} | {a:.2f} | {a - base:+.2f} | {a - b:+.2f} |")
+    print()
+    print(f"- spool entries written by the hand-off runs: {spooled}")
+
+
 def per_agent(runs: int) -> None:
     """The no-select and hand-off medians of every agent's wired hook."""
     from ways_sensors import agents
@@ -148,7 +219,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--agents-only", action="store_true", help="only the per-agent table")
+    ap.add_argument("--before", type=Path, help="an earlier tree: only the before/after table")
     args = ap.parse_args()
+    if args.before:
+        before_after(args.before, args.runs)
+        return 0
     if args.agents_only:
         per_agent(args.runs)
         return 0

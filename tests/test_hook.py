@@ -381,6 +381,20 @@ def test_fast_path_imports_only_the_standard_library(install, tmp_path):
     mods = modules_on_path(install, tmp_path, (PAYLOADS / "PreToolUse.json").read_bytes())
     assert not (FORBIDDEN & mods), FORBIDDEN & mods
     assert "os" not in mods  # posix only
+    # every import costs ~0.1 ms: the event no rule wants loads these four of ours only
+    # (the faces are in index.py; no agents registry, no adapter, no layout)
+    ours = {m for m in mods if m.startswith("ways_sensors")}
+    assert ours == {"ways_sensors", "ways_sensors.hook", "ways_sensors.roots", "ways_sensors.index"}
+
+
+@pytest.mark.parametrize("sid", ["cb52034e-a092-4d13-98b6-9b8a283f4375", "a", "x_" * 60])
+def test_the_hook_spells_the_pending_marker_as_the_layout_does(install, sid, monkeypatch):
+    from ways_sensors import hook
+    from ways_sensors.layout import Layout
+
+    for root in (str(install.root / "state"), str(install.root / "state") + "/", "/"):
+        monkeypatch.setenv("XDG_STATE_HOME", root)
+        assert hook.pending_marker(sid) == Layout().pending_marker(sid)
 
 
 def test_hand_off_path_imports_only_the_standard_library(install, tmp_path):

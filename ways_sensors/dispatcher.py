@@ -258,7 +258,7 @@ class Dispatcher:
         """The session's builder for `agent`'s entries, resumed from its saved state;
         None for an agent this version does not know."""
         builder = self.builders.get(agent)
-        if builder is None and agent in agents.ADAPTERS:
+        if builder is None and agent in agents.AGENTS:
             state = self.build["trackers"].get(agent)
             builder = agents.adapter(agent).new_builder(state)
             self.builders[agent] = builder

@@ -20,8 +20,8 @@ why; it is never routed as something json reads differently. tests/test_inputs.p
 checks the scan against json on generated payloads, and both processes end to end.
 
 What differs between agents (payload field names, event names and their sections, the
-project variable) is the agent's face, the package `agents/<name>/` (default:
-claude-code), through the registry in agents/__init__.py. `--event NAME` names the
+project variable) is the agent's face, its entry in index.AGENTS (default:
+claude-code), read with the compiled rule index in one import. `--event NAME` names the
 event for payloads that carry none (Copilot CLI's camelCase hooks); an event name in
 the payload wins. A Cursor payload (it has `cursor_version`, and a camelCase event)
 arriving on Claude Code's entry, which Cursor runs from Claude Code's settings, is read
@@ -31,8 +31,14 @@ bytes (no JSON library: its import pulls in `re`); map it to sections; stat the 
 folders and config.yaml and read the index; exit when no enabled rule selects any of
 those sections. Only then: find the session id, append one spool entry (naming the
 agent), and make sure the session's dispatcher runs. Imports here are `posix`, `sys`,
-the registry and the face, layout.py (the state root's paths), and on the hand-off
-`fcntl` and `time`; a test asserts it.
+roots.py and index.py (the faces and the index); spool.py, `fcntl` and launch.py only
+on the hand-off; a test asserts it. Every module costs the hook about
+0.1 ms to import (a file lookup, a read, an unmarshal), so the event no rule wants
+imports no more than it did before the registries (bench/RESULTS.md, Hook latency).
+
+`launched` is what the launcher (_launch.py, the file `ways reconcile` wires) calls:
+Python compiles a script on every run, but loads a module's cached bytecode, so the
+launcher is three lines and its logic lives here.
 """
 
 import sys
@@ -171,7 +177,7 @@ def read_stdin() -> bytes | None:
     too_big = False
     while True:
         try:
-            chunk = posix.read(0, 1 << 20)
+            chunk = posix.read(0, 1 << 16)  # more, and Python maps (and unmaps) memory
         except InterruptedError:
             continue
         except OSError:
@@ -215,20 +221,8 @@ def parse_args(args: list[str]) -> dict[str, str] | None:
     return out
 
 
-def agent_name(args: list[str]) -> str | None:
-    """The agent the arguments name (the default when none); None for bad arguments."""
-    parsed = parse_args(args)
-    if parsed is None:
-        return None
-    if "agent" in parsed:
-        return parsed["agent"]
-    from .agents import DEFAULT
-
-    return DEFAULT
-
-
 def run(args: list[str]) -> None:
-    from . import agents
+    from . import index  # every agent's face, and the compiled rule index
 
     data = read_stdin()  # first: an agent may fail a hook that leaves its input unread
     if data is None:
@@ -238,27 +232,29 @@ def run(args: list[str]) -> None:
     if parsed is None:
         _log("hook.bad_arguments", count=len(args))
         return
-    name = parsed.get("agent", agents.DEFAULT)
+    name = parsed.get("agent", index.DEFAULT)
 
     def field(key: bytes) -> str | None:
         return string_field(data, key)
 
-    if name == agents.DEFAULT and field(b"cursor_version"):
-        event = field(b"hook_event_name")  # Cursor's are camelCase, Claude Code's never
-        if event and event[:1].islower():
-            name = "cursor"  # Cursor runs Claude Code's hooks with its own payloads
-    face = agents.face(name)
+    face = index.AGENTS.get(name)
     if face is None:
         shown = name if len(name) <= 40 and name.replace("-", "").isalnum() else "?"
         _log("hook.unknown_agent", agent=shown)
         return
+    event = field(face.EVENT_FIELD)
+    # Cursor runs Claude Code's hooks with its own payloads: a camelCase event (Claude
+    # Code's never are) and `cursor_version`, looked for only then (a scan of the payload)
+    if name == index.DEFAULT and event and event[:1].islower() and field(b"cursor_version"):
+        face = index.AGENTS["cursor"]
+        event = field(face.EVENT_FIELD)
 
     def session() -> str | None:
         """The session id; a face may name a second key (Copilot CLI's camelCase)."""
-        alt = getattr(face, "ALT_SESSION_FIELD", None)
+        alt = face.ALT_SESSION_FIELD
         return field(face.SESSION_FIELD) or (field(alt) if alt else None)
 
-    event = field(face.EVENT_FIELD) or parsed.get("event")
+    event = event or parsed.get("event")
     if event is None:
         if data.strip():
             _log("hook.no_event_name", size=len(data))
@@ -266,7 +262,7 @@ def run(args: list[str]) -> None:
     sections = face.sections_for(event, field)
     if not sections:
         return
-    from . import index, roots
+    from . import roots
 
     project = roots.project_dir(face.PROJECT_ENV)
     idx = index.current(project, index.HOOK_BUDGET)  # a rebuild is bounded (index.py)
@@ -281,17 +277,16 @@ def run(args: list[str]) -> None:
 
     ts_ns = time.time_ns()
     from . import spool
-    from .layout import valid_session_id
 
     session_id = session()
-    if not valid_session_id(session_id):
+    if not roots.valid_session_id(session_id):
         _log("hook.bad_session_id", hook_event=event)
         return
     starts = event == face.START_EVENT
     if wants_async:
         # the session file's size, where the builder starts reading (at a session
         # start) or looks what followed the event (the face's SIZE_EVENTS)
-        measure = starts or event in getattr(face, "SIZE_EVENTS", ())
+        measure = starts or event in face.SIZE_EVENTS
         path = field(face.TRANSCRIPT_FIELD) if measure and face.TRANSCRIPT_FIELD else None
         size = _transcript_size(path) if measure else -1
         spool.append(session_id, event, ts_ns, project, data, size, face.NAME)
@@ -336,22 +331,32 @@ def _resume_pending(session_start: bool, sid: str | None) -> None:
     at any session start, the other sessions' through the one detached resumer (at most
     a few dispatchers at a time, with backoff per consumer: resume.py), so a start never
     starts a herd, nor waits for one."""
-    from .layout import Layout, valid_session_id
+    from . import roots
 
     if session_start:
         from . import launch
 
         launch.ensure_resumer()
         return
-    if not valid_session_id(sid):
+    if not roots.valid_session_id(sid):
         return
     try:
-        posix.stat(Layout().pending_marker(sid))
+        posix.stat(pending_marker(sid))
     except OSError:
         return  # the common case: imports nothing more (launch brings secure.py)
     from . import launch
 
     launch.ensure_dispatcher(sid)
+
+
+def pending_marker(sid: str) -> str:
+    """layout.Layout().pending_marker(sid), spelled here: this stat is on the path of
+    every event no rule wants, and importing layout.py there cost more than the whole
+    hand-off decision (bench/RESULTS.md, Hook latency). tests/test_hook.py checks that
+    the two spellings agree."""
+    from . import roots
+
+    return (roots.state_root().rstrip("/") or "/") + "/pending/" + sid
 
 
 def _silence() -> None:
@@ -378,6 +383,21 @@ def main(args: list[str] | None = None) -> None:
         except BaseException:
             pass
     posix._exit(0)
+
+
+def launched(argv: list[str]) -> None:
+    """The launcher's entry: `hook sensors ...` runs the hook (never returns: it leaves
+    through _exit(0)); any other command runs the CLI, after site processing (the
+    launcher runs with -S)."""
+    if argv[:2] == ["hook", "sensors"]:  # `--agent NAME` and the like: the hook's own
+        main(argv[2:])
+    if sys.flags.no_site:
+        import site
+
+        site.main()
+    from .cli import main as cli_main
+
+    sys.exit(cli_main(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover - entered through the launcher or the CLI

@@ -1,4 +1,16 @@
-"""The compiled rule index: what the hook reads instead of YAML.
+"""What the hook routes by, read on every event: every agent's face, and the compiled
+rule index. The face says which sections an event can yield, the index which sections
+some enabled rule wants; an event neither joins is dropped before anything else is
+imported. One module for both because every import costs the hook about 0.1 ms (a file
+lookup, a read, an unmarshal), and these two are on the path of every tool call
+(bench/RESULTS.md, Hook latency). Stdlib-only and import-free (`posix`, `sys`).
+
+Faces (agents.protocols.Face): AGENTS below, one AgentFace per agent, the agents
+registry's entries (agents/__init__.py is the registry's door: names, faces, and each
+agent's adapter package, which nothing on the hook's path imports). Adding an agent is
+its adapter package plus its entry in AGENTS.
+
+The compiled rule index:
 
 One index per project, at `<cache>/indexes/<tail>-<fnv1a32>.idx`, replaced atomically
 (temporary file, then rename) by whoever finds it stale: the hook itself, or any
@@ -16,17 +28,229 @@ Layout (UTF-8 text; the hook parses only the first lines, without a JSON library
     rules
     <one JSON document>                  the resolved rules, for the dispatcher
 
-The top half is stdlib-only and import-free (`posix`, `sys`); `build()` imports the
-YAML loader lazily, because it only runs when the key changed. The hook builds in a
-forked child under a time budget (`_build_within`); a build that fails or overruns it
-leaves `<index>.bad` beside the index, holding the key it failed for (the same
-newline-joined lines as the index's key), and hooks do not retry that key for a while.
+This module reads it. Building is indexbuild.py, imported only when the key changed:
+it loads the YAML layers; the hook builds in a forked child under a time budget; a
+build that fails or overruns it leaves `<index>.bad` beside the index, holding the key
+it failed for (the same newline-joined lines as the index's key), and hooks do not
+retry that key for a while.
 """
-
-import sys
 
 from . import __version__, roots
 from .roots import posix
+
+TYPE_CHECKING = False  # type checkers read it as True; `typing` imports `re`
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+# --- every agent's face ------------------------------------------------------------------
+
+DEFAULT = "claude-code"
+
+
+class AgentFace:
+    """What the hook knows of one agent (protocols.Face): raw payload keys, events and
+    their sections. Attributes are upper-case, as the Protocol's members."""
+
+    __slots__ = (
+        "ALSO",
+        "ALT_SESSION_FIELD",
+        "END_EVENT",
+        "EVENT_FIELD",
+        "EVENT_SECTIONS",
+        "NAME",
+        "PACKAGE",
+        "PROJECT_ENV",
+        "SESSION_FIELD",
+        "SIZE_EVENTS",
+        "START_EVENT",
+        "TRANSCRIPT_FIELD",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        package: str,
+        event_field: bytes,
+        session_field: bytes,
+        transcript_field: "bytes | None",
+        project_env: str,
+        start_event: "str | None",
+        end_event: "str | None",
+        event_sections: "Mapping[str, tuple[str, ...]]",
+        alt_session_field: "bytes | None" = None,
+        size_events: "tuple[str, ...]" = (),
+        also: "Mapping[str, tuple[bytes, str, tuple[str, ...]]] | None" = None,
+    ) -> None:
+        self.NAME = name
+        self.PACKAGE = package  # the adapter package; its `adapter` module is the rest
+        self.EVENT_FIELD = event_field  # payload key of the event name
+        self.SESSION_FIELD = session_field  # ... of the session id
+        self.ALT_SESSION_FIELD = (
+            alt_session_field  # ... a second one, read when the first is absent
+        )
+        self.TRANSCRIPT_FIELD = transcript_field  # ... of the session file's path, if any
+        self.PROJECT_ENV = project_env  # names the project (else the working directory)
+        self.START_EVENT = start_event  # (re)starts a session
+        self.END_EVENT = end_event  # ends one: the dispatcher drains, then exits
+        self.SIZE_EVENTS = size_events  # beside the start: the hook notes the file's size
+        self.EVENT_SECTIONS = event_sections  # event -> the sections it can yield
+        # event -> (payload key, value, more sections): sections a payload's value adds
+        self.ALSO = also or {}
+
+    def __repr__(self) -> str:
+        return "AgentFace(%r)" % self.NAME
+
+    def sections_for(self, event: str, field: "Callable[[bytes], str | None]") -> "tuple[str, ...]":
+        """The event's sections; `field(key)` reads a top-level string of the payload."""
+        sections = self.EVENT_SECTIONS.get(event, ())
+        more = self.ALSO.get(event)
+        if more is not None and field(more[0]) == more[1]:
+            sections = (*sections, *more[2])
+        return sections
+
+
+AGENTS = {
+    face.NAME: face
+    for face in (
+        AgentFace(
+            "claude-code",
+            package="ways_sensors.agents.claude_code",
+            event_field=b"hook_event_name",
+            session_field=b"session_id",
+            transcript_field=b"transcript_path",
+            project_env="CLAUDE_PROJECT_DIR",  # Claude Code sets it for hooks; `cwd` follows `cd`
+            start_event="SessionStart",
+            end_event="SessionEnd",
+            # SPEC section 4's table, plus: SessionEnd yields the replies and queued messages
+            # the transcript still holds, SessionStart tells the dispatcher where a resumed
+            # transcript's new part begins, and every event that reads the transcript yields
+            # the permission decisions written there; PreToolUse joins a later permission
+            # request to its call
+            event_sections={
+                "UserPromptSubmit": ("user_prompt",),
+                "PreToolUse": ("tool_call", "permission"),
+                "PermissionRequest": ("permission",),
+                "PermissionDenied": ("permission",),
+                "PostToolUse": ("tool_result", "queued_message", "permission"),
+                "PostToolUseFailure": ("tool_result", "queued_message", "permission"),
+                "Notification": ("notification",),
+                "Stop": ("assistant_response", "queued_message", "permission"),
+                "StopFailure": ("error", "assistant_response", "queued_message", "permission"),
+                "SubagentStart": ("subagent",),
+                "SubagentStop": ("subagent", "assistant_response", "permission"),
+                "SessionStart": ("session_start", "assistant_response", "queued_message"),
+                "SessionEnd": ("session_end", "assistant_response", "queued_message", "permission"),
+                "PreCompact": ("compaction",),
+                "PostCompact": ("compaction",),
+            },
+            also={"SessionStart": (b"source", "compact", ("compaction",))},  # after a compaction
+        ),
+        AgentFace(
+            "codex",
+            package="ways_sensors.agents.codex",
+            event_field=b"hook_event_name",
+            session_field=b"session_id",
+            transcript_field=b"transcript_path",
+            project_env="CODEX_PROJECT_DIR",  # not set by Codex: the hook's working directory
+            start_event="SessionStart",
+            end_event="SessionEnd",
+            event_sections={
+                "UserPromptSubmit": ("user_prompt",),
+                "PreToolUse": ("tool_call",),
+                "PostToolUse": ("tool_result",),
+                "Stop": ("assistant_response", "tool_result"),
+                "SubagentStart": ("subagent",),
+                "SubagentStop": ("subagent", "assistant_response", "tool_result"),
+                "SessionStart": ("session_start",),
+                "SessionEnd": ("session_end", "tool_result"),
+                "PreCompact": ("compaction",),
+                "PostCompact": ("compaction",),
+            },
+        ),
+        AgentFace(
+            "gemini",
+            package="ways_sensors.agents.gemini",
+            event_field=b"hook_event_name",
+            session_field=b"session_id",
+            transcript_field=b"transcript_path",
+            project_env="GEMINI_PROJECT_DIR",  # Gemini CLI sets it for hooks
+            start_event="SessionStart",
+            end_event="SessionEnd",
+            size_events=("PreCompress",),  # the hook notes the session file's size there too
+            event_sections={
+                "BeforeAgent": ("user_prompt",),
+                "AfterAgent": ("assistant_response",),
+                "BeforeTool": ("tool_call",),
+                "AfterTool": ("tool_result",),
+                "PreCompress": ("compaction",),
+                "SessionStart": ("session_start",),
+                "SessionEnd": ("session_end", "compaction"),
+            },
+        ),
+        AgentFace(
+            "cursor",
+            package="ways_sensors.agents.cursor",
+            event_field=b"hook_event_name",
+            session_field=b"conversation_id",
+            transcript_field=b"transcript_path",
+            project_env="CURSOR_PROJECT_DIR",  # else the hook's working directory, the workspace
+            start_event="sessionStart",
+            end_event="sessionEnd",
+            event_sections={
+                "sessionStart": ("session_start",),
+                "sessionEnd": ("session_end",),
+                "beforeSubmitPrompt": ("user_prompt",),
+                "preToolUse": ("tool_call",),
+                "postToolUse": ("tool_result",),
+                "postToolUseFailure": ("tool_result",),
+                "beforeShellExecution": ("tool_call",),
+                "afterShellExecution": ("tool_result",),
+                "beforeMCPExecution": ("tool_call",),
+                "afterMCPExecution": ("tool_result",),
+                "beforeReadFile": ("tool_call",),
+                "afterFileEdit": ("tool_result",),
+                "afterAgentResponse": ("assistant_response",),
+                "subagentStart": ("subagent",),
+                "subagentStop": ("subagent",),
+                "preCompact": ("compaction",),
+            },
+        ),
+        AgentFace(
+            "copilot",
+            package="ways_sensors.agents.copilot",
+            event_field=b"hook_event_name",
+            session_field=b"session_id",
+            alt_session_field=b"sessionId",  # the camelCase dialect's (read second)
+            transcript_field=b"transcript_path",
+            project_env="COPILOT_PROJECT_DIR",  # else the hook's working directory, the repository
+            start_event="SessionStart",
+            end_event="SessionEnd",
+            event_sections={
+                "SessionStart": ("session_start",),
+                "SessionEnd": ("session_end",),
+                "UserPromptSubmit": ("user_prompt",),
+                "PreToolUse": ("tool_call",),
+                "PostToolUse": ("tool_result",),
+                "PostToolUseFailure": ("tool_result",),
+                "SubagentStop": ("subagent",),
+                "PreCompact": ("compaction",),
+                "sessionStart": ("session_start",),
+                "sessionEnd": ("session_end",),
+                "userPromptSubmitted": ("user_prompt",),
+                "preToolUse": ("tool_call",),
+                "postToolUse": ("tool_result",),
+                "postToolUseFailure": ("tool_result",),
+                "subagentStart": ("subagent",),
+                "subagentStop": ("subagent",),
+                "preCompact": ("compaction",),
+            },
+        ),
+    )
+}
+
+
+# --- the compiled rule index ---------------------------------------------------------------
 
 MAGIC = "ways-sensors-index 1"
 
@@ -148,235 +372,9 @@ def current(project: str, budget: float | None = None) -> Index:
     idx = read(project)
     if idx is not None and idx.key == key:
         return idx
-    settled = _settled.get(project)
-    if settled is not None and settled.key == key:
-        return settled  # this process already fell back for this key (the blocking path)
-    if budget is None:
-        return build(project, key)
-    return _build_within(project, key, budget)
+    from . import indexbuild  # the slow half: only when the key changed
 
+    return indexbuild.rebuild(project, key, budget)
 
-# --- the slow half: only when the key changed -----------------------------------------
-
-
-def render(
-    async_sections: set[str] | frozenset[str],
-    blocking_sections: set[str] | frozenset[str],
-    key: str,
-    rules_json: str,
-) -> str:
-    body = (
-        "async "
-        + (" ".join(sorted(async_sections)) or "-")
-        + "\n"
-        + "blocking "
-        + (" ".join(sorted(blocking_sections)) or "-")
-        + "\n"
-        + "key %d\n" % (key.count("\n") + 1)
-        + key
-        + "\n"
-        + "rules\n"
-        + rules_json
-    )
-    # the size line counts itself: try a width, widen if the number grows a digit
-    for width in range(1, 12):
-        head = MAGIC + " "
-        total = len((head + "\n" + body).encode("utf-8", "surrogateescape")) + width
-        if len(str(total)) == width:
-            return head + str(total) + "\n" + body
-    raise AssertionError("unreachable")
-
-
-def build(project: str, key: str | None = None) -> Index:
-    """Load the layers, compile the index for `project`, write it atomically, return it."""
-    if "yaml" not in sys.modules and sys.flags.no_site:
-        import site  # the hook runs with -S; the slow path needs site-packages
-
-        site.main()
-    import json
-
-    import msgspec
-
-    from .layers import load
-
-    key = key or compute_key(project)
-    cat = load(project)
-    asyn: set[str] = set()
-    block: set[str] = set()
-    rules = []
-    for sensor in cat.sensors.values():
-        for rule in sensor.rules.values():
-            r = rule.rule
-            enabled = sensor.spec.enabled and r.enabled
-            if enabled:
-                (block if r.mode == "blocking" else asyn).update(r.sections)
-            rules.append(
-                {
-                    "sensor": sensor.name,
-                    "rule": rule.name,
-                    "enabled": enabled,
-                    "layer": rule.layer,
-                    "file": rule.path,
-                    "spec": msgspec.to_builtins(r),
-                }
-            )
-    text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}))
-    path = index_path(project)
-    try:
-        roots.makedirs_private(path.rpartition("/")[0])
-        tmp = "%s.%d.tmp" % (path, posix.getpid())
-        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
-        try:
-            posix.write(fd, text.encode("utf-8", "surrogateescape"))
-        finally:
-            posix.close(fd)
-        posix.rename(tmp, path)
-    except OSError:
-        pass  # a read-only cache only costs speed: the next run rebuilds again
-    parsed = parse(text)
-    assert parsed is not None
-    return parsed
-
-
-# --- the hook's rebuild, under a time budget -----------------------------------------
 
 HOOK_BUDGET = 3.0  # seconds a hook waits for a rebuild; a normal one takes about 0.2 s
-RETRY_AFTER = 60.0  # seconds hooks skip rebuilding a key whose rebuild failed
-_settled: dict[str, Index] = {}  # project -> the fallback this process settled for
-
-
-class _Everything(frozenset):
-    """The sections of an index the hook could not build: all of them. The event is
-    spooled, and the dispatcher, which builds without a budget, decides what it feeds."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-
-def _build_within(project: str, key: str, budget: float) -> Index:
-    """Build in a forked child and wait at most `budget` seconds, killing it then.
-
-    The loader is bounded (layers.read_yaml), so this is the backstop for what it does
-    not foresee: without it a sensor file that makes the build hang hangs every hook,
-    since the index is never written. A failed or late build writes `<index>.bad`
-    (holding the key) and every hook of that key skips rebuilding for RETRY_AFTER
-    seconds; meanwhile hooks spool their events (see _Everything), blocking rules are
-    skipped (logged), and the dispatcher's own rebuild writes the index when it can.
-    The parent never imports the loader: the hook stays lean even on a key change.
-    """
-    from . import events
-
-    bad = index_path(project) + ".bad"
-    if _marked_bad(bad, key):
-        events.log("index.build_skipped", retry_after_s=RETRY_AFTER)
-        return _fallback(project, key)
-    pid = posix.fork()
-    if pid == 0:  # the child: build and write the index, then leave without cleanup
-        code = 1
-        try:
-            build(project, key)
-            code = 0
-        except BaseException as exc:
-            events.log("index.build_error", error=type(exc).__name__)
-        posix._exit(code)
-    status = _wait(pid, budget)
-    if status == 0:
-        idx = read(project)
-        if idx is not None and idx.key == key:
-            return idx
-        return build(project, key)  # an unwritable cache; the build just took < budget
-    if status is None:
-        _remove("%s.%d.tmp" % (index_path(project), pid))
-    _mark_bad(bad, key)
-    kind = "index.build_over_budget" if status is None else "index.build_failed"
-    events.log(kind, budget_s=budget, blocking_rules="skipped")
-    return _fallback(project, key)
-
-
-def _wait(pid: int, budget: float) -> int | None:
-    """The child's exit code, or None when it was killed at the budget."""
-    import time
-
-    deadline = time.monotonic() + budget
-    delay = 0.001
-    while True:
-        try:
-            done, status = posix.waitpid(pid, posix.WNOHANG)
-        except ChildProcessError:
-            return 1
-        if done:
-            return posix.waitstatus_to_exitcode(status)
-        left = deadline - time.monotonic()
-        if left <= 0:
-            posix.kill(pid, 9)
-            posix.waitpid(pid, 0)
-            return None
-        time.sleep(min(delay, left))
-        delay = min(delay * 2, 0.02)
-
-
-def _fallback(project: str, key: str) -> Index:
-    idx = Index(_Everything(), frozenset(), key, '{"rules": []}')
-    _settled[project] = idx
-    return idx
-
-
-def _marked_bad(bad: str, key: str) -> bool:
-    import time
-
-    try:
-        fd = posix.open(bad, posix.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        age = time.time() - posix.fstat(fd).st_mtime
-        text = posix.read(fd, len(key.encode("utf-8", "surrogateescape")) + 2)
-    except OSError:
-        return False
-    finally:
-        posix.close(fd)
-    return 0 <= age < RETRY_AFTER and text.decode("utf-8", "surrogateescape") == key
-
-
-def _mark_bad(bad: str, key: str) -> None:
-    tmp = "%s.%d.tmp" % (bad, posix.getpid())
-    try:
-        roots.makedirs_private(bad.rpartition("/")[0])
-        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
-        try:
-            posix.write(fd, key.encode("utf-8", "surrogateescape"))
-        finally:
-            posix.close(fd)
-        posix.rename(tmp, bad)
-    except OSError:
-        _remove(tmp)
-
-
-def _remove(path: str) -> None:
-    try:
-        posix.unlink(path)
-    except OSError:
-        pass
-
-
-def enabled_rules(idx: Index, mode: str | None = None) -> dict:
-    """{rule id: (sensor, LoadedRule)} of the index's enabled rules (optionally one mode)."""
-    import json
-
-    from .conditions import compile_where
-    from .layers import LoadedRule
-    from .layout import rule_key
-    from .spec import decode_rule
-
-    out = {}
-    for item in json.loads(idx.rules_text).get("rules", []):
-        if not item.get("enabled"):
-            continue
-        rule = decode_rule(item["spec"])
-        if mode and rule.mode != mode:
-            continue
-        loaded = LoadedRule(
-            item["rule"], rule, compile_where(rule.where, rule.match), item["layer"], item["file"]
-        )
-        out[rule_key(item["sensor"], item["rule"])] = (item["sensor"], loaded)
-    return out

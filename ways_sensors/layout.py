@@ -52,7 +52,9 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         dispatcher exits owing records, removed when one exits owing none (or by
         retention.py, with its session); the hook restarts the session's dispatcher
         while it exists, and the resumer (resume.py) at other sessions' starts.
-        SIGKILL: as the last dispatcher to exit left it.
+        The hook stats it on every event no rule wants, with the path spelled in
+        hook.pending_marker (no import of this module there; a test keeps the two
+        spellings equal). SIGKILL: as the last dispatcher to exit left it.
     resume/resume.lock                  resume.py
         flock'd by the one resumer running, probed by the hook at a session start.
         SIGKILL: as spool.lock.
@@ -113,20 +115,11 @@ the head a session continues from, the one or else the other.
 
 from . import roots
 from .roots import posix
+from .roots import valid_session_id as valid_session_id  # ids are path components here
 
-_SID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 STATE_FILE_CAP = 256 << 20  # a cursor may hold a pending record (see verify.LINE_CAP)
 SMALL_STATE_CAP = 1 << 20  # a .head or a ledger: a few numbers per rule
 _REG = 0o100000  # S_IFREG, without the stat module
-
-TYPE_CHECKING = False  # type checkers read this as True; `typing` stays off the fast path
-if TYPE_CHECKING:
-    from typing import TypeGuard
-
-
-def valid_session_id(sid: "str | None") -> "TypeGuard[str]":
-    """Session ids become folder names: only [A-Za-z0-9_-], 1 to 128 characters."""
-    return sid is not None and 0 < len(sid) <= 128 and all(c in _SID_CHARS for c in sid)
 
 
 def rule_key(sensor: str, rule: str) -> str:

@@ -130,7 +130,7 @@ def _newest_entries(spool_dir: str) -> list[tuple[spool.Entry, int | None]]:
         found = []
         for _, _, body in spool.scan_frames(data):
             entry = spool.parse_entry(body, name)
-            if entry is None or entry.event in OWN_EVENTS or entry.agent not in agents.ADAPTERS:
+            if entry is None or entry.event in OWN_EVENTS or entry.agent not in agents.AGENTS:
                 continue
             found.append((entry, _ppid(body)))
         if found:

@@ -25,6 +25,18 @@ else:
 
 APP = "agent-ways"
 SHIPPED_DIRNAME = "_shipped"
+_SID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+TYPE_CHECKING = False  # type checkers read this as True; `typing` stays off the fast path
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
+
+def valid_session_id(sid: "str | None") -> "TypeGuard[str]":
+    """Session ids become folder names under the state root (layout.py), so only
+    [A-Za-z0-9_-], 1 to 128 characters. Here rather than in layout.py, which re-exports
+    it: the hook checks an id before it knows it needs any path of the layout."""
+    return sid is not None and 0 < len(sid) <= 128 and all(c in _SID_CHARS for c in sid)
 
 
 def env(name: str) -> str | None:

@@ -52,7 +52,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import chain, counters, delivery, events, index, secure
+from . import chain, counters, delivery, events, index, indexbuild, secure
 from .layers import LoadedRule
 from .layout import rule_key
 from .pipeline import dumps, finish, match
@@ -73,8 +73,8 @@ def load_rules(project: str) -> tuple[str, dict[str, tuple[str, LoadedRule]]]:
     """(index key, {rule id: (sensor, rule)}): the enabled async rules, and the blocking
     at_least_once ones, whose workers deliver the hook's failed dispatches again."""
     idx = index.current(project)
-    rules = index.enabled_rules(idx, mode="async")
-    for rid, (sensor, rule) in index.enabled_rules(idx, mode="blocking").items():
+    rules = indexbuild.enabled_rules(idx, mode="async")
+    for rid, (sensor, rule) in indexbuild.enabled_rules(idx, mode="blocking").items():
         if rule.rule.delivery == "at_least_once":
             rules[rid] = (sensor, rule)
     return idx.key, rules

@@ -43,8 +43,8 @@ def dispatch(install) -> None:
 
 
 def test_the_toy_satisfies_both_protocols():
-    assert isinstance(toy, protocols.Face) and isinstance(toy_adapter, protocols.Adapter)
-    assert "toy" not in agents.ADAPTERS  # registered only where with_toy.py runs
+    assert isinstance(toy.FACE, protocols.Face) and isinstance(toy_adapter, protocols.Adapter)
+    assert "toy" not in agents.AGENTS  # registered only where with_toy.py runs
 
 
 def test_toy_and_claude_code_entries_of_one_session_each_build_with_their_adapter(

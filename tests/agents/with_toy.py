@@ -10,9 +10,10 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[2])  # the repository: `tests` imports
 
+from tests.agents import toy  # noqa: E402
 from ways_sensors import agents  # noqa: E402
 
-agents.ADAPTERS["toy"] = "tests.agents.toy"
+agents.register(toy.FACE)
 
 if sys.argv[1:3] == ["hook", "sensors"]:
     from ways_sensors.hook import main

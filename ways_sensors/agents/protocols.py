@@ -2,18 +2,15 @@
 
 A module satisfies a Protocol when its module-level names match the members (the type
 checker accepts modules as protocol implementations; functions stand in for methods).
-`Face` is the hook's half (the package `agents/<name>/` itself), `Adapter` the rest
-(`agents/<name>/adapter.py`); tests/agents/ checks every registered adapter against
-both at run time too. Not on the hook's path: `typing` imports `re`.
+`Face` is the hook's half (an agents.AgentFace, the agent's entry in the registry),
+`Adapter` the rest (`agents/<name>/adapter.py`); tests/agents/ checks every registered
+agent against both at run time too. Not on the hook's path: `typing` imports `re`.
 
-Optional members, read with getattr where they matter (an adapter without them keeps
-the default):
+A face's optional parts (Gemini CLI's SIZE_EVENTS, Copilot CLI's ALT_SESSION_FIELD,
+Claude Code's ALSO) are AgentFace arguments with defaults. Optional members of an
+adapter, read with getattr where they matter (an adapter without them keeps the
+default):
 
-    face.SIZE_EVENTS         events, beside the start event, at which the hook notes the
-                             session file's size in the spool entry (Gemini CLI's
-                             PreCompress); default none
-    face.ALT_SESSION_FIELD   a second payload key of the session id (Copilot CLI's
-                             camelCase `sessionId`); default none
     adapter.config_home(project)   the agent's configuration folder, which
                              `ways reconcile --agent all` looks for; default the folder
                              of settings_path
@@ -75,6 +72,17 @@ class Face(Protocol):
     @property
     def EVENT_SECTIONS(self) -> Mapping[str, tuple[str, ...]]:
         """Event -> the sections it can yield."""
+        ...
+
+    @property
+    def ALT_SESSION_FIELD(self) -> bytes | None:
+        """A second payload key of the session id, read when the first is absent."""
+        ...
+
+    @property
+    def SIZE_EVENTS(self) -> tuple[str, ...]:
+        """Events, beside the start event, at which the hook notes the session file's
+        size in the spool entry."""
         ...
 
     def sections_for(self, event: str, field: Callable[[bytes], str | None]) -> tuple[str, ...]:

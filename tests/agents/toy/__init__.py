@@ -1,28 +1,29 @@
-"""A toy agent, shaped unlike Claude Code, to prove the registry seam: its face.
+"""A toy agent, shaped unlike Claude Code, to prove the registry seam: its face, and its
+adapter package (this package; the builder half is adapter.py).
 
 Its payloads are `{"event": "begin" | "tool" | "end", "conversation": "<id>", "cmd":
 "..."}`; its settings file is `<home>/.toy/hooks.json`, `{"version": 1, "hooks":
 {"<event>": [{"command": "..."}]}}` (a flat shape, like Cursor's). Registered only in
-the processes tests start through tests/agents/with_toy.py: one registry line.
+the processes tests start through tests/agents/with_toy.py: one registry line,
+`agents.register(FACE)`, where a built-in agent has its entry in agents.AGENTS.
 """
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from ways_sensors.agents import AgentFace
 
 NAME = "toy"
-EVENT_FIELD = b"event"
-SESSION_FIELD = b"conversation"
-TRANSCRIPT_FIELD = None
-PROJECT_ENV = "TOY_PROJECT_DIR"
-START_EVENT = "begin"
-END_EVENT = "end"
-EVENT_SECTIONS = {
-    "begin": ("session_start",),
-    "tool": ("tool_call",),
-    "end": ("session_end",),
-}
 
-
-def sections_for(event: str, field: "Callable[[bytes], str | None]") -> tuple[str, ...]:
-    return EVENT_SECTIONS.get(event, ())
+FACE = AgentFace(
+    NAME,
+    package="tests.agents.toy",
+    event_field=b"event",
+    session_field=b"conversation",
+    transcript_field=None,
+    project_env="TOY_PROJECT_DIR",
+    start_event="begin",
+    end_event="end",
+    event_sections={
+        "begin": ("session_start",),
+        "tool": ("tool_call",),
+        "end": ("session_end",),
+    },
+)

@@ -12,7 +12,9 @@ from ways_sensors.agents.protocols import IsOurs
 from ways_sensors.events import iso_utc
 from ways_sensors.records import Draft
 
-from . import EVENT_SECTIONS, NAME
+from . import FACE, NAME
+
+EVENT_SECTIONS = FACE.EVENT_SECTIONS
 
 __all__ = [
     "NAME",

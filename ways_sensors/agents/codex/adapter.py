@@ -104,11 +104,9 @@ def replay(path: str) -> Replay:
     return Replay(path)
 
 
-if TYPE_CHECKING:  # the type checker holds both halves to their Protocols
-    import ways_sensors.agents.codex as _face
+if TYPE_CHECKING:  # the type checker holds the adapter to its Protocol
     import ways_sensors.agents.codex.adapter as _adapter
 
-    from ..protocols import Adapter, Face
+    from ..protocols import Adapter
 
-    _face_checked: Face = _face
     _adapter_checked: Adapter = _adapter

@@ -1,5 +1,5 @@
-"""The GitHub Copilot CLI adapter. This module is its face (agents.protocols.Face), for the
-hook's fast path: constants and one function, no imports.
+"""The GitHub Copilot CLI adapter: the builder half (agents.protocols.Adapter). Its face,
+what the hook reads, is its entry in the registry (agents/__init__.py).
 
 Copilot CLI sends one of two payload dialects, chosen by how an event is spelled in
 its hooks file: PascalCase events get snake_case payloads that name the event
@@ -16,41 +16,4 @@ builder.py     hook payloads (both dialects) -> Drafts; calls paired by order
 wiring.py      what `ways reconcile --agent copilot` writes into ~/.copilot/hooks/
 """
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 NAME = "copilot"
-
-EVENT_FIELD = b"hook_event_name"
-SESSION_FIELD = b"session_id"
-ALT_SESSION_FIELD = b"sessionId"  # the camelCase dialect's (hook.py reads it second)
-TRANSCRIPT_FIELD = b"transcript_path"
-PROJECT_ENV = "COPILOT_PROJECT_DIR"  # else the hook's working directory, the repository
-START_EVENT = "SessionStart"
-END_EVENT = "SessionEnd"
-
-EVENT_SECTIONS = {
-    "SessionStart": ("session_start",),
-    "SessionEnd": ("session_end",),
-    "UserPromptSubmit": ("user_prompt",),
-    "PreToolUse": ("tool_call",),
-    "PostToolUse": ("tool_result",),
-    "PostToolUseFailure": ("tool_result",),
-    "SubagentStop": ("subagent",),
-    "PreCompact": ("compaction",),
-    # the camelCase dialect (its payloads name no event: `--event NAME` does)
-    "sessionStart": ("session_start",),
-    "sessionEnd": ("session_end",),
-    "userPromptSubmitted": ("user_prompt",),
-    "preToolUse": ("tool_call",),
-    "postToolUse": ("tool_result",),
-    "postToolUseFailure": ("tool_result",),
-    "subagentStart": ("subagent",),
-    "subagentStop": ("subagent",),
-    "preCompact": ("compaction",),
-}
-
-
-def sections_for(event: str, field: "Callable[[bytes], str | None]") -> tuple[str, ...]:
-    return EVENT_SECTIONS.get(event, ())

@@ -1,5 +1,5 @@
-"""The Cursor adapter. This module is its face (agents.protocols.Face), for the hook's fast
-path: constants and one function, no imports.
+"""The Cursor adapter: the builder half (agents.protocols.Adapter). Its face, what the
+hook reads, is its entry in the registry (agents/__init__.py).
 
 Cursor's agent hooks (`~/.cursor/hooks.json`, `{"version": 1, "hooks": {"<event>":
 [{"command"}]}}`) send camelCase event names in `hook_event_name`, the session as
@@ -14,38 +14,4 @@ builder.py     hook payloads -> Drafts; the generic and the specific tool events
 wiring.py      what `ways reconcile --agent cursor` writes into hooks.json
 """
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 NAME = "cursor"
-
-EVENT_FIELD = b"hook_event_name"
-SESSION_FIELD = b"conversation_id"
-TRANSCRIPT_FIELD = b"transcript_path"
-PROJECT_ENV = "CURSOR_PROJECT_DIR"  # else the hook's working directory, the workspace
-START_EVENT = "sessionStart"
-END_EVENT = "sessionEnd"
-
-EVENT_SECTIONS = {
-    "sessionStart": ("session_start",),
-    "sessionEnd": ("session_end",),
-    "beforeSubmitPrompt": ("user_prompt",),
-    "preToolUse": ("tool_call",),
-    "postToolUse": ("tool_result",),
-    "postToolUseFailure": ("tool_result",),
-    "beforeShellExecution": ("tool_call",),
-    "afterShellExecution": ("tool_result",),
-    "beforeMCPExecution": ("tool_call",),
-    "afterMCPExecution": ("tool_result",),
-    "beforeReadFile": ("tool_call",),
-    "afterFileEdit": ("tool_result",),
-    "afterAgentResponse": ("assistant_response",),
-    "subagentStart": ("subagent",),
-    "subagentStop": ("subagent",),
-    "preCompact": ("compaction",),
-}
-
-
-def sections_for(event: str, field: "Callable[[bytes], str | None]") -> tuple[str, ...]:
-    return EVENT_SECTIONS.get(event, ())

@@ -1,0 +1,245 @@
+"""Building the compiled rule index (index.py holds its format and the reading half).
+
+Run when an index's key changed: by the hook in a forked child under a time budget
+(`_build_within`), by the dispatcher and the commands without one. `enabled_rules`
+turns an index back into rules, for the dispatcher and the blocking path.
+"""
+
+import sys
+
+from . import roots
+from .index import MAGIC, Index, compute_key, index_path, parse, read
+from .roots import posix
+
+
+def rebuild(project: str, key: str, budget: float | None) -> Index:
+    """The index for `project` under `key`, built now (within `budget` seconds, for the
+    hook), or the fallback this process already settled for that key."""
+    settled = _settled.get(project)
+    if settled is not None and settled.key == key:
+        return settled  # this process already fell back for this key (the blocking path)
+    if budget is None:
+        return build(project, key)
+    return _build_within(project, key, budget)
+
+
+def render(
+    async_sections: set[str] | frozenset[str],
+    blocking_sections: set[str] | frozenset[str],
+    key: str,
+    rules_json: str,
+) -> str:
+    body = (
+        "async "
+        + (" ".join(sorted(async_sections)) or "-")
+        + "\n"
+        + "blocking "
+        + (" ".join(sorted(blocking_sections)) or "-")
+        + "\n"
+        + "key %d\n" % (key.count("\n") + 1)
+        + key
+        + "\n"
+        + "rules\n"
+        + rules_json
+    )
+    # the size line counts itself: try a width, widen if the number grows a digit
+    for width in range(1, 12):
+        head = MAGIC + " "
+        total = len((head + "\n" + body).encode("utf-8", "surrogateescape")) + width
+        if len(str(total)) == width:
+            return head + str(total) + "\n" + body
+    raise AssertionError("unreachable")
+
+
+def build(project: str, key: str | None = None) -> Index:
+    """Load the layers, compile the index for `project`, write it atomically, return it."""
+    if "yaml" not in sys.modules and sys.flags.no_site:
+        import site  # the hook runs with -S; the slow path needs site-packages
+
+        site.main()
+    import json
+
+    import msgspec
+
+    from .layers import load
+
+    key = key or compute_key(project)
+    cat = load(project)
+    asyn: set[str] = set()
+    block: set[str] = set()
+    rules = []
+    for sensor in cat.sensors.values():
+        for rule in sensor.rules.values():
+            r = rule.rule
+            enabled = sensor.spec.enabled and r.enabled
+            if enabled:
+                (block if r.mode == "blocking" else asyn).update(r.sections)
+            rules.append(
+                {
+                    "sensor": sensor.name,
+                    "rule": rule.name,
+                    "enabled": enabled,
+                    "layer": rule.layer,
+                    "file": rule.path,
+                    "spec": msgspec.to_builtins(r),
+                }
+            )
+    text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}))
+    path = index_path(project)
+    try:
+        roots.makedirs_private(path.rpartition("/")[0])
+        tmp = "%s.%d.tmp" % (path, posix.getpid())
+        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
+        try:
+            posix.write(fd, text.encode("utf-8", "surrogateescape"))
+        finally:
+            posix.close(fd)
+        posix.rename(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs speed: the next run rebuilds again
+    parsed = parse(text)
+    assert parsed is not None
+    return parsed
+
+
+# --- the hook's rebuild, under a time budget -----------------------------------------
+
+RETRY_AFTER = 60.0  # seconds hooks skip rebuilding a key whose rebuild failed
+_settled: dict[str, Index] = {}  # project -> the fallback this process settled for
+
+
+class _Everything(frozenset):
+    """The sections of an index the hook could not build: all of them. The event is
+    spooled, and the dispatcher, which builds without a budget, decides what it feeds."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def _build_within(project: str, key: str, budget: float) -> Index:
+    """Build in a forked child and wait at most `budget` seconds, killing it then.
+
+    The loader is bounded (layers.read_yaml), so this is the backstop for what it does
+    not foresee: without it a sensor file that makes the build hang hangs every hook,
+    since the index is never written. A failed or late build writes `<index>.bad`
+    (holding the key) and every hook of that key skips rebuilding for RETRY_AFTER
+    seconds; meanwhile hooks spool their events (see _Everything), blocking rules are
+    skipped (logged), and the dispatcher's own rebuild writes the index when it can.
+    The parent never imports the loader: the hook stays lean even on a key change.
+    """
+    from . import events
+
+    bad = index_path(project) + ".bad"
+    if _marked_bad(bad, key):
+        events.log("index.build_skipped", retry_after_s=RETRY_AFTER)
+        return _fallback(project, key)
+    pid = posix.fork()
+    if pid == 0:  # the child: build and write the index, then leave without cleanup
+        code = 1
+        try:
+            build(project, key)
+            code = 0
+        except BaseException as exc:
+            events.log("index.build_error", error=type(exc).__name__)
+        posix._exit(code)
+    status = _wait(pid, budget)
+    if status == 0:
+        idx = read(project)
+        if idx is not None and idx.key == key:
+            return idx
+        return build(project, key)  # an unwritable cache; the build just took < budget
+    if status is None:
+        _remove("%s.%d.tmp" % (index_path(project), pid))
+    _mark_bad(bad, key)
+    kind = "index.build_over_budget" if status is None else "index.build_failed"
+    events.log(kind, budget_s=budget, blocking_rules="skipped")
+    return _fallback(project, key)
+
+
+def _wait(pid: int, budget: float) -> int | None:
+    """The child's exit code, or None when it was killed at the budget."""
+    import time
+
+    deadline = time.monotonic() + budget
+    delay = 0.001
+    while True:
+        try:
+            done, status = posix.waitpid(pid, posix.WNOHANG)
+        except ChildProcessError:
+            return 1
+        if done:
+            return posix.waitstatus_to_exitcode(status)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            posix.kill(pid, 9)
+            posix.waitpid(pid, 0)
+            return None
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.02)
+
+
+def _fallback(project: str, key: str) -> Index:
+    idx = Index(_Everything(), frozenset(), key, '{"rules": []}')
+    _settled[project] = idx
+    return idx
+
+
+def _marked_bad(bad: str, key: str) -> bool:
+    import time
+
+    try:
+        fd = posix.open(bad, posix.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        age = time.time() - posix.fstat(fd).st_mtime
+        text = posix.read(fd, len(key.encode("utf-8", "surrogateescape")) + 2)
+    except OSError:
+        return False
+    finally:
+        posix.close(fd)
+    return 0 <= age < RETRY_AFTER and text.decode("utf-8", "surrogateescape") == key
+
+
+def _mark_bad(bad: str, key: str) -> None:
+    tmp = "%s.%d.tmp" % (bad, posix.getpid())
+    try:
+        roots.makedirs_private(bad.rpartition("/")[0])
+        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
+        try:
+            posix.write(fd, key.encode("utf-8", "surrogateescape"))
+        finally:
+            posix.close(fd)
+        posix.rename(tmp, bad)
+    except OSError:
+        _remove(tmp)
+
+
+def _remove(path: str) -> None:
+    try:
+        posix.unlink(path)
+    except OSError:
+        pass
+
+
+def enabled_rules(idx: Index, mode: str | None = None) -> dict:
+    """{rule id: (sensor, LoadedRule)} of the index's enabled rules (optionally one mode)."""
+    import json
+
+    from .conditions import compile_where
+    from .layers import LoadedRule
+    from .layout import rule_key
+    from .spec import decode_rule
+
+    out = {}
+    for item in json.loads(idx.rules_text).get("rules", []):
+        if not item.get("enabled"):
+            continue
+        rule = decode_rule(item["spec"])
+        if mode and rule.mode != mode:
+            continue
+        loaded = LoadedRule(
+            item["rule"], rule, compile_where(rule.where, rule.match), item["layer"], item["file"]
+        )
+        out[rule_key(item["sensor"], item["rule"])] = (item["sensor"], loaded)
+    return out
