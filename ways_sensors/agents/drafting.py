@@ -11,7 +11,9 @@ builder reads as its event table and the recoveries its agent needs:
   one (Gemini CLI: ISO 8601; Copilot CLI: ISO 8601 or milliseconds), else the hook's
   clock;
 * `tool_data`, the fields of tool_call and tool_result records (tool_kinds.py adds the
-  cross-agent `tool_kind` and `command`).
+  cross-agent `tool_kind` and `command`);
+* `event_of`, the event a parsed payload names: every adapter's `event_of`, Claude
+  Code's included (all five agents put it in `hook_event_name`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from typing import Any
 from ..events import iso_utc
 from ..records import Draft
 from . import tool_kinds
+
+
+def event_of(payload: Mapping[str, Any]) -> str | None:
+    """The payload's `hook_event_name`, when it is a non-empty string."""
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) and event else None
 
 
 def event_time(value: Any, ts_ns: int) -> str:

@@ -90,7 +90,7 @@ class Context:
         # ASCII-folded, same length as text (str.lower() can grow some characters)
         self.folded = text.lower() if text.isascii() else text.translate(_FOLD)
         self.deadline = deadline
-        self.work: Work | None = getattr(_measuring, "work", None)
+        self.work: Work | None = getattr(_measuring, "work", None) if _blocks[0] else None
         if self.work is not None:
             self.work.strings += 1
         self.found: list[tuple[int, int, str]] = []

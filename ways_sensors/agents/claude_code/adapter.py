@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...records import Draft
+from ..drafting import event_of
 from . import NAME, examples
 from .builder import HANDLERS, Builder
 from .replay import Replay, find_transcript
@@ -38,11 +39,6 @@ __all__ = [
 
 def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
     return Builder(Tracker.from_json(state) if state else None, transcript=transcript)
-
-
-def event_of(payload: dict[str, Any]) -> str | None:
-    event = payload.get("hook_event_name")
-    return event if isinstance(event, str) and event else None
 
 
 def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
 from ...records import Draft
+from ..drafting import event_of
 from . import NAME
 from .builder import HANDLERS, Builder
 from .wiring import EVENTS as WIRED_EVENTS
@@ -65,11 +66,6 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 
 def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
     return Builder(state, transcript=transcript)
-
-
-def event_of(payload: dict[str, Any]) -> str | None:
-    event = payload.get("hook_event_name")
-    return event if isinstance(event, str) and event else None
 
 
 def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
