@@ -37,12 +37,16 @@ same `rule_seq`s and hashes, so a consumer may hold part or all of a batch twice
 take is saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit):
 a kill loses only the time to skip them again.
 
-An idle worker sleeps on the dispatcher's condition until the journal grows (or it is
-told to stop); it never polls. A reload never waits for a delivery: the old worker is
-retired (`retire`), finishes its attempt in flight under the rule's own timeout, saves
-its cursor and exits; its successor for the same rule (`after`) waits for that in its
-own thread, then starts from the cursor the old one left, so one rule never has two
-attempts in flight and a pending batch is handed over on disk, as after a SIGKILL.
+A worker is handed the session's journal (journal.py: read from a cursor, wait for
+growth), the session's paths and its rule, never the dispatcher; its time comes from a
+`Clock`, so a test can run it in-process, a step at a time, on a clock of its own. An
+idle worker sleeps on the journal until it grows (or it is told to stop); it never polls.
+
+A reload never waits for a delivery: the old worker is retired (`retire`), finishes its
+attempt in flight under the rule's own timeout, saves its cursor and exits; its successor
+for the same rule (`after`) waits for that in its own thread, then starts from the cursor
+the old one left, so one rule never has two attempts in flight and a pending batch is
+handed over on disk, as after a SIGKILL.
 """
 
 from __future__ import annotations
@@ -50,23 +54,34 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import chain, counters, delivery, events, index, indexbuild, secure
+from .journal import Journal
 from .layers import LoadedRule
 from .layout import rule_key
 from .pipeline import dumps, finish, match
-from .session import read_json
+from .session import Session, read_json
 from .spec import batch_for
 from .targets import Outcome
 from .targets.base import PERMANENT
 
-if TYPE_CHECKING:
-    from .dispatcher import Dispatcher
-
 BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
 LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
 POSITION_EVERY = 1.0  # seconds between saves of a move past records the rule does not take
+NAP = 60.0  # an idle worker's longest sleep, should a wake-up be missed
+
+
+class Clock:
+    """The worker's time: `now` (monotonic seconds) and `sleep` (a backoff, cut short when
+    `stop` is set; True if it was). A test hands in one of its own to check backoff and
+    lingering in virtual time; the journal's `wait` is the only other sleep."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, stop: threading.Event, seconds: float) -> bool:
+        return stop.wait(seconds)
 
 
 def load_rules(project: str) -> tuple[str, dict[str, tuple[str, LoadedRule]]]:
@@ -132,16 +147,24 @@ class Worker(threading.Thread):
     """Delivers one rule's records from the journal, in order, a batch per attempt."""
 
     def __init__(
-        self, disp: Dispatcher, sensor: str, rule: LoadedRule, after: Worker | None = None
+        self,
+        journal: Journal,
+        session: Session,
+        sensor: str,
+        rule: LoadedRule,
+        after: Worker | None = None,
+        clock: Clock | None = None,
     ):
         super().__init__(name=f"rule {sensor}/{rule.name}", daemon=True)
-        self.disp = disp
+        self.journal = journal
+        self.session = session
+        self.clock = clock or Clock()
         self.sensor = sensor
         self.rule = rule
         self.rid = rule_key(sensor, rule.name)
-        self.tally = counters.Tally(self.rid, disp.session.layout)
+        self.tally = counters.Tally(self.rid, session.layout)
         self.stop = threading.Event()
-        self.path = disp.session.cursor_path(self.rid)
+        self.path = session.cursor_path(self.rid)
         self.max_records, self.max_delay = batch_for(rule.rule)
         self.lines: list[bytes] | None = None  # the pending records' JSON, when known
         self.saved_at = 0.0
@@ -163,9 +186,9 @@ class Worker(threading.Thread):
 
     def _load_state(self) -> dict[str, Any]:
         st = read_json(self.path)
-        seg, size = self.disp.journal_end()
+        seg, size = self.journal.end
         if not isinstance(st, dict):
-            s = self.disp.session
+            s = self.session
             head = s.layout.ledger_head(s.id, self.sensor, self.rule.name)
             rule_seq, h = head or (0, chain.GENESIS)
             st = {"rule_seq": rule_seq, "hash": h, "pending": None}
@@ -184,7 +207,7 @@ class Worker(threading.Thread):
     def _save(self, st: dict[str, Any] | None = None) -> None:
         st = st or self.state
         secure.replace_private(self.path, encode_cursor(st, self.lines))
-        self.saved_at = time.monotonic()
+        self.saved_at = self.clock.now()
         self.saved_position = (st["segment"], st["offset"])
 
     def deactivate(self) -> None:
@@ -217,7 +240,7 @@ class Worker(threading.Thread):
 
     def _loop(self) -> None:
         while not self.stop.is_set():
-            seen = self.disp.generation  # before looking: a commit after it wakes us
+            seen = self.journal.generation  # before looking: a commit after it wakes us
             try:
                 progressed = self.step()
             except Exception as exc:  # a bug must not kill the rule silently
@@ -225,14 +248,14 @@ class Worker(threading.Thread):
                     "dispatch.worker_error",
                     sensor=self.sensor,
                     rule=self.rule.name,
-                    session=self.disp.session.id,
+                    session=self.session.id,
                     error=type(exc).__name__,
                 )
                 self._rewind()
                 progressed = False
-                self.stop.wait(1.0)
+                self.clock.sleep(self.stop, 1.0)
             if not progressed:
-                self.disp.wait_for_records(seen, self.stop)
+                self.journal.wait(seen, self.stop, NAP)
 
     def _rewind(self) -> None:
         """Forget what was read ahead: the next step reads again from the cursor."""
@@ -244,9 +267,9 @@ class Worker(threading.Thread):
         """Read the committed records after `read_at` into the buffer; False if none."""
         while True:
             seg, offset = self.read_at
-            batch = self.disp.read_journal(seg, offset)
+            batch = self.journal.read_from((seg, offset))
             if batch is None:  # the end of a finished segment: go on to the next
-                nxt = self.disp.segment_after(seg)
+                nxt = self.journal.next_segment(seg)
                 if nxt is None:
                     return False
                 self.read_at = (nxt, 0)
@@ -269,7 +292,7 @@ class Worker(threading.Thread):
                         "dispatch.drop",
                         sensor=self.sensor,
                         rule=self.rule.name,
-                        session=self.disp.session.id,
+                        session=self.session.id,
                         count=drop,
                         cap=r.queue_cap,
                     )
@@ -297,14 +320,14 @@ class Worker(threading.Thread):
         first_at = last_at = 0.0  # when the batch got its first record, its latest
         linger = False
         while not self.stop.is_set():
-            seen = self.disp.generation  # before looking: a commit after it wakes us
+            seen = self.journal.generation  # before looking: a commit after it wakes us
             if not self.buffer and not self._refill():
                 if not b.records or not linger:
                     break
-                left = min(first_at + self.max_delay, last_at + LINGER_GAP) - time.monotonic()
+                left = min(first_at + self.max_delay, last_at + LINGER_GAP) - self.clock.now()
                 if left <= 0:
                     break
-                self.disp.wait_for_records(seen, self.stop, left)
+                self.journal.wait(seen, self.stop, left)
                 continue
             seg, end, rec = self.buffer.pop()
             b.segment, b.offset, b.moved = seg, end, True
@@ -312,7 +335,7 @@ class Worker(threading.Thread):
             had = len(b.records)
             self._take(b, rec)
             if len(b.records) > had:
-                last_at = time.monotonic()
+                last_at = self.clock.now()
                 if not had:
                     first_at = last_at
                     linger = self.max_delay > 0 and first_at - self.last_sent < self.max_delay
@@ -344,7 +367,7 @@ class Worker(threading.Thread):
                 self.rule,
                 b.rule_seq + 1,
                 b.hash,
-                deadline=time.monotonic() + self.rule.rule.timeout_s,
+                deadline=time.monotonic() + self.rule.rule.timeout_s,  # real: masking's watchdog
             )
             line = dumps(out)  # a record that cannot be sent must not block the ones behind it
         except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
@@ -353,7 +376,7 @@ class Worker(threading.Thread):
                 "dispatch.unsendable_record",
                 sensor=self.sensor,
                 rule=self.rule.name,
-                session=self.disp.session.id,
+                session=self.session.id,
                 error=type(exc).__name__,
             )
             return
@@ -372,7 +395,7 @@ class Worker(threading.Thread):
         st["pending"] = b.records or None
         self.lines = b.lines or None
         self.collecting = False
-        if b.records or b.drops or new_segment or time.monotonic() - self.saved_at > POSITION_EVERY:
+        if b.records or b.drops or new_segment or self.clock.now() - self.saved_at > POSITION_EVERY:
             self._save()
         if b.drops:
             self.tally.count("drops", b.drops)
@@ -392,7 +415,7 @@ class Worker(threading.Thread):
         self.state["pending"] = None
         self.lines = None
         self._save()
-        self.last_sent = time.monotonic()
+        self.last_sent = self.clock.now()
 
     def _until_settled(self, recs: list[dict[str, Any]], split: bool = False) -> bool:
         """Attempts until delivery.settle is done with `recs`; False when told to stop.
@@ -413,13 +436,13 @@ class Worker(threading.Thread):
                 self.rule,
                 recs,
                 outcome,
-                session=self.disp.session.id,
+                session=self.session.id,
                 tally=self.tally,
             ):
                 self.retrying = False
                 return True
             self.retrying = True
-            if self.stop.wait(delivery.next_wait(backoff, outcome)):
+            if self.clock.sleep(self.stop, delivery.next_wait(backoff, outcome)):
                 return False
             backoff = min(backoff * 2, delivery.BACKOFF_CAP)
 
@@ -429,7 +452,7 @@ class Worker(threading.Thread):
             self.sensor,
             self.rule,
             recs,
-            session=self.disp.session.id,
+            session=self.session.id,
             tally=self.tally,
             lines=self.lines,
         )
@@ -438,7 +461,7 @@ class Worker(threading.Thread):
         """Nothing left to deliver: at the committed journal end, nothing pending."""
         if self.after is not None:
             return False  # waiting for the retired worker's attempt
-        seg, size = self.disp.journal_end()
+        seg, size = self.journal.end
         st = self.state
         return (
             not st.get("pending")
