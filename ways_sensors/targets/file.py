@@ -10,7 +10,10 @@ good, with a content-free reason naming the placeholder: not empty, not `.` or `
 `/`, no NUL or other control character; `{date}` must be `YYYY-MM-DD`. A leading `-` is
 allowed: the path is opened, never put on an argv. The filled path must be absolute.
 
-Missing folders are created 0700 and new files 0600, since they hold session content.
+Missing folders are created 0700, every one of them and not only the last (os.makedirs
+gives the folders above the last the umask's mode: 0755, or 0777 under umask 000), and
+new files 0600, since they hold session content. Folders that already exist are left
+as they are: they are the user's.
 A batch's lines for one file are written with one `write()` on an O_APPEND descriptor,
 so concurrent writers (several sessions, the blocking path) never interleave.
 `format: text` writes one readable line: time, section, agent, and a summary.
@@ -34,6 +37,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
+from ..roots import makedirs_private
 from ..utf8 import ERRORS
 from .base import ERROR, TIMEOUT, Item, Outcome, accepted, permanent, retryable
 
@@ -177,7 +181,7 @@ def _mend(fd: int, data: bytes, cut_json: bool) -> bytes:
 def _append(path: str, data: bytes, deadline: float, cut_json: bool) -> None:
     folder = os.path.dirname(path)
     if folder:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        makedirs_private(folder)
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         readable = True
