@@ -8,8 +8,8 @@ import threading
 
 from ways_sensors import records
 from ways_sensors.journal import FIRST_SEGMENT, Journal
-from ways_sensors.layers import LoadedRule
 from ways_sensors.layout import Layout
+from ways_sensors.rules import LoadedRule
 from ways_sensors.session import Session
 from ways_sensors.spec import decode_rule
 from ways_sensors.worker import Worker
@@ -98,9 +98,9 @@ def test_a_worker_delivers_in_process_from_a_journal_without_a_dispatcher(tmp_pa
             "chain": True,
         }
     )
-    rule = LoadedRule("r", spec, lambda rec: True, "user", "s.yaml")
+    rule = LoadedRule("s", "r", spec, lambda rec: True, "user", "s.yaml")
     clock = VirtualClock()
-    worker = Worker(journal, session, "s", rule, clock=clock)  # a new rule: from now on
+    worker = Worker(journal, session, rule, clock=clock)  # a new rule: from now on
     journal.stage_drafts([_draft(str(i)) for i in range(3)], "/p")
     journal.commit()
     assert not worker.done()

@@ -75,14 +75,13 @@ from .targets.base import retryable
 
 if TYPE_CHECKING:
     from .counters import Tally
-    from .layers import LoadedRule
+    from .rules import LoadedRule
 
 BACKOFF_FIRST, BACKOFF_CAP = 0.25, 30.0
 FAILURE_COUNTERS = {"timeout": "timeouts", "refused": "refusals", "error": "errors"}
 
 
 def attempt(
-    sensor: str,
     rule: LoadedRule,
     records: Sequence[dict[str, Any]],
     *,
@@ -97,7 +96,7 @@ def attempt(
     past `not_after`; counted into `tally` (None: `fire`, whose test records stay out of
     the totals) and logged on failure. `lines` are the records' JSON when the caller
     has them already (the worker encodes each record once)."""
-    r = rule.rule
+    r = rule.spec
     started = time.monotonic()
     deadline = started + r.timeout_s
     if not_after is not None:
@@ -105,7 +104,7 @@ def attempt(
     first = records[0]
     ctx = {
         "session_id": str(first.get("session_id", "")),
-        "sensor": sensor,
+        "sensor": rule.sensor,
         "rule": rule.name,
         "date": str(first.get("timestamp", ""))[:10],
         "max_records": str(batch_for(r)[0]),
@@ -125,7 +124,7 @@ def attempt(
         if dropped:  # the consumer dropped part of the batch: counted, logged, not retried
             events.log(
                 f"{origin}.partial",
-                sensor=sensor,
+                sensor=rule.sensor,
                 rule=rule.name,
                 session=session,
                 rule_seq=first.get("rule_seq"),
@@ -140,7 +139,7 @@ def attempt(
             tally.count("kills")
     events.log(
         f"{origin}.{outcome.cause or ERROR}",
-        sensor=sensor,
+        sensor=rule.sensor,
         rule=rule.name,
         session=session,
         rule_seq=first.get("rule_seq"),
@@ -155,7 +154,6 @@ def attempt(
 
 
 def settle(
-    sensor: str,
     rule: LoadedRule,
     records: Sequence[dict[str, Any]],
     outcome: Outcome,
@@ -168,10 +166,10 @@ def settle(
     they must be attempted again (the caller waits `next_wait`, or spools them)."""
     if outcome.accepted:
         return True
-    if rule.rule.delivery != "at_least_once":
+    if rule.spec.delivery != "at_least_once":
         tally.count("lost", len(records))
         return True
-    if outcome.permanent and park(sensor, rule.name, records, outcome, session, origin):
+    if outcome.permanent and park(rule, records, outcome, session, origin):
         tally.count("rejected", len(records))
         return True
     tally.count("retries")
@@ -197,8 +195,7 @@ def deadletter_path(sensor: str, rule: str, layout: Layout | None = None) -> str
 
 
 def park(
-    sensor: str,
-    rule: str,
+    rule: LoadedRule,
     records: Sequence[dict[str, Any]],
     outcome: Outcome,
     session: str,
@@ -213,7 +210,7 @@ def park(
         "reason": outcome.detail,
     }
     head = json.dumps(meta, ensure_ascii=True, separators=(",", ":"))[:-1].encode()
-    path = deadletter_path(sensor, rule)
+    path = deadletter_path(rule.sensor, rule.name)
     try:
         data = b"".join(head + b',"record":' + dumps(rec) + b"}\n" for rec in records)
         secure.ensure_private_dir(deadletter_folder(), Layout().root)
@@ -227,16 +224,16 @@ def park(
     except Exception as exc:  # OSError (a full disk), or a record that cannot be encoded
         events.log(
             f"{origin}.dead_letter_failed",
-            sensor=sensor,
-            rule=rule,
+            sensor=rule.sensor,
+            rule=rule.name,
             session=session,
             error=type(exc).__name__,
         )
         return False
     events.log(
         f"{origin}.dead_letter",
-        sensor=sensor,
-        rule=rule,
+        sensor=rule.sensor,
+        rule=rule.name,
         session=session,
         rule_seq=records[0].get("rule_seq"),
         records=len(records),

@@ -230,18 +230,18 @@ class Dispatcher:
         self.rules_key, wanted = load_rules(self.project)
         for rid, worker in list(self.workers.items()):
             current = wanted.get(rid)
-            if current is None or current[1].rule != worker.rule.rule:
+            if current is None or not current.same(worker.rule):
                 worker.retire(deactivate=current is None)
                 self.retiring[rid] = worker
                 del self.workers[rid]
         self.journal.wake()
-        for rid, (sensor, rule) in wanted.items():
+        for rid, rule in wanted.items():
             if rid not in self.workers:
                 old = self.retiring.get(rid)
                 if old is not None:
                     old.deactivate_on_exit = False  # wanted again: its cursor goes on
                 after = old if old and old.is_alive() else None
-                w = Worker(self.journal, self.session, sensor, rule, after=after)
+                w = Worker(self.journal, self.session, rule, after=after)
                 self.workers[rid] = w
                 w.start()
 

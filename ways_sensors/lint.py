@@ -17,7 +17,6 @@ import re
 
 from .layers import (
     Catalog,
-    LoadedRule,
     LoadedSensor,
     Problem,
     Source,
@@ -26,6 +25,7 @@ from .layers import (
     stem,
 )
 from .projection import carries_content
+from .rules import LoadedRule
 from .targets import TARGETS
 
 _SECRET_NAME = re.compile(r"(auth|token|secret|key|password|passwd|cookie|session)", re.I)
@@ -35,37 +35,37 @@ _SECRETISH = re.compile(r"^(Bearer|Basic|Token)\s+\S{8,}$|^[A-Za-z0-9_\-./+=]{20
 
 def destination(rule: LoadedRule) -> str:
     """A short human description of where a rule's records go (the target says)."""
-    d = rule.rule.dispatch
+    d = rule.spec.dispatch
     return TARGETS[d.kind].destination(d.target)
 
 
 def off_machine(rule: LoadedRule) -> bool:
     """True when the rule may send session content off this machine (the target says)."""
-    d = rule.rule.dispatch
+    d = rule.spec.dispatch
     return TARGETS[d.kind].off_machine(d.target)
 
 
 def content_off_machine(rule: LoadedRule) -> bool:
     """True when session content may leave this machine: an off-machine target, and
     `fields:` that keeps some free text of the rule's sections."""
-    return off_machine(rule) and carries_content(rule.rule.fields, rule.rule.sections)
+    return off_machine(rule) and carries_content(rule.spec.fields, rule.spec.sections)
 
 
 def host(rule: LoadedRule) -> str:
     """The host records go to (`a command` for a command target)."""
     from urllib.parse import urlsplit
 
-    target = rule.rule.dispatch.target
+    target = rule.spec.dispatch.target
     url = getattr(target, "url", None) or getattr(target, "endpoint", None)
     if isinstance(url, str):
         return urlsplit(url).hostname or url
-    return f"a {rule.rule.dispatch.kind}"
+    return f"a {rule.spec.dispatch.kind}"
 
 
 def literal_secrets(rule: LoadedRule) -> list[tuple[str, str]]:
     """(field, name) of each value in the target's SECRET_FIELDS that looks like a
     credential written out instead of a `${ENV_NAME}` reference."""
-    d = rule.rule.dispatch
+    d = rule.spec.dispatch
     out = []
     for field in TARGETS[d.kind].SECRET_FIELDS:
         values = getattr(d.target, field, None) or {}
@@ -89,9 +89,9 @@ def rule_warnings(sensor: LoadedSensor, rule: LoadedRule) -> list[Problem]:
             f"({destination(rule)}); `fields: metadata` would send ids, names, times, "
             "sizes and keyed hashes instead"
         )
-    if rule.rule.batch is not None and rule.rule.mode == "blocking":
+    if rule.spec.batch is not None and rule.spec.mode == "blocking":
         warn("batch has no effect on a blocking rule: the hook sends each record at once")
-    if rule.rule.redact == "none":
+    if rule.spec.redact == "none":
         warn(f"redact: none dispatches unmasked session content to {destination(rule)}")
     for field, name in literal_secrets(rule):
         warn(
@@ -124,6 +124,8 @@ def lint_paths(paths: list[str]) -> Catalog:
             continue
         raw, _, sensor, wheres = got
         name = stem(path)
-        rules = {n: LoadedRule(n, r, wheres[n], "file", path) for n, r in sensor.rules.items()}
+        rules = {
+            n: LoadedRule(name, n, r, wheres[n], "file", path) for n, r in sensor.rules.items()
+        }
         cat.sensors[name] = LoadedSensor(name, sensor, [Source("file", path)], rules, raw)
     return cat

@@ -56,11 +56,10 @@ import threading
 import time
 from typing import Any
 
-from . import chain, counters, delivery, events, index, indexbuild, secure
+from . import chain, counters, delivery, events, index, rules, secure
 from .journal import Journal
-from .layers import LoadedRule
-from .layout import rule_key
 from .pipeline import dumps, finish, match
+from .rules import LoadedRule
 from .session import Session, read_json
 from .spec import batch_for
 from .targets import Outcome
@@ -84,15 +83,15 @@ class Clock:
         return stop.wait(seconds)
 
 
-def load_rules(project: str) -> tuple[str, dict[str, tuple[str, LoadedRule]]]:
-    """(index key, {rule id: (sensor, rule)}): the enabled async rules, and the blocking
+def load_rules(project: str) -> tuple[str, dict[str, LoadedRule]]:
+    """(index key, {rule key: rule}): the enabled async rules, and the blocking
     at_least_once ones, whose workers deliver the hook's failed dispatches again."""
     idx = index.current(project)
-    rules = indexbuild.enabled_rules(idx, mode="async")
-    for rid, (sensor, rule) in indexbuild.enabled_rules(idx, mode="blocking").items():
-        if rule.rule.delivery == "at_least_once":
-            rules[rid] = (sensor, rule)
-    return idx.key, rules
+    wanted = rules.enabled(idx, mode="async")
+    for key, rule in rules.enabled(idx, mode="blocking").items():
+        if rule.spec.delivery == "at_least_once":
+            wanted[key] = rule
+    return idx.key, wanted
 
 
 def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
@@ -150,22 +149,20 @@ class Worker(threading.Thread):
         self,
         journal: Journal,
         session: Session,
-        sensor: str,
         rule: LoadedRule,
         after: Worker | None = None,
         clock: Clock | None = None,
     ):
-        super().__init__(name=f"rule {sensor}/{rule.name}", daemon=True)
+        super().__init__(name=f"rule {rule.label}", daemon=True)
         self.journal = journal
         self.session = session
         self.clock = clock or Clock()
-        self.sensor = sensor
         self.rule = rule
-        self.rid = rule_key(sensor, rule.name)
+        self.rid = rule.key
         self.tally = counters.Tally(self.rid, session.layout)
         self.stop = threading.Event()
         self.path = session.cursor_path(self.rid)
-        self.max_records, self.max_delay = batch_for(rule.rule)
+        self.max_records, self.max_delay = batch_for(rule.spec)
         self.lines: list[bytes] | None = None  # the pending records' JSON, when known
         self.saved_at = 0.0
         self.saved_position = ("", -1)
@@ -180,7 +177,7 @@ class Worker(threading.Thread):
         # first, and where the next read starts
         self.buffer: list[tuple[str, int, Any]] = []
         self.read_at = (self.state["segment"], self.state["offset"])
-        self.redelivers = rule.rule.mode == "blocking"  # only the hook's failed dispatches
+        self.redelivers = rule.spec.mode == "blocking"  # only the hook's failed dispatches
 
     # --- state ----------------------------------------------------------------------
 
@@ -189,7 +186,7 @@ class Worker(threading.Thread):
         seg, size = self.journal.end
         if not isinstance(st, dict):
             s = self.session
-            head = s.layout.ledger_head(s.id, self.sensor, self.rule.name)
+            head = s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name)
             rule_seq, h = head or (0, chain.GENESIS)
             st = {"rule_seq": rule_seq, "hash": h, "pending": None}
             st["segment"], st["offset"] = seg, size  # a new rule sees records from now on
@@ -246,7 +243,7 @@ class Worker(threading.Thread):
             except Exception as exc:  # a bug must not kill the rule silently
                 events.log(
                     "dispatch.worker_error",
-                    sensor=self.sensor,
+                    sensor=self.rule.sensor,
                     rule=self.rule.name,
                     session=self.session.id,
                     error=type(exc).__name__,
@@ -277,7 +274,7 @@ class Worker(threading.Thread):
             if not batch:
                 return False
             entries: list[tuple[str, int, Any]] = [(seg, end, rec) for end, rec in batch]
-            r = self.rule.rule
+            r = self.rule.spec
             if r.delivery == "best_effort" and not self.redelivers:
                 matching = [
                     i
@@ -290,7 +287,7 @@ class Worker(threading.Thread):
                         entries[i] = (seg, entries[i][1], "drop")
                     events.log(
                         "dispatch.drop",
-                        sensor=self.sensor,
+                        sensor=self.rule.sensor,
                         rule=self.rule.name,
                         session=self.session.id,
                         count=drop,
@@ -363,18 +360,17 @@ class Worker(threading.Thread):
                 return
             out, h = finish(
                 rec,
-                self.sensor,
                 self.rule,
                 b.rule_seq + 1,
                 b.hash,
-                deadline=time.monotonic() + self.rule.rule.timeout_s,  # real: masking's watchdog
+                deadline=time.monotonic() + self.rule.spec.timeout_s,  # real: masking's watchdog
             )
             line = dumps(out)  # a record that cannot be sent must not block the ones behind it
         except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
             self.tally.count("lost")
             events.log(
                 "dispatch.unsendable_record",
-                sensor=self.sensor,
+                sensor=self.rule.sensor,
                 rule=self.rule.name,
                 session=self.session.id,
                 error=type(exc).__name__,
@@ -432,7 +428,6 @@ class Worker(threading.Thread):
                         return False
                 return True
             if delivery.settle(
-                self.sensor,
                 self.rule,
                 recs,
                 outcome,
@@ -449,7 +444,6 @@ class Worker(threading.Thread):
     def deliver(self, recs: list[dict[str, Any]]) -> Outcome:
         """One attempt for the batch, under the rule's timeout; counted and logged."""
         return delivery.attempt(
-            self.sensor,
             self.rule,
             recs,
             session=self.session.id,
@@ -477,6 +471,6 @@ class Worker(threading.Thread):
     @property
     def owes(self) -> bool:
         """Records this rule still has to deliver (at_least_once only keeps a debt)."""
-        if self.rule.rule.delivery != "at_least_once":
+        if self.rule.spec.delivery != "at_least_once":
             return False
         return not self.done()

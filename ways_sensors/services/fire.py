@@ -17,9 +17,10 @@ from typing import Any
 
 from .. import agents, delivery
 from ..errors import UsageError
-from ..layers import Catalog, LoadedRule, load
+from ..layers import Catalog, load
 from ..pipeline import finish
 from ..records import WAY_EVENT, Draft, envelope, way_event
+from ..rules import LoadedRule
 from ..spec import SECTIONS
 from ..targets import ACCEPTED
 
@@ -109,7 +110,7 @@ def fire(
     rules = [
         r
         for n, r in sensor.rules.items()
-        if (not rule_name or n == rule_name) and section in r.rule.sections
+        if (not rule_name or n == rule_name) and section in r.spec.sections
     ]
     if not rules:
         raise UsageError(f"no rule of {target} selects {section}")
@@ -119,40 +120,36 @@ def fire(
     if not made:
         raise UsageError(f"the input gives no {section} record")
     try:
-        return _send(sensor.name, rules, made, cat.project, dry_run)
+        return _send(rules, made, cat.project, dry_run)
     finally:
         from ..targets import http
 
         http.close_loop()  # a fire is one-shot: its thread may end (the tab's workers)
 
 
-def _send(
-    sensor: str, rules: list[LoadedRule], made: list[Draft], project: str, dry_run: bool
-) -> Fired:
+def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: bool) -> Fired:
     records: list[dict[str, Any]] = []
     results: list[FireResult] = []
     for rule in rules:
         for i, d in enumerate(made, 1):
             rec = envelope(d, i, SESSION, project)
-            out, _ = finish(rec, sensor, rule, i, "0" * 64, test=True)
+            out, _ = finish(rec, rule, i, "0" * 64, test=True)
             records.append(out)
             if dry_run:
                 continue
             t0 = time.monotonic()
-            outcome = delivery.attempt(
-                sensor, rule, [out], session=SESSION, tally=None, origin="fire"
-            )
+            outcome = delivery.attempt(rule, [out], session=SESSION, tally=None, origin="fire")
             ms = (time.monotonic() - t0) * 1000
             results.append(
                 FireResult(
-                    f"{sensor}/{rule.name}",
+                    rule.label,
                     outcome.status,
                     outcome.cause or None,
                     outcome.detail,
                     outcome.retry_after,
                     outcome.killed,
                     round(ms, 1),
-                    rule.rule.timeout_s,
+                    rule.spec.timeout_s,
                     time.time(),
                 )
             )
