@@ -70,7 +70,7 @@ from . import events, secure
 from .layout import Layout, rule_key
 from .pipeline import dumps
 from .spec import batch_for
-from .targets import ERROR, TARGETS, Item, Outcome
+from .targets import ERROR, TARGETS, Context, Item, Outcome
 from .targets.base import retryable
 
 if TYPE_CHECKING:
@@ -102,13 +102,15 @@ def attempt(
     if not_after is not None:
         deadline = min(deadline, not_after)
     first = records[0]
-    ctx = {
-        "session_id": str(first.get("session_id", "")),
-        "sensor": rule.sensor,
-        "rule": rule.name,
-        "date": str(first.get("timestamp", ""))[:10],
-        "max_records": str(batch_for(r)[0]),
-    }
+    max_records, max_delay = batch_for(r)
+    ctx = Context(
+        rule.sensor,
+        rule.name,
+        session_id=str(first.get("session_id", "")),
+        date=str(first.get("timestamp", ""))[:10],
+        max_records=max_records,
+        max_delay=max_delay,
+    )
     try:
         if lines is None or len(lines) != len(records):
             lines = [dumps(rec) for rec in records]
@@ -151,6 +153,12 @@ def attempt(
         killed=outcome.killed,
     )
     return outcome
+
+
+def close(rule: LoadedRule) -> None:
+    """Let the rule's target release what this thread's attempts hold (Target.close): a
+    worker as it exits, `fire` as it ends."""
+    TARGETS[rule.spec.dispatch.kind].close()
 
 
 def settle(

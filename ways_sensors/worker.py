@@ -234,6 +234,7 @@ class Worker(threading.Thread):
             elif (self.state["segment"], self.state["offset"]) != self.saved_position:
                 self._save()  # the lazily saved move past records the rule does not take
             self.tally.flush()
+            delivery.close(self.rule)  # the target's hold on this thread (http's loop)
 
     def _loop(self) -> None:
         while not self.stop.is_set():

@@ -122,9 +122,8 @@ def fire(
     try:
         return _send(rules, made, cat.project, dry_run)
     finally:
-        from ..targets import http
-
-        http.close_loop()  # a fire is one-shot: its thread may end (the tab's workers)
+        for rule in rules:  # a fire is one-shot: its thread may end (the tab's workers)
+            delivery.close(rule)
 
 
 def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: bool) -> Fired:
