@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from ..conftest import payload
+from ..helpers import SID, lines, wait_until
 from ..servers import Server
-from ..test_dispatcher import SID, lines, wait_until
 
 
 def test_fire_against_a_hanging_consumer_reports_the_timeout(install):
