@@ -41,7 +41,7 @@ supported instead of "unknown field". Moving a kind from PLANNED to TARGETS ship
 
 from __future__ import annotations
 
-from . import command, file, http, otlp
+from . import command, file, http, otlp, syslog
 from .base import (
     ACCEPTED,
     ERROR,
@@ -59,6 +59,7 @@ TARGETS: dict[str, Target] = {
     "http": http,
     "command": command,
     "otlp": otlp,
+    "syslog": syslog,
 }
 PLANNED: tuple[str, ...] = ()
 
