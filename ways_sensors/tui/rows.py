@@ -217,6 +217,9 @@ def live_lines(snap: Snapshot) -> list[str]:
     dead = sum(d.count for d in snap.dead_letters)
     if dead:
         lines[0] += f"   dead letters: {dead} in {len(snap.dead_letters)} file(s)"
+    refused = snap.refused_line()
+    if refused:
+        lines.insert(0, refused)
     if snap.events:
         lines += [event_line(e) for e in snap.events]
     else:
