@@ -245,13 +245,7 @@ def event_line(line: str) -> str:
 
 def outcome_text(r: FireResult) -> str:
     """`delivered`, `refused (...)` or `timed out`, with the time it took and when."""
-    if r.accepted:
-        what = "delivered"
-    elif r.cause == "timeout":
-        what = "timed out"
-    else:
-        why = ": ".join(x for x in (r.cause, r.detail) if x)
-        what = f"refused ({why}, {r.outcome})" if why else f"refused ({r.outcome})"
+    what = r.describe()  # services/fire.py: the same words as `ways sensors fire`
     at = time.strftime("%H:%M:%S", time.localtime(r.at))
     return f"{r.rule}: {what} in {r.duration_ms:.0f} ms (timeout {r.timeout_s:g}s) at {at}"
 
