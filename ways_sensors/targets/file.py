@@ -1,6 +1,8 @@
 """The `file` target: append one line per record; placeholders in the path.
 
-`{session_id}`, `{date}` (the record's UTC date), `{sensor}`, `{rule}`; `~` expands to
+`{session_id}`, `{date}` (the record's own UTC date: a session crossing midnight, or a
+record recovered from the transcript with its earlier time, goes on in another day's
+file, and `verify` follows the chain there), `{sensor}`, `{rule}`; `~` expands to
 the home folder, before the placeholders are filled (a value never reaches `~user`).
 Each value comes from session data (the date from a transcript's timestamp, the id from
 the hook payload), so each must be one safe path segment or the delivery fails for
