@@ -97,8 +97,9 @@ _lines: dict[str, tuple[int, int, int]] = {}  # dead-letter file -> (inode, size
 
 
 def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
-    """{rule id: parked records}; a file that only grew is counted from where it was
-    last seen, so a big dead-letter file costs its new bytes only."""
+    """{rule id: parked records, its rotated older file included}; a file that only
+    grew is counted from where it was last seen, so a big dead-letter file costs its
+    new bytes only."""
     out: dict[str, int] = {}
     folder = delivery.deadletter_folder(layout)
     try:
@@ -106,7 +107,10 @@ def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
     except OSError:
         return out
     for name in names:
-        if not name.endswith(".jsonl"):
+        key = name[: -len(".jsonl")] if name.endswith(".jsonl") else None
+        if name.endswith(".jsonl" + delivery.ROTATED):
+            key = name[: -len(".jsonl" + delivery.ROTATED)]
+        if key is None:
             continue
         path = os.path.join(folder, name)
         try:
@@ -122,7 +126,7 @@ def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
         except OSError:
             continue
         _lines[path] = (st.st_ino, size, count)
-        out[name[: -len(".jsonl")]] = count
+        out[key] = out.get(key, 0) + count
     return out
 
 
