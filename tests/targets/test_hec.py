@@ -57,7 +57,7 @@ def test_the_receiver_refuses_what_hec_refuses(hec):
     """The loopback HEC is strict: a wrong token, a body that is not concatenated JSON
     objects, and an envelope without `event` are refused with HEC's codes."""
     out = send(hec, token="wrong")
-    assert (out.status, out.cause) == (PERMANENT, REFUSED)
+    assert (out.status, out.cause) == (RETRYABLE, REFUSED)  # the credential, not the records
     assert "HEC code 4" in out.detail
     assert hec.handle("/services/collector/event", {"Authorization": "Splunk t0ken"},
                       b"[1, 2]")[1]["code"] == 6  # fmt: skip
@@ -72,7 +72,7 @@ def test_the_receiver_refuses_what_hec_refuses(hec):
         (503, 9, RETRYABLE),  # server is busy
         (500, 8, RETRYABLE),  # internal server error
         (503, 18, RETRYABLE),  # unhealthy, queues full
-        (403, 1, PERMANENT),  # token disabled
+        (403, 1, RETRYABLE),  # token disabled: retried like any 401/403, never parked
         (400, 6, PERMANENT),  # invalid data format
         (400, 7, PERMANENT),  # incorrect index
         (400, 10, PERMANENT),  # data channel missing

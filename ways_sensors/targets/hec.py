@@ -4,9 +4,11 @@ HEC answers every request with a status and `{"text", "code"}`. The code decides
 it is more precise than the status (Splunk's "Troubleshoot HTTP Event Collector" table):
 
     retryable   8 internal server error, 9 server is busy, 18, 19 and 20 (HEC unhealthy:
-                queues full, acknowledgement service unavailable), and any 5xx, 408, 429
-    permanent   1 token disabled, 2 token required, 3 invalid authorization, 4 invalid
-                token, 5 no data, 6 invalid data format, 7 incorrect index, 10 and 11
+                queues full, acknowledgement service unavailable), and any 5xx, 408, 429;
+                1 token disabled, 2 token required, 3 invalid authorization, 4 invalid
+                token: like the http target's 401 and 403, about the credential, not
+                the records, so they wait for a fixed token rather than being parked
+    permanent   5 no data, 6 invalid data format, 7 incorrect index, 10 and 11
                 (data channel missing or invalid), 12 and 13 (event field required or
                 blank), 14 ACK disabled, 15 indexed fields, 16 query-string auth off,
                 and any other 4xx
@@ -28,8 +30,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .base import REFUSED, Outcome, permanent, retryable
 
-RETRYABLE_CODES: Final = frozenset({8, 9, 18, 19, 20})
-PERMANENT_CODES: Final = frozenset({1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16})
+RETRYABLE_CODES: Final = frozenset({1, 2, 3, 4, 8, 9, 18, 19, 20})
+PERMANENT_CODES: Final = frozenset({5, 6, 7, 10, 11, 12, 13, 14, 15, 16})
 NAMES: Final = {
     1: "token disabled", 2: "token is required", 3: "invalid authorization",
     4: "invalid token", 5: "no data", 6: "invalid data format", 7: "incorrect index",
