@@ -9,26 +9,36 @@ request per batch, in the target's `format`:
     ndjson   one record per line, each ending in a newline,
              content-type application/x-ndjson
 
+    ocsf, ecs    each record as an OCSF event or an ECS document (formats/); a batch
+                 is a JSON array of them
+    splunk_hec   each record in a Splunk HEC envelope; a batch is the envelopes one
+                 per line, one request, batched or not; HEC's answers are read as
+                 targets/hec.py says (codes, channel, indexer acknowledgement)
+
 A `content-type` header in the spec wins. The whole batch is one outcome: a refusal
 retries or parks every record of it (delivery.py).
 
 The request itself is transport.py's, shared with the otlp target: header values may
 be `${ENV_NAME}`, the deadline is total, at most BODY_CAP bytes of an answer are read.
 Failures: connection errors, timeouts, 408, 429 and 5xx are retryable (with the
-server's `Retry-After` on 429 and 503, in seconds or as an HTTP date); an unset header
+server's `Retry-After` on 429 and 503, in seconds or as an HTTP date), and so are 401
+and 403 (detail `HTTP 401: credentials refused`): an expired token says nothing about
+the record, so the rule waits and tries again with the backoff, logging each attempt,
+rather than parking everything until the token is renewed; an unset header
 variable, a header value HTTP cannot carry, a redirect (never followed) and any other
 4xx are permanent.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
 from . import transport
-from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable
+from .base import REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
 
 
 class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -38,10 +48,11 @@ class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     url: Annotated[str, Meta(pattern=r"^https?://")]
     headers: dict[str, str] = {}
     format: Annotated[
-        Literal["array", "ndjson"],
+        Literal["array", "ndjson", "ocsf", "ecs", "splunk_hec"],
         Meta(
-            description="a batched rule's request body: a JSON array of records, or "
-            "NDJSON (one record per line); an unbatched rule posts one JSON object"
+            description="the records as they are, a batch as a JSON array (array) or "
+            "one per line (ndjson); OCSF events or ECS documents (a batch as a JSON "
+            "array); Splunk HEC event envelopes (splunk_hec, docs/security.md)"
         ),
     ] = "array"
 
@@ -51,6 +62,7 @@ SECRET_FIELDS: tuple[str, ...] = ("headers",)
 BATCH_DEFAULT = (1, 0.0)  # one request per record unless the rule sets `batch:`
 
 RETRYABLE_STATUS = frozenset({408, 429})
+AUTH_STATUS = frozenset({401, 403})  # retried with backoff: about the credential, not the record
 RETRY_AFTER_STATUS = frozenset({429, 503})
 
 
@@ -59,6 +71,8 @@ def classify(status: int, retry_after_header: str | None) -> Outcome:
     if 200 <= status < 300:
         return accepted(str(status))
     detail = f"HTTP {status}"
+    if status in AUTH_STATUS:  # an expired or revoked credential: the alarm is ours
+        return retryable(REFUSED, detail + ": credentials refused")
     if status >= 500 or status in RETRYABLE_STATUS:
         wait = transport.retry_after(retry_after_header) if status in RETRY_AFTER_STATUS else None
         return retryable(REFUSED, detail, wait)
@@ -67,29 +81,75 @@ def classify(status: int, retry_after_header: str | None) -> Outcome:
     return permanent(REFUSED, detail)
 
 
-def _send(url: str, headers: dict[str, str], body: bytes, deadline: float) -> Outcome:
-    answer = transport.send(url, headers, body, deadline)
+def _exchange(
+    spec: HttpTarget, headers: dict[str, str], body: bytes, deadline: float, url: str = ""
+) -> tuple[Outcome, bytes]:
+    """One request (transport.py): its outcome and (at most BODY_CAP bytes of) the
+    answer's body."""
+    answer = transport.send(url or spec.url, headers, body, deadline)
     if isinstance(answer, Outcome):
-        return answer
-    return classify(answer.status, answer.retry_after)
+        return answer, b""
+    outcome = classify(answer.status, answer.retry_after)
+    if spec.format == "splunk_hec":
+        from . import hec
+
+        outcome = hec.refine(outcome, answer.status, answer.body)
+    return outcome, answer.body
+
+
+def _send(spec: HttpTarget, headers: dict[str, str], body: bytes, deadline: float) -> Outcome:
+    return _exchange(spec, headers, body, deadline)[0]
+
+
+def _send_hec(spec: HttpTarget, headers: dict[str, str], body: bytes, deadline: float) -> Outcome:
+    """One HEC request, then, when HEC answers with an ackId, its indexing confirmed
+    (targets/hec.py)."""
+    from . import hec
+
+    headers.setdefault("x-splunk-request-channel", hec.CHANNEL)
+    outcome, answer = _exchange(spec, headers, body, deadline)
+    ack_id = hec.answer(answer).get("ackId") if outcome.accepted else None
+    where = hec.ack_url(spec.url)
+    if not isinstance(ack_id, int) or where is None:
+        return outcome
+    wait = 0.05
+    query = b'{"acks":[%d]}' % ack_id
+    while True:
+        polled, answer = _exchange(spec, headers, query, deadline, where)
+        if polled.accepted and hec.acked(answer, ack_id):
+            return outcome
+        if not polled.accepted:
+            return polled
+        if time.monotonic() + wait >= deadline:
+            return retryable(TIMEOUT, f"HEC did not confirm ackId {ack_id} by the deadline")
+        time.sleep(wait)
+        wait = min(wait * 2, 1.0)
 
 
 def deliver(spec: HttpTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
     headers = transport.headers(spec.headers)
     if isinstance(headers, Outcome):
         return headers
+    docs = [i.line for i in batch]
+    if spec.format in ("ocsf", "ecs", "splunk_hec"):
+        from .. import formats
+
+        docs = [formats.encode(spec.format, i.record, i.line) for i in batch]
+    if spec.format == "splunk_hec":
+        headers.setdefault("content-type", "application/json")
+        return _send_hec(spec, headers, formats.body(docs, "lines"), deadline)
     if ctx.batched:
+        from .. import formats
+
         if spec.format == "ndjson":
             headers.setdefault("content-type", "application/x-ndjson")
-            body = b"".join(i.line + b"\n" for i in batch)
-        else:
-            headers.setdefault("content-type", "application/json")
-            body = b"[" + b",".join(i.line for i in batch) + b"]"
-        return _send(spec.url, headers, body, deadline)
+            return _send(spec, headers, formats.body(docs, "lines"), deadline)
+        headers.setdefault("content-type", "application/json")
+        return _send(spec, headers, formats.body(docs, "array"), deadline)
     headers.setdefault("content-type", "application/json")
     outcome = accepted()
-    for item in batch:  # an unbatched rule's batch is one record; one request each anyway
-        outcome = _send(spec.url, headers, item.line, deadline)
+    for doc in docs:  # an unbatched rule's batch is one record; one request each anyway
+        outcome = _send(spec, headers, doc, deadline)
         if not outcome.accepted:
             break
     return outcome
