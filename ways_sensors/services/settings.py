@@ -23,6 +23,8 @@ from .. import previews, roots, yamlwrite
 from ..errors import InvalidError, OverriddenError, UsageError
 from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
 from ..settings import (
+    CONFIG_KEYS,
+    DISPATCH_IDLE,
     METRICS_TEXTFILE,
     PROJECT_SENSORS,
     RETENTION_ABANDONED,
@@ -116,31 +118,12 @@ def parse_value(text: str) -> Any:
 
 def resolve(key: Key, cat: Catalog) -> Setting:
     """The key's effective value, the layer and file that set it, and its default."""
-    if key.text == PROJECT_SENSORS:
+    if key.text in CONFIG_KEYS:
         cfg, _ = read_config()
-        found, value = dig(cfg, ("ways", "project_sensors"))
-        return Setting(
-            key.text,
-            value if found else [],
-            "user" if found else "default",
-            [],
-            roots.config_file(),
-        )
-    if key.text == METRICS_TEXTFILE:
-        cfg, _ = read_config()
-        found, value = dig(cfg, ("ways", "metrics_textfile"))
-        return Setting(
-            key.text,
-            value if found else None,
-            "user" if found else "default",
-            None,
-            roots.config_file(),
-        )
-    if key.text == RETENTION_ABANDONED:
-        cfg, _ = read_config()
-        found, value = dig(cfg, tuple(RETENTION_ABANDONED.split(".")))
+        found, value = dig(cfg, tuple(key.text.split(".")))
+        default = CONFIG_KEYS[key.text][0]
         layer = "user" if found else "default"
-        return Setting(key.text, value if found else "7d", layer, "7d", roots.config_file())
+        return Setting(key.text, value if found else default, layer, default, roots.config_file())
     sensor = cat.sensors.get(key.sensor or "")
     if sensor is None:
         raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
@@ -172,18 +155,10 @@ def list_settings(project: str | None = None) -> list[Setting]:
 
 def help_for(key: str) -> KeyHelp:
     parsed = parse_key(key)
-    if parsed.info is not None:
-        kind = describe(parsed.info.type)
-    elif parsed.text == PROJECT_SENSORS:
-        kind = "a list of project folders"
-    elif parsed.text == METRICS_TEXTFILE:
-        kind = "an absolute file path (or ~/...), e.g. <textfile directory>/ways.prom"
-    elif parsed.text == RETENTION_ABANDONED:
-        return KeyHelp(
-            parsed.text, "a duration: 12h, 7d, 2w or seconds; at least 1h", "7d", parsed.help
-        )
-    else:
-        kind = "a YAML mapping"
+    if parsed.text in CONFIG_KEYS:
+        default, kind, _ = CONFIG_KEYS[parsed.text]
+        return KeyHelp(parsed.text, kind, default, parsed.help)
+    kind = describe(parsed.info.type) if parsed.info is not None else "a YAML mapping"
     return KeyHelp(parsed.text, kind, parsed.default, parsed.help)
 
 
@@ -309,6 +284,19 @@ def _set_retention(value: Any, project: str | None) -> SetResult:
     return SetResult(RETENTION_ABANDONED, value, roots.config_file())
 
 
+def _set_idle(value: Any, project: str | None) -> SetResult:
+    if project:
+        raise UsageError(f"{DISPATCH_IDLE} lives in your user config.yaml only")
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400
+    if not ok:
+        raise InvalidError(
+            f"{DISPATCH_IDLE} takes a number of seconds from 1 to 86400",
+            hint=f"ways settings set {DISPATCH_IDLE} 60",
+        )
+    yamlwrite.set_value(roots.config_file(), DISPATCH_IDLE.split("."), value)
+    return SetResult(DISPATCH_IDLE, value, roots.config_file())
+
+
 def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     """Write `value` (already parsed: parse_value) at the user layer or `project`'s."""
     parsed = parse_key(key)
@@ -319,6 +307,8 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
         return _set_metrics_textfile(value, project)
     if parsed.text == RETENTION_ABANDONED:
         return _set_retention(value, project)
+    if parsed.text == DISPATCH_IDLE:
+        return _set_idle(value, project)
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
@@ -391,7 +381,7 @@ def _overridden(
 def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
     project = project_folder(project)
-    if parsed.text in (PROJECT_SENSORS, METRICS_TEXTFILE, RETENTION_ABANDONED):
+    if parsed.text in CONFIG_KEYS:
         if project:
             raise UsageError(f"{parsed.text} lives in your user config.yaml only")
         path = parsed.text.split(".")
