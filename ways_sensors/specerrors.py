@@ -332,6 +332,15 @@ def _check_rules(rules: Any, path: list[Any], out: list[SpecError]) -> None:
                 )
             )
             continue
+        if isinstance(name, bool):  # YAML 1.1 reads on, off, yes, no as booleans
+            out.append(
+                SpecError(
+                    f"a rule name YAML reads as {str(name).lower()} (on, off, yes or no): "
+                    "quote it, e.g. 'off':",
+                    path,
+                )
+            )
+            continue
         if not isinstance(name, str) or not NAME_RE.match(name) or len(name) > 64:
             out.append(SpecError(f"`{name}` is not a rule name: use {NAME_WORDS}", here))
             continue
