@@ -116,10 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="files or folders to lint alone (default: "
         "every layer of the project, and config.yaml)",
     )
-    ver = ss.add_parser("verify", help="check a chained file: exit 0 intact, 3 broken")
-    ver.add_argument("file", metavar="FILE")
+    ver = ss.add_parser("verify", help="check chained files: exit 0 intact, 3 broken")
     ver.add_argument(
-        "--rule", metavar="SENSOR/RULE", help="also check the tail against the stored chain head"
+        "files", nargs="*", metavar="FILE", help="files or folders (one chain may span several)"
+    )
+    ver.add_argument(
+        "--rule",
+        metavar="SENSOR/RULE",
+        help="also check each tail against the stored chain head; alone: every file it wrote",
     )
     ver.add_argument("--json", action="store_true")
     for name, helptext in (

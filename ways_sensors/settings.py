@@ -55,6 +55,18 @@ CONFIG_KEYS: dict[str, tuple[Any, str, str]] = {
         "sessions nothing wrote in for this long (they never ended) are removed "
         "by the next dispatcher start (user config.yaml only; default 7d)",
     ),
+    "ways.evidence.epoch_seconds": (
+        3600,
+        "a number of seconds above 0",
+        "how long one signing key of the evidence checkpoints lives before the next "
+        "replaces it and it is destroyed (evidence/keys.py; user config.yaml only)",
+    ),
+    "ways.witness": (
+        None,
+        "a list of {url, key} (a tlog-witness URL and its cosignature/v1 vkey)",
+        "witnesses asked to cosign each evidence checkpoint (evidence/witness.py; user "
+        "config.yaml only)",
+    ),
     DISPATCH_IDLE: (
         60,
         "a number of seconds, 1 to 86400",

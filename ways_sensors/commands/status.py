@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 from .. import counters, table
@@ -76,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
             "their dispatcher restarts at their next hook event or any session start"
         )
     for d in data["dead_letters"]:
-        print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
+        older = " (and its .1)" if os.path.exists(d["path"] + ".1") else ""
+        print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}{older}")
     print(f"redaction key: {data['redaction_key']}")
     faults = data["spool_faults"]
     if any(faults.values()):

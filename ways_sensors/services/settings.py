@@ -255,8 +255,17 @@ def _set_project_sensors(value: Any, project: str | None) -> SetResult:
     return SetResult(PROJECT_SENSORS, folders, roots.config_file())
 
 
+_REFUSED = {
+    "inside_state_root": "inside the state root",
+    "inside_config_root": "inside the config root",
+    "inside_cache_root": "inside the cache root",
+    "not_a_regular_file": "not a regular file",
+    "not_a_metrics_file": "a file that is not a metrics textfile of ours",
+}
+
+
 def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
-    from ..metrics import textfile_path
+    from ..metrics import RefusedPath, check_path, textfile_path
 
     if project:
         raise UsageError(f"{METRICS_TEXTFILE} lives in your user config.yaml only")
@@ -267,6 +276,16 @@ def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
         raise InvalidError(
             str(exc), hint=f"ways settings set {METRICS_TEXTFILE} ~/x.prom"
         ) from None
+    try:  # the dispatchers would refuse it anyway; say so now
+        check_path(os.path.expanduser(value))
+    except RefusedPath as exc:
+        raise InvalidError(
+            f"{METRICS_TEXTFILE}: {value} is {_REFUSED.get(exc.reason, exc.reason)}, "
+            "which the textfile would replace",
+            hint="name a file of its own, e.g. <textfile collector folder>/ways.prom",
+        ) from None
+    except OSError:
+        pass  # unreadable now; the dispatcher checks again before each write
     yamlwrite.set_value(roots.config_file(), ["ways", "metrics_textfile"], value)
     return SetResult(METRICS_TEXTFILE, value, roots.config_file())
 
@@ -309,6 +328,11 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
         return _set_retention(value, project)
     if parsed.text == DISPATCH_IDLE:
         return _set_idle(value, project)
+    if parsed.text in CONFIG_KEYS:  # read and checked by the module that uses it
+        if project:
+            raise UsageError(f"{parsed.text} lives in your user config.yaml only")
+        yamlwrite.set_value(roots.config_file(), parsed.text.split("."), value)
+        return SetResult(parsed.text, value, roots.config_file())
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
