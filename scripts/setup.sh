@@ -9,6 +9,7 @@ PYTHON="${PYTHON:-python3}"
   exit 1
 }
 if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $("$PYTHON" --version 2>&1)" >&2
   "$PYTHON" -m venv .venv || {
     echo "could not create .venv; on Debian/Ubuntu install python3-venv first" >&2
     exit 1

@@ -56,6 +56,7 @@ from . import chain, counters, delivery, events, index, indexbuild, secure
 from .layers import LoadedRule
 from .layout import rule_key
 from .pipeline import dumps, finish, match
+from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import read_json
 from .spec import batch_for
 from .targets import Outcome
@@ -387,6 +388,7 @@ class Worker(threading.Thread):
         recs = self.state["pending"]
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
+        tap.offer(f"{self.sensor}/{self.rule.name}", self.lines, self.disp.session.layout.root)
         if not self._until_settled(recs, split=True):
             return  # stopped: leave it pending on disk for the next dispatcher
         self.state["pending"] = None

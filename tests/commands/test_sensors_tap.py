@@ -49,10 +49,10 @@ def test_tap_shows_a_rules_records_as_delivered_and_changes_nothing(install, tmp
         stderr=subprocess.PIPE,
     )
     lines: list[bytes] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(tap.stdout.readline, b"")))
     try:
         assert tap.stderr is not None and tap.stdout is not None
         assert b"tapping team/calls" in tap.stderr.readline()
-        reader = threading.Thread(target=lambda: lines.extend(iter(tap.stdout.readline, b"")))
         reader.start()
         start = payload("SessionStart")
         call = payload("PreToolUse")
@@ -74,6 +74,10 @@ def test_tap_shows_a_rules_records_as_delivered_and_changes_nothing(install, tmp
     finally:
         tap.send_signal(signal.SIGINT)
         code = tap.wait(timeout=30)
+        if reader.ident is not None:
+            reader.join(timeout=10)
+        tap.stdout.close()
+        tap.stderr.close()
     assert code == 0
     # the tap removed its files when it ended
     assert list((install.state_root / "taps").iterdir()) == []
