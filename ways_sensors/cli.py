@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--json", action="store_true")
     lint.add_argument("--project", metavar="DIR")
     lint.add_argument(
+        "--check-targets",
+        action="store_true",
+        help="also check each rule's consumer from here: a file target's folder writable, "
+        "a command executable, an http or otlp endpoint accepting a connection (nothing sent)",
+    )
+    lint.add_argument(
         "paths",
         nargs="*",
         metavar="PATH",

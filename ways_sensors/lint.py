@@ -228,3 +228,64 @@ def lint_paths(paths: list[str]) -> Catalog:
         rules = {n: LoadedRule(n, r, wheres[n], "file", path) for n, r in sensor.rules.items()}
         cat.sensors[name] = LoadedSensor(name, sensor, [Source("file", path)], rules, raw)
     return cat
+
+
+def target_problems(cat: Catalog, timeout: float = 3.0) -> list[Problem]:
+    """`--check-targets`: an error per rule whose consumer cannot be reached from here: a
+    file target whose nearest existing folder is not writable, a command that is not an
+    executable, an http/otlp endpoint that refuses a TCP connection (nothing is sent)."""
+    out = []
+    lines = _Lines()
+    for sensor in cat.sensors.values():
+        for rule in sensor.rules.values():
+            why = _unreachable(rule, timeout)
+            if why:
+                line, column = lines.at(rule.path, ["rules", rule.name, "dispatch"])
+                out.append(
+                    Problem(
+                        "error",
+                        rule.path,
+                        line,
+                        f"target check: {why}",
+                        sensor.name,
+                        rule.name,
+                        rule.layer,
+                        column,
+                    )
+                )
+    return out
+
+
+def _unreachable(rule: LoadedRule, timeout: float) -> str | None:
+    import shutil
+    import socket
+    from urllib.parse import urlsplit
+
+    target = rule.rule.dispatch.target
+    path = getattr(target, "path", None)
+    argv = getattr(target, "argv", None)
+    url = getattr(target, "url", None) or getattr(target, "endpoint", None)
+    if isinstance(path, str):
+        folder = os.path.dirname(os.path.expanduser(path))
+        folder = folder.split("{", 1)[0].rstrip("/") or "/"  # up to the first placeholder
+        while not os.path.lexists(folder):
+            folder = os.path.dirname(folder)
+        if not os.path.isdir(folder):
+            return f"{folder} is not a folder, so {path} cannot be created"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{folder} is not writable here, so {path} cannot be created"
+    elif isinstance(argv, list) and argv:
+        exe = argv[0] if "/" in argv[0] else shutil.which(argv[0])
+        if not exe or not os.access(exe, os.X_OK) or os.path.isdir(exe):
+            return f"{argv[0]} is not an executable here"
+    elif isinstance(url, str):
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            socket.create_connection((host, port), timeout=timeout).close()
+        except (OSError, ValueError) as exc:
+            return f"{host}:{parts.port or ''} does not accept a connection ({exc})".replace(
+                ":()", "()"
+            )
+    return None

@@ -303,3 +303,48 @@ def test_placeholders_variables_where_paths_and_config_keys(install, tmp_path):
         in (r.stdout)
     )
     assert "dispatch_idle_seconds" not in r.stdout  # a known key
+
+
+def test_check_targets_connects_runs_nothing_and_sends_nothing(install, tmp_path):
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    try:
+        path = tmp_path / "targets.yaml"
+        path.write_text(
+            "rules:\n"
+            f"  file-ok:\n    sections: [tool_call]\n"
+            f"    dispatch: {{file: {{path: '{tmp_path}/new/{{session_id}}.jsonl'}}}}\n"
+            f"  file-bad:\n    sections: [tool_call]\n"
+            f"    dispatch: {{file: {{path: '{blocker}/x/{{date}}.jsonl'}}}}\n"
+            "  cmd-ok:\n    sections: [tool_call]\n    dispatch: {command: {argv: [cat]}}\n"
+            "  cmd-bad:\n    sections: [tool_call]\n"
+            "    dispatch: {command: {argv: [no-such-program-here]}}\n"
+            "  http-ok:\n    sections: [tool_call]\n"
+            f"    dispatch: {{http: {{url: 'http://127.0.0.1:{server.getsockname()[1]}/in'}}}}\n"
+            "  otlp-bad:\n    sections: [tool_call]\n"
+            f"    dispatch: {{otlp: {{endpoint: 'http://127.0.0.1:{closed.getsockname()[1]}'}}}}\n"
+        )
+        assert install.ways("sensors", "lint", str(path)).returncode == 0  # off by default
+        r = install.ways("sensors", "lint", "--check-targets", "--json", str(path))
+        assert r.returncode == 3, r.stdout
+        bad = {e["rule"]: e["message"] for e in json.loads(r.stdout)["errors"]}
+        assert set(bad) == {"file-bad", "cmd-bad", "otlp-bad"}, bad
+        assert "is not a folder" in bad["file-bad"]
+        assert "not an executable" in bad["cmd-bad"]
+        assert "does not accept a connection" in bad["otlp-bad"]
+        assert not (tmp_path / "new").exists()  # nothing created
+        server.settimeout(5)
+        conn, _ = server.accept()  # the check connected ...
+        conn.settimeout(5)
+        assert conn.recv(1) == b""  # ... and sent nothing
+        conn.close()
+    finally:
+        server.close()
+        closed.close()

@@ -29,14 +29,25 @@ class Tmux:
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k != "TMUX")
         cmd = f"env {exports} TERM=xterm-256color {WAYS} sensors tui"
         self.tmux(
-            "new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]),
-            "-c", str(cwd), cmd,
+            "new-session",
+            "-d",
+            "-s",
+            self.name,
+            "-x",
+            str(size[0]),
+            "-y",
+            str(size[1]),
+            "-c",
+            str(cwd),
+            cmd,
         )
 
     def tmux(self, *args: str) -> str:
         r = subprocess.run(
             ["tmux", "-S", self.sock, "-f", "/dev/null", *args],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         assert r.returncode == 0, r.stderr
         return r.stdout

@@ -30,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
 
         cat = load(args.project)
     problems = lint(cat, config=not args.paths)
+    if args.check_targets:
+        from ..lint import target_problems
+
+        problems += target_problems(cat)
     errors = [p for p in problems if p.severity == "error"]
     warnings = [p for p in problems if p.severity == "warning"]
     if args.json:
