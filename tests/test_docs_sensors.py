@@ -24,8 +24,9 @@ def _part(heading: str) -> str:
 
 
 def _row_names(text: str) -> set[str]:
-    """The first cell of each table row: | `name` | ..."""
-    return set(re.findall(r"^\| `([a-z_]+)` \|", text, re.M))
+    """The names in the first cell of each table row: | `name` | or | `a`, `b` | ..."""
+    cells = re.findall(r"^\| ((?:`[a-z_]+`(?:, )?)+) \|", text, re.M)
+    return {name for cell in cells for name in re.findall(r"`([a-z_]+)`", cell)}
 
 
 def _names(struct: type[msgspec.Struct]) -> set[str]:

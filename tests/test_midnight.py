@@ -132,7 +132,7 @@ def test_tampering_with_any_dated_file_is_caught_naming_file_and_line(utc_midnig
         changed = list(original)
         if how == "edit":
             rec = json.loads(changed[0])
-            rec["timestamp"] = rec["timestamp"][:-2] + "9Z"
+            rec["timestamp"] = rec["timestamp"].replace("Z", "1Z")  # always a change
             changed[0] = json.dumps(rec)
             line = 1
         elif how == "delete":

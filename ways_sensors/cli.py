@@ -162,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--section", required=True)
     f.add_argument("--input", metavar="FILE|-")
     f.add_argument("--dry-run", action="store_true")
+    f.add_argument(
+        "--include-disabled", action="store_true", help="fire disabled rules too (else skipped)"
+    )
     f.add_argument("--json", action="store_true")
     e = ss.add_parser("emit", help="hand a way_event record to a session's spool")
     e.add_argument("--section", required=True)

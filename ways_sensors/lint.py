@@ -265,6 +265,9 @@ def _unreachable(rule: LoadedRule, timeout: float) -> str | None:
     path = getattr(target, "path", None)
     argv = getattr(target, "argv", None)
     url = getattr(target, "url", None) or getattr(target, "endpoint", None)
+    host = getattr(target, "host", None)
+    if isinstance(host, str) and getattr(target, "protocol", "tcp") != "udp":
+        url = f"tcp://{host}:{getattr(target, 'port', None) or 514}"  # syslog over tcp/tls
     if isinstance(path, str):
         folder = os.path.dirname(os.path.expanduser(path))
         folder = folder.split("{", 1)[0].rstrip("/") or "/"  # up to the first placeholder
