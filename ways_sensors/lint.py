@@ -267,7 +267,9 @@ def _unreachable(rule: LoadedRule, timeout: float) -> str | None:
     url = getattr(target, "url", None) or getattr(target, "endpoint", None)
     host = getattr(target, "host", None)
     if isinstance(host, str) and getattr(target, "protocol", "tcp") != "udp":
-        url = f"tcp://{host}:{getattr(target, 'port', None) or 514}"  # syslog over tcp/tls
+        tls = getattr(target, "protocol", "tcp") == "tls"
+        port = getattr(target, "port", None) or (6514 if tls else 514)
+        url = f"tcp://{host}:{port}"  # syslog over tcp or tls: a connection, nothing sent
     if isinstance(path, str):
         folder = os.path.dirname(os.path.expanduser(path))
         folder = folder.split("{", 1)[0].rstrip("/") or "/"  # up to the first placeholder
