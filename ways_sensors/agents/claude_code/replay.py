@@ -7,8 +7,9 @@ SubagentStart/Stop, PreCompact, SessionStart), and those go through the same
 `Builder` the dispatcher uses (builder.py): one mapping, not two. The main transcript is
 written to a scratch copy line by line as the replay advances, so the builder's own
 transcript reading (queued messages, interrupted replies) sees what it would have seen
-live. Robustness comes from transcript.py: broken lines are skipped alone,
-concatenated objects split, NUL padding dropped, an incomplete tail ignored.
+live. Robustness comes from the kit's reader (agents/kit/sessionfile.py): broken lines
+are skipped alone, concatenated objects split, NUL padding dropped, an incomplete tail
+ignored, a FIFO or device never waited on.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Any
 
 from ...records import Draft
+from ..kit import sessionfile
+from ..kit.replaying import Recording, ts_ns
 from . import transcript
 from .builder import Builder
 
 AGENT_TOOLS = ("Agent", "Task")
+META_MAX = 1 << 16  # bytes of a subagent's meta.json read
 Payload = tuple[str, dict[str, Any]]  # (hook event, payload without the common fields)
 
 
@@ -79,22 +81,12 @@ def _dirs(folder: str) -> list[str]:
         return []
 
 
-def _ts(obj: dict[str, Any], fallback: int) -> int:
-    t = obj.get("timestamp")
-    if isinstance(t, str):
-        try:
-            return int(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() * 1e9)
-        except ValueError:
-            pass
-    return fallback
-
-
 class Replay:
     """Hook payloads from a transcript, and the drafts the builder makes of them."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.stats = transcript.ReadStats()
+        self.stats = sessionfile.ReadStats()
         # keyed by the tool_use id as the transcript wrote it, checked or not
         self.calls: dict[Any, tuple[Any, Any, str | None, str | None]] = {}
         self.session_id = os.path.basename(path).rsplit(".", 1)[0]
@@ -102,50 +94,18 @@ class Replay:
         self.done_agents: set[str] = set()
 
     def drafts(self) -> Iterator[Draft]:
-        with tempfile.TemporaryDirectory() as tmp:
-            scratch = os.path.join(tmp, "transcript.jsonl")
-            builder = Builder()
-
-            def build(event: str, payload: dict[str, Any], ts: int, size: int = -1) -> list[Draft]:
-                body = {
-                    "session_id": self.session_id,
-                    "transcript_path": scratch,
-                    **payload,
-                    "hook_event_name": event,
-                }
-                drafts = builder.build(event, body, ts, size)
-                for d in drafts:  # name the recorded transcript, not the scratch copy
-                    extra = d.data.get("extra")
-                    if isinstance(extra, dict) and extra.get("transcript_path") == scratch:
-                        extra["transcript_path"] = self.path
-                return drafts
-
-            with open(scratch, "ab") as out:
-                ts, started = 0, False
-                for line_objs in self._lines():
-                    for obj in line_objs:
-                        ts = _ts(obj, ts)
-                        if not started and isinstance(obj.get("timestamp"), str):
-                            started = True  # at the first line that says when
-                            yield from build("SessionStart", {"source": "startup"}, ts, 0)
-                        out.write(json.dumps(obj).encode() + b"\n")
-                        out.flush()
-                        for event, payload in self._payloads(obj):
-                            yield from build(event, payload, ts)
-                # the end of the recording: replies never answered by a Stop, but no
-                # session_end record (the transcript does not say the session ended)
-                for d in build("SessionEnd", {"reason": "replay"}, ts):
-                    if d.section != "session_end":
-                        yield d
-
-    def _lines(self) -> Iterator[list[dict[str, Any]]]:
-        with open(self.path, "rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    continue  # an incomplete tail: not yet written
-                objs = transcript.decode_line(line, self.stats)
-                if objs:
-                    yield objs
+        with Recording(Builder(), self.session_id, self.path, "transcript.jsonl") as rec:
+            ts, started = 0, False
+            for _, objs in sessionfile.iter_lines(self.path, self.stats):
+                for obj in objs:
+                    ts = ts_ns(obj.get("timestamp"), ts)
+                    if not started and isinstance(obj.get("timestamp"), str):
+                        started = True  # at the first line that says when
+                        yield from rec.build("SessionStart", {"source": "startup"}, ts, 0)
+                    rec.copy(json.dumps(obj).encode() + b"\n")
+                    for event, payload in self._payloads(obj):
+                        yield from rec.build(event, payload, ts)
+            yield from rec.end(ts)  # replies never answered by a Stop
 
     def _payloads(
         self, obj: dict[str, Any], agent: tuple[str, str] | None = None
@@ -220,11 +180,10 @@ class Replay:
     def _agent_type(self, aid: str | None, tool_input: Any = None) -> str:
         meta = os.path.join(self.subagents_dir, f"agent-{aid}.meta.json")
         try:
-            with open(meta) as f:
-                t = json.load(f).get("agentType")
+            t = json.loads(sessionfile.read_at(meta, 0, META_MAX) or b"{}").get("agentType")
             if isinstance(t, str) and t:
                 return t
-        except (OSError, ValueError):
+        except (ValueError, RecursionError, AttributeError):
             pass
         if isinstance(tool_input, dict) and tool_input.get("subagent_type"):
             return str(tool_input["subagent_type"])
@@ -240,7 +199,7 @@ class Replay:
         yield "SubagentStart", {"agent_id": aid, "agent_type": agent[1]}
         last_text = ""
         try:
-            objs = list(transcript.iter_file(path, self.stats))
+            objs = list(sessionfile.iter_file(path, self.stats))
         except OSError:
             objs = []
         for obj in objs:

@@ -8,7 +8,9 @@ builds the entry; when it is not yet, the result is parked in the builder's stat
 released by a later event of the session as soon as the rollout has it, and at the
 latest at the turn's Stop (or SubagentStop, SessionEnd), as it stands then. A record
 made without a rollout (Codex's `--ephemeral`, the blocking path) says `success`
-unless the rollout's tail shows the failure.
+unless the rollout's tail shows the failure. A rollout that cannot be read (a FIFO, a
+device, a folder at its path) is logged content-free and the records are built from
+the payload (agents/kit/building.py).
 
 `turn_id` becomes the record's `prompt_id`; `agent_id`/`agent_type` name a subagent.
 """
@@ -21,6 +23,9 @@ from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, subagent_of, text_or_empty, tool_data
+from ..kit import building
+from ..kit.building import guarded
+from ..kit.sessionfile import ReadStats
 from . import NAME, rollout
 
 COMMON = frozenset({"session_id", "hook_event_name", "turn_id", "agent_id", "agent_type"})
@@ -55,6 +60,7 @@ class Builder:
     def __init__(self, state: str | None = None, transcript: bool = True) -> None:
         s = json.loads(state) if state else {}
         self.transcript = transcript
+        self.stats = ReadStats()  # this process's reading, for the logs only
         self.rollout: str | None = s.get("rollout")
         self.offset: int = int(s.get("offset", 0))
         self.outcomes: dict[str, rollout.Outcome] = dict(s.get("outcomes", {}))
@@ -91,7 +97,7 @@ class Builder:
             if event == "SessionStart" and self.rollout != path and transcript_size >= 0:
                 # a new process of the session: what came before was built already
                 self.rollout, self.offset = path, transcript_size
-            self._sync(path)
+            guarded(payload, self.stats, lambda: self._sync(path), None)
         out = self._release(final=False)
         out.extend(handler(self, payload, drafts))
         return out
@@ -101,7 +107,7 @@ class Builder:
     def _sync(self, path: str) -> None:
         if self.rollout != path:
             self.rollout, self.offset = path, 0
-        found, self.offset = rollout.scan(path, self.offset)
+        found, self.offset = rollout.scan(path, self.offset, self.stats)
         if found:
             self.outcomes.update(found)
             if len(self.outcomes) > MAX_OUTCOMES:
@@ -189,32 +195,16 @@ class Builder:
         return out
 
     def session_start(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {"source": p.get("source"), "model": p.get("model")}
-        return [drafts("session_start", {**data, "extra": _extra(p, {"source", "model"})})]
+        return [drafts("session_start", building.session_start(p, _extra))]
 
     def session_end(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        out = self._release(final=True)
-        data = {"reason": p.get("reason"), "extra": _extra(p, {"reason"})}
-        out.append(drafts("session_end", data))
-        return out
+        return [*self._release(final=True), drafts("session_end", building.session_end(p, _extra))]
 
     def pre_compact(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {
-            "phase": "before",
-            "trigger": p.get("trigger"),
-            "instructions": p.get("custom_instructions"),
-            "extra": _extra(p, {"trigger", "custom_instructions"}),
-        }
-        return [drafts("compaction", data)]
+        return [drafts("compaction", building.compaction(p, _extra))]
 
     def post_compact(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {
-            "phase": "after",
-            "trigger": p.get("trigger"),
-            "instructions": None,
-            "extra": _extra(p, {"trigger"}),
-        }
-        return [drafts("compaction", data)]
+        return [drafts("compaction", building.compaction(p, _extra, "after"))]
 
 
 def _extra(p: dict[str, Any], used: set[str]) -> dict[str, Any]:
