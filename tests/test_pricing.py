@@ -14,8 +14,8 @@ import pytest
 from ways_sensors import pricing
 
 from .conftest import kill_dispatchers
+from .helpers import dispatcher_alive, lines, wait_until
 from .sessions import ScriptedSession
-from .test_dispatcher import dispatcher_alive, lines, wait_until
 
 KNOWN_MODEL = "claude-sonnet-4-5-20250929"
 UNKNOWN_MODEL = "mystery-model-9"
