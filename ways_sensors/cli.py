@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     from . import __version__
+    from .index import DEFAULT
 
     p = argparse.ArgumentParser(
         prog="ways",
@@ -58,13 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"])
-    hook.add_argument("--agent", metavar="NAME", help="the agent sending (default claude-code)")
+    hook.add_argument("--agent", metavar="NAME", help=f"the agent sending (default {DEFAULT})")
     hook.add_argument("--event", metavar="NAME", help="the event, for payloads naming none")
 
     rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument(
-        "--agent", metavar="NAME", default="claude-code", help="the agent to wire, or `all`"
-    )
+    rec.add_argument("--agent", metavar="NAME", default=DEFAULT, help="the agent to wire, or `all`")
     rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
@@ -142,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--section", required=True)
     f.add_argument("--input", metavar="FILE|-")
     f.add_argument("--dry-run", action="store_true")
+    f.add_argument(
+        "--include-disabled", action="store_true", help="fire disabled rules too (else skipped)"
+    )
     f.add_argument("--json", action="store_true")
     e = ss.add_parser("emit", help="hand a way_event record to a session's spool")
     e.add_argument("--section", required=True)

@@ -65,6 +65,7 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     resume/next                         resume.py
         the earliest time (epoch seconds, ASCII) an owed session is next due, written
         by the resumer as it exits; the hook reads it. SIGKILL: the previous time.
+    refused.json                        refusals.py (its format, writers, readers)
     spool-faults.json                   spoolread.py
         {"torn", "corrupt"}: spool frames the dispatchers skipped (spool.py), rewritten
         in place under an flock. SIGKILL: as counters.

@@ -26,6 +26,8 @@ The text (exposition format 0.0.4; no sample timestamps, never a session id):
     ways_sensors_dead_letters{sensor="<sensor>",rule="<rule>"} <n>
     ways_sensors_dispatchers <n>                            gauge: live dispatchers
     ways_sensors_pending_sessions <n>                       gauge: sessions still owed records
+    ways_sensors_refused_files <n>                          gauge: sensor files the last
+                                                            index build refused (refusals.py)
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import stat
 import time
 from typing import Any
 
-from . import counters, delivery, events, roots
+from . import counters, delivery, events, refusals, roots
 from .layout import Layout
 
 INTERVAL = 5.0
@@ -162,6 +164,11 @@ def render(layout: Layout | None = None) -> str:
             "Live dispatchers (one per active session).",
         ),
         ("pending_sessions", len(layout.pending_sessions()), "Sessions with records still owed."),
+        (
+            "refused_files",
+            len({f.get("file") for f in refusals.read(layout)}),
+            "Sensor files refused by the last index build: their rules record nothing.",
+        ),
     ):
         lines += [
             f"# HELP {PREFIX}{gauge} {text}",
