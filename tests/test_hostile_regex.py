@@ -15,7 +15,7 @@ import sys
 import time
 
 from .conftest import payload
-from .test_dispatcher import lines, wait_until
+from .helpers import lines, wait_until
 
 SID = "5c1e7a2b-3f4d-4e8a-9b6c-0d2f1a3b4c5d"
 CATASTROPHIC = r"^(\w+\s?)+$"

@@ -14,9 +14,9 @@ from ways_sensors import projection
 from ways_sensors.spec import Fields, SpecError, decode_rule
 
 from .conftest import ALL_SECTIONS
+from .helpers import lines, wait_until
 from .servers import Server
 from .sessions import KNOWN, SID, TOTAL, ScriptedSession
-from .test_dispatcher import lines, wait_until
 
 SECTIONS = "[" + ", ".join(ALL_SECTIONS) + "]"
 RECORD = {

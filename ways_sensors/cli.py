@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     from . import __version__
+    from .index import DEFAULT
 
     p = argparse.ArgumentParser(
         prog="ways",
@@ -60,13 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"], help="the hook to run: sensors")
-    hook.add_argument("--agent", metavar="NAME", help="the agent sending (default claude-code)")
+    hook.add_argument("--agent", metavar="NAME", help=f"the agent sending (default {DEFAULT})")
     hook.add_argument("--event", metavar="NAME", help="the event, for payloads naming none")
 
     rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument(
-        "--agent", metavar="NAME", default="claude-code", help="the agent to wire, or `all`"
-    )
+    rec.add_argument("--agent", metavar="NAME", default=DEFAULT, help="the agent to wire, or `all`")
     rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")

@@ -381,6 +381,7 @@ class Worker(threading.Thread):
             self.tally.count("dispatched", len(b.records))
         if b.redactions:
             self.tally.count("redactions", b.redactions)
+        self.tally.flush()  # with the commit, not on a timer: a kill must not lose them
 
     def _deliver_pending(self) -> None:
         """Deliver the pending batch until the rule is done with it (delivery.settle):
@@ -410,14 +411,16 @@ class Worker(threading.Thread):
                     if not self._until_settled([rec]):
                         return False
                 return True
-            if delivery.settle(
+            settled = delivery.settle(
                 self.sensor,
                 self.rule,
                 recs,
                 outcome,
                 session=self.disp.session.id,
                 tally=self.tally,
-            ):
+            )
+            self.tally.flush()  # the attempt's counts, before the cursor moves on
+            if settled:
                 self.retrying = False
                 return True
             self.retrying = True

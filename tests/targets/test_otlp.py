@@ -16,9 +16,9 @@ from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, REFUSED, RETRYABLE,
 from ways_sensors.targets import otlp as target
 from ways_sensors.targets.otlp import OtlpTarget
 
+from ..helpers import counters_of, wait_until
 from ..servers import Server, decode_otlp_logs, free_port
 from ..sessions import AGENT_ID, EXPECTED, PROMPT_ID, SID, TOTAL, ScriptedSession
-from ..test_dispatcher import counters_of, wait_until
 
 
 def record(n: int, section: str = "tool_call", **over) -> dict:

@@ -23,8 +23,8 @@ from ways_sensors.targets.syslog import SyslogTarget
 
 from ..conftest import TRANSCRIPT, hooks
 from ..formats import samples
+from ..helpers import written_by
 from ..rsyslog import SD_ID, Rsyslog, make_ca
-from ..test_records import written_by
 
 RECORDS = samples.records()
 LINES = samples.lines(RECORDS)

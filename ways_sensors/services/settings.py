@@ -7,9 +7,8 @@ field when the sensor comes from a lower layer, after validating the merge the w
 would produce; every write goes through yamlwrite.py. A rule created here starts
 `enabled: false` and waits for its preview; every set and unset passes the merged
 sensor before and after through the preview gate (previews.refuse_enabling), so no
-key, whole rule or sensor flag switches an unseen rule on. `ways.project_sensors` lives
-in the user's config.yaml only, and takes named folders: never an empty one, which a
-path join would turn into the current folder.
+key, whole rule or sensor flag switches an unseen rule on. The keys that live in the
+user's config.yaml only (`ways.project_sensors`, ...) are set by user_config.py.
 """
 
 from __future__ import annotations
@@ -24,10 +23,6 @@ from ..errors import InvalidError, OverriddenError, UsageError
 from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
 from ..settings import (
     CONFIG_KEYS,
-    DISPATCH_IDLE,
-    METRICS_TEXTFILE,
-    PROJECT_SENSORS,
-    RETENTION_ABANDONED,
     Key,
     all_keys,
     describe,
@@ -37,7 +32,7 @@ from ..settings import (
     plain,
 )
 from ..spec import SpecError
-from . import project_folder
+from . import project_folder, user_config
 
 LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
 
@@ -216,123 +211,13 @@ def _validate_with(
     previews.refuse_enabling(sensor_name, before, after)
 
 
-def _project_folders(value: Any, current: Any) -> list[str]:
-    """The new `ways.project_sensors` list: `value` is one folder to add or the whole
-    list. An empty or blank name is refused: joined to a path it means the current one."""
-    refused = InvalidError(
-        f"{PROJECT_SENSORS} takes a list of folders (or one folder to add); "
-        "an empty name is refused, since it would trust the current folder",
-        hint=f"name the folder: ways settings set {PROJECT_SENSORS} /path/to/project",
-    )
-    if isinstance(value, str):
-        if not value.strip():
-            raise refused
-        if current is None:
-            current = []
-        if not isinstance(current, list):
-            raise InvalidError(
-                f"{roots.config_file()}: {PROJECT_SENSORS} is not a list of folders",
-                hint=f"set the whole list: ways settings set {PROJECT_SENSORS} '[DIR, ...]'",
-            )
-        value = [*current, value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise refused
-    return list(dict.fromkeys(os.path.abspath(os.path.expanduser(v)) for v in value))
-
-
-def _set_project_sensors(value: Any, project: str | None) -> SetResult:
-    if project:
-        raise UsageError(
-            "ways.project_sensors lives in your user config.yaml only: a project "
-            "cannot allow itself",
-            hint="run it without --project",
-        )
-    cfg, problem = read_config()
-    if problem:
-        raise InvalidError(f"{roots.config_file()}: {problem.message}")
-    folders = _project_folders(value, dig(cfg, ("ways", "project_sensors"))[1])
-    yamlwrite.set_value(roots.config_file(), ["ways", "project_sensors"], folders)
-    return SetResult(PROJECT_SENSORS, folders, roots.config_file())
-
-
-_REFUSED = {
-    "inside_state_root": "inside the state root",
-    "inside_config_root": "inside the config root",
-    "inside_cache_root": "inside the cache root",
-    "not_a_regular_file": "not a regular file",
-    "not_a_metrics_file": "a file that is not a metrics textfile of ours",
-}
-
-
-def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
-    from ..metrics import RefusedPath, check_path, textfile_path
-
-    if project:
-        raise UsageError(f"{METRICS_TEXTFILE} lives in your user config.yaml only")
-    try:
-        if not isinstance(value, str) or not textfile_path({"ways": {"metrics_textfile": value}}):
-            raise ValueError(f"{METRICS_TEXTFILE} takes a file path")
-    except ValueError as exc:
-        raise InvalidError(
-            str(exc), hint=f"ways settings set {METRICS_TEXTFILE} ~/x.prom"
-        ) from None
-    try:  # the dispatchers would refuse it anyway; say so now
-        check_path(os.path.expanduser(value))
-    except RefusedPath as exc:
-        raise InvalidError(
-            f"{METRICS_TEXTFILE}: {value} is {_REFUSED.get(exc.reason, exc.reason)}, "
-            "which the textfile would replace",
-            hint="name a file of its own, e.g. <textfile collector folder>/ways.prom",
-        ) from None
-    except OSError:
-        pass  # unreadable now; the dispatcher checks again before each write
-    yamlwrite.set_value(roots.config_file(), ["ways", "metrics_textfile"], value)
-    return SetResult(METRICS_TEXTFILE, value, roots.config_file())
-
-
-def _set_retention(value: Any, project: str | None) -> SetResult:
-    from ..retention import parse_age
-
-    if project:
-        raise UsageError(f"{RETENTION_ABANDONED} lives in your user config.yaml only")
-    try:
-        parse_age(value)
-    except ValueError as exc:
-        raise InvalidError(str(exc), hint=f"ways settings set {RETENTION_ABANDONED} 7d") from None
-    yamlwrite.set_value(roots.config_file(), RETENTION_ABANDONED.split("."), value)
-    return SetResult(RETENTION_ABANDONED, value, roots.config_file())
-
-
-def _set_idle(value: Any, project: str | None) -> SetResult:
-    if project:
-        raise UsageError(f"{DISPATCH_IDLE} lives in your user config.yaml only")
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400
-    if not ok:
-        raise InvalidError(
-            f"{DISPATCH_IDLE} takes a number of seconds from 1 to 86400",
-            hint=f"ways settings set {DISPATCH_IDLE} 60",
-        )
-    yamlwrite.set_value(roots.config_file(), DISPATCH_IDLE.split("."), value)
-    return SetResult(DISPATCH_IDLE, value, roots.config_file())
-
-
 def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     """Write `value` (already parsed: parse_value) at the user layer or `project`'s."""
     parsed = parse_key(key)
     project = project_folder(project)
-    if parsed.text == PROJECT_SENSORS:
-        return _set_project_sensors(value, project)
-    if parsed.text == METRICS_TEXTFILE:
-        return _set_metrics_textfile(value, project)
-    if parsed.text == RETENTION_ABANDONED:
-        return _set_retention(value, project)
-    if parsed.text == DISPATCH_IDLE:
-        return _set_idle(value, project)
-    if parsed.text in CONFIG_KEYS:  # read and checked by the module that uses it
-        if project:
-            raise UsageError(f"{parsed.text} lives in your user config.yaml only")
-        yamlwrite.set_value(roots.config_file(), parsed.text.split("."), value)
-        return SetResult(parsed.text, value, roots.config_file())
+    if parsed.text in user_config.SETTERS:
+        value, path = user_config.SETTERS[parsed.text](value, project)
+        return SetResult(parsed.text, value, path)
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
