@@ -33,7 +33,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, lost, metrics, records, roots, spool
+from . import agents, events, index, lost, metrics, pricing, records, roots, spool
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
@@ -113,6 +113,7 @@ class Dispatcher:
             states.setdefault(agents.DEFAULT, old)
         b["trackers"] = states
         self.builders: dict[str, SessionBuilder] = {}  # per agent, made at its first entry
+        self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
 
     @property
     def project(self) -> str:
@@ -159,6 +160,7 @@ class Dispatcher:
             if built_entry is None:
                 continue
             event, drafts = built_entry
+            self.tally.apply(drafts)
             try:
                 self.journal.stage_drafts(drafts, entry.project)
             except Exception as exc:  # nesting too deep to encode: never block the spool
@@ -217,6 +219,7 @@ class Dispatcher:
         b["journal"], b["seq"], b["ended"] = list(j.end), j.seq, j.ended
         for agent, builder in self.builders.items():
             b["trackers"][agent] = builder.state()
+        b["cost"] = self.tally.state()
         write_json(self.session.build, b)
 
     # --- rules -----------------------------------------------------------------------------
@@ -311,7 +314,8 @@ class Dispatcher:
             time.sleep(poll)
 
     def _end_if_lost(self) -> bool:
-        return lost.end_if_lost(self.journal, self.session.spool, self.idle, self._builder)
+        s = self.session
+        return lost.end_if_lost(self.journal, s.spool, self.idle, self._builder, self.tally)
 
     def _spool_drained(self) -> bool:
         return self.spool.drained(*self.build["spool"])

@@ -3,7 +3,7 @@
 A client that is killed (SIGKILL, a crash, a closed machine) sends no SessionEnd, so
 without this its consumers would never see the session end. When a session's
 dispatcher is about to exit idle, `end_if_lost` (handed the session's journal, spool
-folder and builders, never the dispatcher) checks, in this order:
+folder, builders and cost tally, never the dispatcher) checks, in this order:
 
 1. no session end was built (the journal's `ended`; it also keeps this to once);
 2. the newest hook entry of an agent in the spool is older than the idle period;
@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, records, spool
+from . import agents, events, pricing, records, spool
 from .events import iso_utc
 from .journal import Journal
 
@@ -51,7 +51,9 @@ SLACK_NS = 2 * 10**9  # /proc start times are coarse
 WAIT_IDLES = 4  # a dead client's file still growing after this many idle periods: not lost
 
 
-def end_if_lost(journal: Journal, spool_dir: str, idle: float, builder_for: BuilderFor) -> bool:
+def end_if_lost(
+    journal: Journal, spool_dir: str, idle: float, builder_for: BuilderFor, cost: pricing.Tally
+) -> bool:
     """Whether the dispatcher must not exit idle yet: True when it appended a made-up
     session end (to drain), or when the client is gone but its session file grew within
     the idle period (to look again; for at most WAIT_IDLES idle periods)."""
@@ -78,6 +80,7 @@ def end_if_lost(journal: Journal, spool_dir: str, idle: float, builder_for: Buil
         except OSError:
             pass
     drafts = _drafts(journal.session_id, builder_for(last.agent), last, face, payload, now)
+    cost.apply(drafts)
     journal.stage_drafts(drafts, last.project)
     journal.ended = True
     journal.commit()

@@ -60,6 +60,7 @@ from . import chain, counters, delivery, events, index, rules, secure
 from .journal import Journal
 from .pipeline import dumps, finish, match
 from .rules import LoadedRule
+from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import Session, read_json
 from .spec import batch_for
 from .targets import Outcome
@@ -400,6 +401,7 @@ class Worker(threading.Thread):
             self.tally.count("dispatched", len(b.records))
         if b.redactions:
             self.tally.count("redactions", b.redactions)
+        self.tally.flush()  # with the commit, not on a timer: a kill must not lose them
 
     def _deliver_pending(self) -> None:
         """Deliver the pending batch until the rule is done with it (delivery.settle):
@@ -407,6 +409,7 @@ class Worker(threading.Thread):
         recs = self.state["pending"]
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
+        tap.offer(self.rule.label, self.lines, self.session.layout.root)
         if not self._until_settled(recs, split=True):
             return  # stopped: leave it pending on disk for the next dispatcher
         self.state["pending"] = None
@@ -428,13 +431,15 @@ class Worker(threading.Thread):
                     if not self._until_settled([rec]):
                         return False
                 return True
-            if delivery.settle(
+            settled = delivery.settle(
                 self.rule,
                 recs,
                 outcome,
                 session=self.session.id,
                 tally=self.tally,
-            ):
+            )
+            self.tally.flush()  # the attempt's counts, before the cursor moves on
+            if settled:
                 self.retrying = False
                 return True
             self.retrying = True

@@ -67,6 +67,14 @@ class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     def __post_init__(self) -> None:
         if not (self.path.startswith("/") or self.path.startswith("~")):
             raise ValueError("a file target's path must be absolute or start with ~")
+        for name in _PLACEHOLDER_RE.findall(self.path):
+            if name not in PLACEHOLDERS:  # else a folder literally named {sesion_id}
+                import difflib
+
+                close = difflib.get_close_matches(name, PLACEHOLDERS, n=1)
+                hint = f": did you mean {{{close[0]}}}?" if close else ""
+                known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+                raise ValueError(f"unknown placeholder {{{name}}}{hint} (the path takes {known})")
 
 
 Spec = FileTarget
@@ -91,6 +99,7 @@ PERMANENT_ERRNOS = frozenset(
 )
 
 
+_PLACEHOLDER_RE = re.compile(r"\{([^{}/]*)\}")
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
