@@ -29,7 +29,8 @@ through Cursor's face and spooled as Cursor's.
 The fast path, in this order: read stdin; find the event name by scanning the raw
 bytes (no JSON library: its import pulls in `re`); map it to sections; stat the sensor
 folders and config.yaml and read the index; exit when no enabled rule selects any of
-those sections. Only then: find the session id, append one spool entry (naming the
+those sections (a blocking rule's `where`, when the payload decides it: prefilter.py).
+Only then: find the session id, append one spool entry (naming the
 agent), and make sure the session's dispatcher runs. Imports here are `posix`, `sys`,
 roots.py and index.py (the faces and the index); spool.py, `fcntl` and launch.py only
 on the hand-off; a test asserts it. Every module costs the hook about
@@ -268,6 +269,12 @@ def run(args: list[str]) -> None:
     idx = index.current(project, index.HOOK_BUDGET)  # a rebuild is bounded (index.py)
     wants_async = [s for s in sections if s in idx.async_sections]
     wants_blocking = [s for s in sections if s in idx.blocking_sections]
+    if wants_blocking:  # decided on the payload before building anything (prefilter.py)
+        from . import prefilter
+
+        copies = face.VERBATIM.get(event)
+        if not prefilter.may_match(idx.filters, copies, sections, field):
+            wants_blocking = []
     if not wants_async and not wants_blocking:
         if event == face.END_EVENT and _has_spool(session()):
             wants_async = ["session_end"]  # tell the dispatcher: drain, then clean up

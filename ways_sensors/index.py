@@ -20,11 +20,13 @@ key that differs, a file that fails the checks below, or no file at all means re
 
 Layout (UTF-8 text; the hook parses only the first lines, without a JSON library):
 
-    ways-sensors-index 1 <total bytes>
+    ways-sensors-index 2 <total bytes>
     async <section> <section> ...        sections some enabled async rule selects ("-": none)
     blocking <section> ...               the same for blocking rules
     key <n>
     <n key lines>                        v/p/d/f/c lines, see compute_key()
+    filters <m>
+    <m lines>                            one per enabled blocking rule (prefilter.py)
     rules
     <one JSON document>                  the resolved rules, for the dispatcher
 
@@ -65,6 +67,7 @@ class AgentFace:
         "SIZE_EVENTS",
         "START_EVENT",
         "TRANSCRIPT_FIELD",
+        "VERBATIM",
     )
 
     def __init__(
@@ -82,6 +85,7 @@ class AgentFace:
         alt_session_field: "bytes | None" = None,
         size_events: "tuple[str, ...]" = (),
         also: "Mapping[str, tuple[bytes, str, tuple[str, ...]]] | None" = None,
+        tool_name: "Mapping[str, bytes] | None" = None,
     ) -> None:
         self.NAME = name
         self.PACKAGE = package  # the adapter package; its `adapter` module is the rest
@@ -98,6 +102,9 @@ class AgentFace:
         self.EVENT_SECTIONS = event_sections  # event -> the sections it can yield
         # event -> (payload key, value, more sections): sections a payload's value adds
         self.ALSO = also or {}
+        # event -> {record path: the top-level payload key its tool records copy it from
+        # as is}: what prefilter.py decides a blocking rule's `where` on
+        self.VERBATIM = {e: {"data.tool_name": k} for e, k in (tool_name or {}).items()}
 
     def __repr__(self) -> str:
         return "AgentFace(%r)" % self.NAME
@@ -110,6 +117,9 @@ class AgentFace:
             sections = (*sections, *more[2])
         return sections
 
+
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+_TOOL_EVENTS_CAMEL = ("preToolUse", "postToolUse", "postToolUseFailure")
 
 AGENTS = {
     face.NAME: face
@@ -146,6 +156,9 @@ AGENTS = {
                 "PostCompact": ("compaction",),
             },
             also={"SessionStart": (b"source", "compact", ("compaction",))},  # after a compaction
+            tool_name=dict.fromkeys(
+                ("PreToolUse", "PostToolUse", "PostToolUseFailure"), b"tool_name"
+            ),
         ),
         AgentFace(
             "codex",
@@ -168,6 +181,7 @@ AGENTS = {
                 "PreCompact": ("compaction",),
                 "PostCompact": ("compaction",),
             },
+            tool_name=dict.fromkeys(("PreToolUse", "PostToolUse"), b"tool_name"),
         ),
         AgentFace(
             "gemini",
@@ -188,6 +202,7 @@ AGENTS = {
                 "SessionStart": ("session_start",),
                 "SessionEnd": ("session_end", "compaction"),
             },
+            tool_name=dict.fromkeys(("BeforeTool", "AfterTool"), b"tool_name"),
         ),
         AgentFace(
             "cursor",
@@ -216,6 +231,9 @@ AGENTS = {
                 "subagentStop": ("subagent",),
                 "preCompact": ("compaction",),
             },
+            tool_name=dict.fromkeys(
+                ("preToolUse", "postToolUse", "postToolUseFailure"), b"tool_name"
+            ),
         ),
         AgentFace(
             "copilot",
@@ -246,6 +264,10 @@ AGENTS = {
                 "subagentStop": ("subagent",),
                 "preCompact": ("compaction",),
             },
+            tool_name={
+                **dict.fromkeys(_TOOL_EVENTS, b"tool_name"),
+                **dict.fromkeys(_TOOL_EVENTS_CAMEL, b"toolName"),
+            },
         ),
     )
 }
@@ -253,7 +275,7 @@ AGENTS = {
 
 # --- the compiled rule index ---------------------------------------------------------------
 
-MAGIC = "ways-sensors-index 1"
+MAGIC = "ways-sensors-index 2"
 
 
 def fnv1a32(text: str) -> str:
@@ -307,7 +329,7 @@ def compute_key(project: str) -> str:
 class Index:
     """The parsed top half of an index file."""
 
-    __slots__ = ("async_sections", "blocking_sections", "key", "rules_text")
+    __slots__ = ("async_sections", "blocking_sections", "filters", "key", "rules_text")
 
     def __init__(
         self,
@@ -315,11 +337,13 @@ class Index:
         blocking_sections: frozenset[str],
         key: str,
         rules_text: str,
+        filters: "tuple[str, ...]" = (),
     ) -> None:
         self.async_sections = async_sections
         self.blocking_sections = blocking_sections
         self.key = key
         self.rules_text = rules_text
+        self.filters = filters  # the blocking rules' lines for prefilter.py
 
 
 def parse(data: str) -> Index | None:
@@ -338,13 +362,19 @@ def parse(data: str) -> Index | None:
         body = lines[3].split("\n", n)
         key = "\n".join(body[:n])
         tail = body[n] if len(body) > n else ""
+        f, _, tail = tail.partition("\n")
+        if not f.startswith("filters "):
+            return None
+        m = int(f[8:])
+        parts = tail.split("\n", m) if m else [tail]
+        filters, tail = tuple(parts[:m]), parts[m] if len(parts) > m else ""
         if not tail.startswith("rules\n"):
             return None
     except (ValueError, IndexError):
         return None
     asyn = frozenset(a[6:].split()) - {"-"}
     block = frozenset(b[9:].split()) - {"-"}
-    return Index(asyn, block, key, tail[6:])
+    return Index(asyn, block, key, tail[6:], filters)
 
 
 def read(project: str) -> Index | None:

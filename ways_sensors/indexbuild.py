@@ -28,7 +28,9 @@ def render(
     blocking_sections: set[str] | frozenset[str],
     key: str,
     rules_json: str,
+    filters: list[str] | None = None,
 ) -> str:
+    filters = filters or []
     body = (
         "async "
         + (" ".join(sorted(async_sections)) or "-")
@@ -39,6 +41,8 @@ def render(
         + "key %d\n" % (key.count("\n") + 1)
         + key
         + "\n"
+        + "filters %d\n" % len(filters)
+        + "".join(line + "\n" for line in filters)
         + "rules\n"
         + rules_json
     )
@@ -61,7 +65,7 @@ def build(project: str, key: str | None = None) -> Index:
 
     import msgspec
 
-    from . import refusals
+    from . import prefilter, refusals
     from .layers import load
 
     key = key or compute_key(project)
@@ -69,6 +73,7 @@ def build(project: str, key: str | None = None) -> Index:
     refusals.note(cat)  # a refused file is logged once per change of it, never silent
     asyn: set[str] = set()
     block: set[str] = set()
+    filters = []
     rules = []
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
@@ -76,6 +81,8 @@ def build(project: str, key: str | None = None) -> Index:
             enabled = sensor.spec.enabled and r.enabled
             if enabled:
                 (block if r.mode == "blocking" else asyn).update(r.sections)
+            if enabled and r.mode == "blocking":
+                filters.append(prefilter.line_for(r.sections, r.where, r.match))
             rules.append(
                 {
                     "sensor": sensor.name,
@@ -86,7 +93,7 @@ def build(project: str, key: str | None = None) -> Index:
                     "spec": msgspec.to_builtins(r),
                 }
             )
-    text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}))
+    text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}), filters)
     path = index_path(project)
     try:
         roots.makedirs_private(path.rpartition("/")[0])
