@@ -33,14 +33,14 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, lost, metrics, pricing, records, roots, spool
+from . import agents, events, index, lost, metrics, pricing, records, roots, rules, spool
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
 from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .spoolread import Reader
-from .worker import Worker, load_rules
+from .worker import Worker
 
 if TYPE_CHECKING:
     from .agents.protocols import SessionBuilder
@@ -230,7 +230,7 @@ class Dispatcher:
         key = index.compute_key(self.project)
         if key == self.rules_key:
             return
-        self.rules_key, wanted = load_rules(self.project)
+        self.rules_key, wanted = rules.for_workers(self.project)
         for rid, worker in list(self.workers.items()):
             current = wanted.get(rid)
             if current is None or not current.same(worker.rule):

@@ -39,7 +39,7 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     sessions/<sid>/journal/<n>.seg      journal.py (its format)
         appended by the dispatcher; a segment every worker passed is deleted.
         SIGKILL: bytes past the committed end, cut away by the next dispatcher.
-    sessions/<sid>/cursors/<key>.json   worker.py (format: session.py)
+    sessions/<sid>/cursors/<key>.json   worker.py (format: cursor.py)
         one rule's worker cursor, replaced atomically. SIGKILL: the last cursor; its
         `pending` record is delivered again with the same rule_seq and hash.
     sessions/<sid>/cursors/<key>.leaves, .checkpoint   evidence/sealer.py (formats)

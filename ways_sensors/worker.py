@@ -14,28 +14,10 @@ It matches, numbers, masks and chains each record (pipeline.py), commits the bat
 (below), then makes one attempt for the whole batch through delivery.py under the
 rule's timeout; a retryable failure backs off and tries the whole batch again.
 
-The cursor file (layout.py `cursor`; 0600, replaced atomically through secure.py: a
-temporary file renamed over it), one JSON object:
-
-    {"active": true, "segment": "0000000001.seg", "offset": <bytes>,
-     "rule_seq": <the last number given>, "hash": <the chain head, 64 hex>,
-     "pending": null | [<record>, ...]}
-
-`pending` is the batch being delivered: each record exactly as the consumer receives
-it (numbered, masked, chained), in order; its last record carries `rule_seq` and, with
-`chain: true`, `hash`. A record holding a lone surrogate is written ASCII-escaped there,
-so the file is always UTF-8 and parses back to the same record. A cursor written before
-batching holds one record (an object) as `pending`, read as a batch of one.
-
-Group commit: a batch is moved past, numbered, chained and made pending in one write,
-then delivered, and `pending` is cleared in a second write once the rule is done with
-it (accepted; best_effort: its one attempt made; permanent: parked). What survives a
-SIGKILL: a kill before the first write changes nothing (the next dispatcher collects
-and numbers the same records again); a kill after it re-sends the whole batch with the
-same `rule_seq`s and hashes, so a consumer may hold part or all of a batch twice
-(`ways sensors verify` skips such duplicates). A move past records this rule does not
-take is saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit):
-a kill loses only the time to skip them again.
+Its cursor (cursor.py: the file's format, group commit and what survives a SIGKILL)
+moves past a batch, numbers, chains and makes it pending in one write; `pending` is
+cleared once the rule is done with it. A move past records this rule does not take is
+saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit).
 
 A worker is handed the session's journal (journal.py: read from a cursor, wait for
 growth), the session's paths and its rule, never the dispatcher; its time comes from a
@@ -51,12 +33,12 @@ handed over on disk, as after a SIGKILL.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Any
 
-from . import chain, counters, delivery, events, index, rules, secure
+from . import counters, delivery, events, secure
+from .cursor import Batch, encode_cursor, load_cursor
 from .journal import Journal
 from .pipeline import dumps, finish, match
 from .rules import LoadedRule
@@ -82,65 +64,6 @@ class Clock:
 
     def sleep(self, stop: threading.Event, seconds: float) -> bool:
         return stop.wait(seconds)
-
-
-def load_rules(project: str) -> tuple[str, dict[str, LoadedRule]]:
-    """(index key, {rule key: rule}): the enabled async rules, and the blocking
-    at_least_once ones, whose workers deliver the hook's failed dispatches again."""
-    idx = index.current(project)
-    wanted = rules.enabled(idx, mode="async")
-    for key, rule in rules.enabled(idx, mode="blocking").items():
-        if rule.spec.delivery == "at_least_once":
-            wanted[key] = rule
-    return idx.key, wanted
-
-
-def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
-    """`line` when it is UTF-8; else (a lone surrogate passed through) the record
-    ASCII-escaped, which parses back to the same record."""
-    try:
-        line.decode("utf-8")
-        return line
-    except UnicodeDecodeError:
-        return json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str).encode()
-
-
-def encode_cursor(st: dict[str, Any], lines: list[bytes] | None) -> bytes:
-    """The cursor file's bytes; `lines` are the pending records' JSON, already encoded."""
-    head = {k: v for k, v in st.items() if k != "pending"}
-    empty = json.dumps({**head, "pending": None}, separators=(",", ":")).encode()
-    recs = st.get("pending")
-    if not recs:
-        return empty
-    if lines is None or len(lines) != len(recs):
-        lines = [dumps(r) for r in recs]
-    body = b",".join(lines)
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        body = b",".join(_utf8_line(r, ln) for r, ln in zip(recs, lines, strict=True))
-    return empty[: -len(b"null}")] + b"[" + body + b"]}"  # "pending" is the last key
-
-
-class Batch:
-    """A batch being collected: what the cursor becomes once it is committed."""
-
-    def __init__(self, st: dict[str, Any]) -> None:
-        self.segment: str = st["segment"]
-        self.offset: int = st["offset"]
-        self.rule_seq: int = st["rule_seq"]
-        self.hash: str = st["hash"]
-        self.records: list[dict[str, Any]] = []
-        self.lines: list[bytes] = []
-        self.size = 0
-        self.drops = 0
-        self.redactions = 0
-        self.moved = False
-
-    def add(self, record: dict[str, Any], line: bytes) -> None:
-        self.records.append(record)
-        self.lines.append(line)
-        self.size += len(line)
 
 
 class Worker(threading.Thread):
@@ -183,22 +106,12 @@ class Worker(threading.Thread):
     # --- state ----------------------------------------------------------------------
 
     def _load_state(self) -> dict[str, Any]:
-        st = read_json(self.path)
-        seg, size = self.journal.end
-        if not isinstance(st, dict):
-            s = self.session
-            head = s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name)
-            rule_seq, h = head or (0, chain.GENESIS)
-            st = {"rule_seq": rule_seq, "hash": h, "pending": None}
-            st["segment"], st["offset"] = seg, size  # a new rule sees records from now on
-        elif not st.get("active", True):
-            st["segment"], st["offset"] = seg, size  # re-enabled: not what it missed
-        pending = st.get("pending")
-        if isinstance(pending, dict):  # a cursor from before batching: a batch of one
-            st["pending"] = [pending]
-        elif not (isinstance(pending, list) and pending):
-            st["pending"] = None
-        st["active"] = True
+        s = self.session
+        st = load_cursor(
+            read_json(self.path),
+            self.journal.end,
+            lambda: s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name),
+        )
         self._save(st)
         return st
 
