@@ -30,7 +30,8 @@ Layout (UTF-8 text; the hook parses only the first lines, without a JSON library
     rules
     <one JSON document>                  the resolved rules, for the dispatcher
 
-This module reads it. Building is indexbuild.py, imported only when the key changed:
+This module reads it (`fresh`). Building is indexbuild.py, imported only when the key
+changed (indexbuild.current: read, else rebuild):
 it loads the YAML layers; the hook builds in a forked child under a time budget; a
 build that fails or overruns it leaves `<index>.bad` beside the index, holding the key
 it failed for (the same newline-joined lines as the index's key), and hooks do not
@@ -53,22 +54,6 @@ DEFAULT = "claude-code"
 class AgentFace:
     """What the hook knows of one agent (protocols.Face): raw payload keys, events and
     their sections. Attributes are upper-case, as the Protocol's members."""
-
-    __slots__ = (
-        "ALSO",
-        "ALT_SESSION_FIELD",
-        "END_EVENT",
-        "EVENT_FIELD",
-        "EVENT_SECTIONS",
-        "NAME",
-        "PACKAGE",
-        "PROJECT_ENV",
-        "SESSION_FIELD",
-        "SIZE_EVENTS",
-        "START_EVENT",
-        "TRANSCRIPT_FIELD",
-        "VERBATIM",
-    )
 
     def __init__(
         self,
@@ -396,16 +381,13 @@ def read(project: str) -> Index | None:
     return parse(b"".join(chunks).decode("utf-8", "surrogateescape"))
 
 
-def current(project: str, budget: float | None = None) -> Index:
-    """The index for `project`, rebuilt first when its key changed or the file is bad;
-    with a `budget` (the hook's), the rebuild is bounded by it (see _build_within)."""
+def fresh(project: str) -> tuple[Index | None, str]:
+    """(the index for `project`, or None when it is stale or bad; the current key).
+    The caller rebuilds a stale one with indexbuild (imported only then, so this
+    module imports nothing of the build: indexbuild.current does both)."""
     key = compute_key(project)
     idx = read(project)
-    if idx is not None and idx.key == key:
-        return idx
-    from . import indexbuild  # the slow half: only when the key changed
-
-    return indexbuild.rebuild(project, key, budget)
+    return (idx if idx is not None and idx.key == key else None), key
 
 
 HOOK_BUDGET = 3.0  # seconds a hook waits for a rebuild; a normal one takes about 0.2 s

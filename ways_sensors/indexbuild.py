@@ -8,8 +8,15 @@ an index back into rules, for the dispatcher and the blocking path.
 import sys
 
 from . import roots
-from .index import MAGIC, Index, compute_key, index_path, parse, read
+from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read
 from .roots import posix
+
+
+def current(project: str, budget: float | None = None) -> Index:
+    """The index for `project`, rebuilt first when its key changed or the file is bad;
+    with a `budget` (the hook's), the rebuild is bounded by it (see _build_within)."""
+    idx, key = fresh(project)
+    return idx if idx is not None else rebuild(project, key, budget)
 
 
 def rebuild(project: str, key: str, budget: float | None) -> Index:

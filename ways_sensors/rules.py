@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from . import index
+from . import indexbuild
 from .conditions import Where, compile_where
 from .index import Index
 from .layout import rule_key, rule_label
@@ -53,7 +53,7 @@ def for_workers(project: str) -> tuple[str, dict[str, LoadedRule]]:
     """(index key, {rule key: rule}) of the rules a dispatcher runs a worker for: the
     enabled async rules, and the blocking at_least_once ones, whose workers deliver the
     hook's failed dispatches again."""
-    idx = index.current(project)
+    idx = indexbuild.current(project)
     wanted = enabled(idx, mode="async")
     for key, rule in enabled(idx, mode="blocking").items():
         if rule.spec.delivery == "at_least_once":
