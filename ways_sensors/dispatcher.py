@@ -33,7 +33,18 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, lost, metrics, pricing, records, roots, rules, spool
+from . import (
+    agents,
+    events,
+    index,
+    indexbuild,
+    lost,
+    metrics,
+    pricing,
+    records,
+    rules,
+    spool,
+)
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
@@ -50,6 +61,18 @@ RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled b
 RETRY_SECTION = "__retry__"
 FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
+
+
+def rules_for_workers(project: str) -> tuple[str, dict[str, rules.LoadedRule]]:
+    """(index key, {rule key: rule}) of the rules a dispatcher runs a worker for: the
+    enabled async rules, and the blocking at_least_once ones, whose workers deliver the
+    hook's failed dispatches again."""
+    idx = indexbuild.current(project)
+    wanted = rules.enabled(idx, mode="async")
+    for key, rule in rules.enabled(idx, mode="blocking").items():
+        if rule.spec.delivery == "at_least_once":
+            wanted[key] = rule
+    return idx.key, wanted
 
 
 class Dispatcher:
@@ -117,7 +140,7 @@ class Dispatcher:
 
     @property
     def project(self) -> str:
-        return self.build.get("project") or roots.project_dir()
+        return self.build.get("project") or index.project_dir()
 
     # --- building ------------------------------------------------------------------------
 
@@ -230,7 +253,7 @@ class Dispatcher:
         key = index.compute_key(self.project)
         if key == self.rules_key:
             return
-        self.rules_key, wanted = rules.for_workers(self.project)
+        self.rules_key, wanted = rules_for_workers(self.project)
         for rid, worker in list(self.workers.items()):
             current = wanted.get(rid)
             if current is None or not current.same(worker.rule):

@@ -103,6 +103,11 @@ class AgentFace:
         return sections
 
 
+def project_dir(var: "str | None" = None) -> str:
+    """roots.project_dir with the default agent's variable when `var` is None."""
+    return roots.project_dir(var or AGENTS[DEFAULT].PROJECT_ENV)
+
+
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 _TOOL_EVENTS_CAMEL = ("preToolUse", "postToolUse", "postToolUseFailure")
 

@@ -118,13 +118,10 @@ def shipped_sensor_dir() -> str:
         return pkg.rpartition("/")[0] + "/sensors"
 
 
-def project_dir(var: str | None = None) -> str:
-    """The project whose sensors apply: the variable `var` (the hook passes its agent's;
-    by default the default agent's), else the working directory."""
-    if var is None:
-        from .agents import DEFAULT, face
-
-        var = face(DEFAULT).PROJECT_ENV  # type: ignore[union-attr]
+def project_dir(var: str) -> str:
+    """The project whose sensors apply: the variable `var` (an agent's PROJECT_ENV; the
+    hook passes its agent's, index.project_dir the default agent's), else the working
+    directory."""
     p = env(var)
     if not p:
         try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from . import indexbuild
 from .conditions import Where, compile_where
 from .index import Index
 from .layout import rule_key, rule_label
@@ -47,18 +46,6 @@ class LoadedRule:
 def compiled(sensor: str, name: str, spec: Rule, layer: str, path: str) -> LoadedRule:
     """A rule whose `where` is compiled here (raises conditions.ConditionError)."""
     return LoadedRule(sensor, name, spec, compile_where(spec.where, spec.match), layer, path)
-
-
-def for_workers(project: str) -> tuple[str, dict[str, LoadedRule]]:
-    """(index key, {rule key: rule}) of the rules a dispatcher runs a worker for: the
-    enabled async rules, and the blocking at_least_once ones, whose workers deliver the
-    hook's failed dispatches again."""
-    idx = indexbuild.current(project)
-    wanted = enabled(idx, mode="async")
-    for key, rule in enabled(idx, mode="blocking").items():
-        if rule.spec.delivery == "at_least_once":
-            wanted[key] = rule
-    return idx.key, wanted
 
 
 def enabled(idx: Index, mode: str | None = None) -> dict[str, LoadedRule]:
