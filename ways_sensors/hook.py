@@ -380,17 +380,14 @@ def main(args: list[str] | None = None) -> None:
 
 def launched(argv: list[str]) -> None:
     """The launcher's entry: `hook sensors ...` runs the hook (never returns: it leaves
-    through _exit(0)); any other command runs the CLI, after site processing (the
-    launcher runs with -S)."""
+    through _exit(0)); for any other command it processes site (the launcher runs with
+    -S) and returns, and the launcher runs the CLI (so this module never imports it)."""
     if argv[:2] == ["hook", "sensors"]:  # `--agent NAME` and the like: the hook's own
         main(argv[2:])
     if sys.flags.no_site:
         import site
 
         site.main()
-    from .cli import main as cli_main
-
-    sys.exit(cli_main(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover - entered through the launcher or the CLI
