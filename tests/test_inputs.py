@@ -399,39 +399,3 @@ def test_a_line_over_the_cap_is_skipped_and_counted_and_the_next_lines_read(inst
     assert sum(r["section"] == "tool_result" for r in got) >= 1
     log = events_log(install)
     assert "transcript.line_too_long" in log and "typed" not in log
-
-
-def test_the_reader_is_bounded_per_call_and_resumes_mid_line(tmp_path):
-    """The reading functions themselves: what one call may read, and the skip that
-    continues across calls from an offset inside a line."""
-    import os
-
-    from ways_sensors.agents.claude_code import transcript as t
-
-    big = _sparse(tmp_path / "zeros.jsonl", 300 << 20)
-    stats = t.ReadStats()
-    objs, off = t.read_from(str(big), 0, stats)
-    assert objs == [] and 0 < off <= t.MAX_READ + t.MAX_LINE + t.CHUNK
-    assert stats.too_long == 1
-    objs, off2 = t.read_from(str(big), off, stats)  # mid-line: keeps skipping
-    assert objs == [] and off < off2 <= off + t.MAX_READ + t.CHUNK and stats.too_long == 1
-    assert t.line_start(str(big), -1) == big.stat().st_size  # no newline in reach
-    with open(big, "ab") as f:
-        f.write(b'\n{"type": "a"}\n{"type": "b"')
-    size = big.stat().st_size
-    assert t.line_start(str(big), -1) == size - len(b'{"type": "b"')
-    objs, end = t.read_from(str(big), size - 30)  # mid-line again: to the next line
-    assert objs == [{"type": "a"}] and end == size - len(b'{"type": "b"')
-    fifo = tmp_path / "f"
-    os.mkfifo(fifo)
-    for read in (
-        lambda: t.read_from(str(fifo)),
-        lambda: list(t.iter_file(str(fifo))),
-        lambda: t.line_start(str(fifo), -1),
-        lambda: t.read_from("/dev/zero"),
-        lambda: t.read_from(str(tmp_path)),
-    ):
-        with pytest.raises(t.NotRegularFile):
-            read()
-    assert t.read_from(str(tmp_path / "missing"), 7) == ([], 7)
-    assert t.line_start(str(tmp_path / "missing"), 10) is None

@@ -102,7 +102,8 @@ def test_the_dispatcher_keeps_the_textfile_while_it_runs_and_as_it_exits(install
     lines = text.splitlines()
     typed = [line.split()[2] for line in lines if line.startswith("# TYPE ")]
     helped = [line.split()[2] for line in lines if line.startswith("# HELP ")]
-    assert typed == helped and len(typed) == len(counters.KINDS) + 3
+    assert typed == helped and len(typed) == len(counters.KINDS) + 4  # 3 gauges, dead letters
+    assert gauge(text, "ways_sensors_refused_files") == 0
 
     # `ways status --prometheus` prints the same text
     r = install.ways("status", "--prometheus")
@@ -147,3 +148,64 @@ def test_the_setting_lives_in_the_user_config(install, tmp_path):
     assert install.ways("settings", "unset", "ways.metrics_textfile").returncode == 0
     got = json.loads(install.ways("settings", "get", "ways.metrics_textfile", "--json").stdout)
     assert (got["value"], got["layer"]) == (None, "default")
+
+
+def _refusals(install) -> list[dict]:
+    log = install.state_root / "events.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [e for e in map(json.loads, lines) if e["kind"] == "metrics.write_failed"]
+
+
+def test_the_textfile_never_replaces_a_file_that_is_not_its_own(install, tmp_path):
+    """Pointed at config.yaml, the redaction key, someone's notes or a link, the real
+    dispatcher leaves each as it was and logs why; a textfile of ours is still rewritten."""
+    server = Server("accept")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    link = tmp_path / "link.prom"
+    link.symlink_to(notes)
+    ours = tmp_path / "ours.prom"
+    ours.write_text("# HELP ways_sensors_dispatched_total old\n")
+    install.config("")
+    key = install.state_root / "redaction.key"
+    cases = [
+        (install.config_root / "config.yaml", "inside_config_root"),
+        (key, "inside_state_root"),
+        (notes, "not_a_metrics_file"),
+        (link, "not_a_regular_file"),
+    ]
+    try:
+        sensor(install, tmp_path / "out.jsonl", server)
+        for n, (path, reason) in enumerate(cases):
+            cfg = install.config(f"ways:\n  metrics_textfile: {path}\n")
+            before = path.read_bytes() if path.exists() else None
+            sid = f"refused-{n}"
+            ScriptedSession(install, tmp_path / f"t{n}", sid=sid).play()
+            assert wait_until(lambda sid=sid: not dispatcher_alive(install, sid))
+            assert [e.get("reason") for e in _refusals(install)][-1] == reason
+            if before is not None:
+                assert path.read_bytes() == before
+            assert cfg.read_text() == f"ways:\n  metrics_textfile: {path}\n"
+            assert link.is_symlink() and notes.read_text() == "my notes\n"
+        assert key.exists()  # the session made it; the textfile never replaced it
+        assert key.read_bytes() != b"" and not key.read_bytes().startswith(b"# HELP")
+
+        # the same install still keeps a textfile that is its own
+        install.config(f"ways:\n  metrics_textfile: {ours}\n")
+        ScriptedSession(install, tmp_path / "t-ours", sid="ours").play()
+        assert wait_until(lambda: gauge(read(ours), "ways_sensors_pending_sessions") == 0)
+    finally:
+        server.close()
+    assert "ways_sensors_delivered_total" in ours.read_text()
+
+
+def test_setting_the_textfile_to_a_file_it_would_destroy_is_refused(install, tmp_path):
+    install.config("")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    for path in (install.config_root / "config.yaml", install.state_root / "x.prom", notes):
+        r = install.ways("settings", "set", "ways.metrics_textfile", str(path))
+        assert r.returncode == 3 and "would replace" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) <= 2
+    assert "metrics_textfile" not in (install.config_root / "config.yaml").read_text()
+    assert notes.read_text() == "my notes\n"

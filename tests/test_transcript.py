@@ -7,13 +7,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ways_sensors.agents.claude_code import transcript
-from ways_sensors.agents.claude_code.transcript import (
-    ReadStats,
-    classify_user,
-    decode_line,
-    read_from,
-)
+from ways_sensors.agents.claude_code.transcript import classify_user
+from ways_sensors.agents.kit import sessionfile as transcript
+from ways_sensors.agents.kit.sessionfile import ReadStats, decode_line, read_from
 
 from .conftest import TRANSCRIPT
 

@@ -106,10 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--json", action="store_true")
     lint.add_argument("--project", metavar="DIR")
     lint.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint alone")
-    ver = ss.add_parser("verify", help="check a chained file: exit 0 intact, 3 broken")
-    ver.add_argument("file", metavar="FILE")
+    ver = ss.add_parser("verify", help="check chained files: exit 0 intact, 3 broken")
     ver.add_argument(
-        "--rule", metavar="SENSOR/RULE", help="also check the tail against the stored chain head"
+        "files", nargs="*", metavar="FILE", help="files or folders (one chain may span several)"
+    )
+    ver.add_argument(
+        "--rule",
+        metavar="SENSOR/RULE",
+        help="also check each tail against the stored chain head; alone: every file it wrote",
     )
     ver.add_argument("--json", action="store_true")
     for name, helptext in (
@@ -138,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--section", required=True)
     f.add_argument("--input", metavar="FILE|-")
     f.add_argument("--dry-run", action="store_true")
+    f.add_argument(
+        "--include-disabled", action="store_true", help="fire disabled rules too (else skipped)"
+    )
     f.add_argument("--json", action="store_true")
     e = ss.add_parser("emit", help="hand a way_event record to a session's spool")
     e.add_argument("--section", required=True)

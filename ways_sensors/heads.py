@@ -22,14 +22,13 @@ from __future__ import annotations
 import glob
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from . import chain
 from .layout import Layout
 
-MAX_SIBLINGS = 400  # dated files looked at around the one verified (over a year of days)
+MAX_FILES = 10_000  # files `verify --rule` reads when no file is named
 _PLACEHOLDER = re.compile(r"\{(session_id|date|sensor|rule)\}")
 _SEGMENT = {"session_id": r"[A-Za-z0-9_-]{1,128}", "date": r"[^/]+"}
 
@@ -159,48 +158,20 @@ class Template:
                     return {"session_id": d.get("session_id", session_id), "date": d.get("date")}
         return None
 
-    def dated_files(self, session_id: str | None) -> list[tuple[str, str]]:
-        """(date, path) of the files this template wrote for the session, by date."""
+    def files(self) -> list[str]:
+        """Every regular file the template can render to (any session, any date), at
+        most MAX_FILES."""
         pattern, pos = [], 0
         for m in _PLACEHOLDER.finditer(self.path):
             pattern.append(glob.escape(self.path[pos : m.start()]))
-            value = {"sensor": self.sensor, "rule": self.rule, "session_id": session_id}.get(
-                m.group(1)
-            )
+            value = {"sensor": self.sensor, "rule": self.rule}.get(m.group(1))
             pattern.append("*" if value is None else glob.escape(value))
             pos = m.end()
         pattern.append(glob.escape(self.path[pos:]))
         out = []
         for i, path in enumerate(glob.iglob("".join(pattern))):
-            if i >= 20 * MAX_SIBLINGS:
+            if i >= MAX_FILES:
                 break
-            got = self.match(path, session_id)
-            if got and got.get("date") and os.path.isfile(path):
-                out.append((str(got["date"]), path))
+            if self.match(path) is not None and os.path.isfile(path):
+                out.append(path)
         return sorted(out)
-
-    def neighbours(
-        self, date: str, sids: list[str], later: bool, read: Callable[..., list[Any]]
-    ) -> dict[str, tuple[Any, str]]:
-        """Per session: its first record in the nearest later dated file that holds it,
-        or its last in the nearest earlier one, with that file's path. `read(path,
-        sensor, rule, sids)` gives a file's records of those sessions, in file order."""
-        out: dict[str, tuple[Any, str]] = {}
-        for group in [[s] for s in sids] if self.per_session else [list(sids)]:
-            if not group:
-                continue
-            files = self.dated_files(group[0] if self.per_session else None)
-            pick = [p for d, p in files if (d > date if later else d < date)]
-            left = set(group)
-            for p in (pick if later else pick[::-1])[:MAX_SIBLINGS]:
-                try:
-                    records = read(p, self.sensor, self.rule, set(left))
-                except OSError:
-                    continue
-                for e in records if later else reversed(records):
-                    if e.key[2] in left:
-                        out[e.key[2]] = (e, p)
-                        left.discard(e.key[2])
-                if not left:
-                    break
-        return out

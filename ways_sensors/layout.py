@@ -42,6 +42,7 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     sessions/<sid>/cursors/<key>.json   worker.py (format: session.py)
         one rule's worker cursor, replaced atomically. SIGKILL: the last cursor; its
         `pending` record is delivered again with the same rule_seq and hash.
+    sessions/<sid>/cursors/<key>.leaves, .checkpoint   evidence/sealer.py (formats)
     sessions/<sid>/cursors/<key>.head   blocking.py
         a blocking rule's {"rule_seq", "hash"}, replaced atomically by the hook under
         <key>.lock. SIGKILL: the last head written.
@@ -64,6 +65,7 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     resume/next                         resume.py
         the earliest time (epoch seconds, ASCII) an owed session is next due, written
         by the resumer as it exits; the hook reads it. SIGKILL: the previous time.
+    refused.json                        refusals.py (its format, writers, readers)
     spool-faults.json                   spoolread.py
         {"torn", "corrupt"}: spool frames the dispatchers skipped (spool.py), rewritten
         in place under an flock. SIGKILL: as counters.
@@ -94,6 +96,7 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     errors.log, errors.log.1            errors.py
         the CLI's unexpected errors, one write per entry, rotated past errors.LOG_MAX.
         SIGKILL: whole entries only.
+    keys/                               evidence/keys.py (formats; SIGKILL)
     redaction.key                       redact.py
         32 random bytes, created O_EXCL by the first process that masks; never deleted.
         SIGKILL: a kill between its creation and its write leaves it short.
@@ -243,6 +246,9 @@ class Layout:
     def errors_log(self) -> str:
         return self._at("errors.log")
 
+    def keys_dir(self) -> str:  # evidence/keys.py
+        return self._at("keys")
+
     def redaction_key(self) -> str:
         return self._at("redaction.key")
 
@@ -347,6 +353,9 @@ class Layout:
     def cursor(self, sid: str, key: str) -> str:
         """A worker's cursor: {"active", "segment", "offset", "rule_seq", "hash", "pending"}."""
         return self.cursors_dir(sid) + "/" + key + ".json"
+
+    def leaves(self, sid: str, key: str) -> str:  # evidence/sealer.py
+        return self.cursors_dir(sid) + "/" + key + ".leaves"
 
     def head(self, sid: str, key: str) -> str:
         """A blocking rule's head, {"rule_seq", "hash"}, numbered by the hook."""

@@ -9,6 +9,13 @@ from the state root, so it does not matter which dispatcher wrote last. `ways st
 --prometheus` prints the same text. A failed write is logged content-free
 (`metrics.write_failed`) once until a write succeeds again.
 
+The rename replaces whatever is at PATH, so PATH is checked first (`check_path`): a
+path inside the state, config or cache root (links resolved) is refused, and so is
+one that holds anything but a textfile of ours: not a regular file (a link, a folder),
+or a non-empty file that does not begin with MAGIC. A mistyped setting pointed at
+`redaction.key`, `config.yaml` or someone's notes leaves them as they were
+(`metrics.write_failed` with `error: RefusedPath` and a `reason`).
+
 The text (exposition format 0.0.4; no sample timestamps, never a session id):
 
     # HELP ways_sensors_<kind>_total <what it counts>      one family per counters.KINDS
@@ -19,20 +26,24 @@ The text (exposition format 0.0.4; no sample timestamps, never a session id):
     ways_sensors_dead_letters{sensor="<sensor>",rule="<rule>"} <n>
     ways_sensors_dispatchers <n>                            gauge: live dispatchers
     ways_sensors_pending_sessions <n>                       gauge: sessions still owed records
+    ways_sensors_refused_files <n>                          gauge: sensor files the last
+                                                            index build refused (refusals.py)
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import time
 from typing import Any
 
-from . import counters, delivery, events, roots
+from . import counters, delivery, events, refusals, roots
 from .layout import Layout
 
 INTERVAL = 5.0
 PREFIX = "ways_sensors_"
+MAGIC = b"# HELP " + PREFIX.encode()  # how every textfile of ours begins (render)
 SETTING = ("ways", "metrics_textfile")
 HELP = {
     "dispatched": "Records numbered for the rule and handed to delivery.",
@@ -86,8 +97,9 @@ _lines: dict[str, tuple[int, int, int]] = {}  # dead-letter file -> (inode, size
 
 
 def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
-    """{rule id: parked records}; a file that only grew is counted from where it was
-    last seen, so a big dead-letter file costs its new bytes only."""
+    """{rule id: parked records, its rotated older file included}; a file that only
+    grew is counted from where it was last seen, so a big dead-letter file costs its
+    new bytes only."""
     out: dict[str, int] = {}
     folder = delivery.deadletter_folder(layout)
     try:
@@ -95,7 +107,10 @@ def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
     except OSError:
         return out
     for name in names:
-        if not name.endswith(".jsonl"):
+        key = name[: -len(".jsonl")] if name.endswith(".jsonl") else None
+        if name.endswith(".jsonl" + delivery.ROTATED):
+            key = name[: -len(".jsonl" + delivery.ROTATED)]
+        if key is None:
             continue
         path = os.path.join(folder, name)
         try:
@@ -111,7 +126,7 @@ def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
         except OSError:
             continue
         _lines[path] = (st.st_ino, size, count)
-        out[name[: -len(".jsonl")]] = count
+        out[key] = out.get(key, 0) + count
     return out
 
 
@@ -149,6 +164,11 @@ def render(layout: Layout | None = None) -> str:
             "Live dispatchers (one per active session).",
         ),
         ("pending_sessions", len(layout.pending_sessions()), "Sessions with records still owed."),
+        (
+            "refused_files",
+            len({f.get("file") for f in refusals.read(layout)}),
+            "Sensor files refused by the last index build: their rules record nothing.",
+        ),
     ):
         lines += [
             f"# HELP {PREFIX}{gauge} {text}",
@@ -173,10 +193,53 @@ def textfile_path(config: dict[str, Any]) -> str | None:
     return os.path.expanduser(value)
 
 
+class RefusedPath(Exception):
+    """A textfile path that must never be replaced; `reason` says why (content-free)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _inside(path: str, root: str) -> bool:
+    root = os.path.realpath(root).rstrip("/")
+    return path == root or path.startswith(root + "/")
+
+
+def check_path(path: str) -> None:
+    """RefusedPath unless replacing `path` destroys nothing: it is outside ways' own
+    roots, and nothing is there, or an empty regular file, or a textfile of ours."""
+    real = os.path.join(os.path.realpath(os.path.dirname(path) or "."), os.path.basename(path))
+    for name, root in (
+        ("state_root", roots.state_root()),
+        ("config_root", roots.config_root()),
+        ("cache_root", roots.cache_root()),
+    ):
+        if _inside(real, root):
+            raise RefusedPath("inside_" + name)
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise RefusedPath("not_a_regular_file")
+    if st.st_size == 0:
+        return
+    fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        head = os.read(fd, len(MAGIC))
+    finally:
+        os.close(fd)
+    if head != MAGIC:
+        raise RefusedPath("not_a_metrics_file")
+
+
 def write(path: str, text: str) -> None:
-    """Temporary file in the same folder, mode 0644, renamed over `path`."""
+    """Temporary file in the same folder, mode 0644, renamed over `path` (after
+    check_path: RefusedPath when that would destroy something)."""
     import tempfile
 
+    check_path(path)
     folder = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
@@ -229,9 +292,13 @@ class Textfile:
             self.failing = ""
         except Exception as exc:  # a missing folder, a bad path: never stop the dispatcher
             kind = type(exc).__name__
-            if kind != self.failing:
-                self.failing = kind
-                events.log("metrics.write_failed", error=kind)
+            reason = exc.reason if isinstance(exc, RefusedPath) else None
+            if f"{kind}:{reason}" != self.failing:
+                self.failing = f"{kind}:{reason}"
+                if reason:
+                    events.log("metrics.write_failed", error=kind, reason=reason)
+                else:
+                    events.log("metrics.write_failed", error=kind)
 
 
 _textfile = Textfile()

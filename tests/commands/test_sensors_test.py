@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 
 from ..conftest import TRANSCRIPT, hooks, payload
@@ -228,3 +229,16 @@ def test_a_fifty_thousand_line_transcript(install, tmp_path):
     expected["session_start"] = 1
     assert data["matched"] == {k: v for k, v in expected.items() if v}
     assert data["malformed"] == len(range(0, lines, 997))
+
+
+def test_a_fifo_or_device_given_as_the_transcript_is_refused_in_one_line(install, tmp_path):
+    """The file is never waited on (a FIFO has no writer) nor read: one line naming it."""
+    out = tmp_path / "never.jsonl"
+    rule = f"sections: [user_prompt]\n    dispatch: {{file: {{path: '{out}'}}}}\n"
+    install.sensor("all", "rules:\n  r:\n    " + rule)
+    fifo = tmp_path / "rollout-fifo.jsonl"  # a name Codex's detection would claim
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        r = install.ways("sensors", "test", "all/r", "--transcript", str(path), timeout=60)
+        assert r.returncode != 0 and "Traceback" not in r.stderr
+        assert f"{path} is not a regular file" in r.stderr and r.stdout == ""

@@ -140,3 +140,39 @@ def test_home_is_expanded_before_the_placeholders_are_filled(tmp_path, monkeypat
     out = target.deliver(spec, [Item(REC, LINE)], ctx, time.monotonic() + 1)
     assert (out.status, out.cause, out.detail) == (PERMANENT, ERROR, "the path is not absolute")
     assert not any(p.is_file() for p in tmp_path.rglob("*"))
+
+
+def test_the_dispatcher_creates_every_missing_folder_0700_under_any_umask(install, tmp_path):
+    """Through the hook as wired and the detached dispatcher it starts, which inherits
+    umask 000: each folder the file target creates is 0700, not only the last."""
+    import os
+
+    from ..sessions import EXPECTED, SID, TOTAL, ScriptedSession
+    from ..test_dispatcher import dispatcher_alive, wait_until
+
+    base = tmp_path / "audit"
+    base.mkdir(mode=0o755)
+    install.sensor(
+        "deep",
+        f"""\
+        rules:
+          all:
+            sections: [{", ".join(EXPECTED)}]
+            delivery: at_least_once
+            dispatch: {{file: {{path: '{base}/a/b/{{date}}/{{session_id}}.jsonl'}}}}
+        """,
+    )
+    old = os.umask(0)
+    try:
+        ScriptedSession(install, tmp_path / "t").play()
+        assert wait_until(lambda: not dispatcher_alive(install, SID))
+    finally:
+        os.umask(old)
+    outs = sorted(base.glob("a/b/*/*.jsonl"))  # {date}: the transcript's and today's
+    assert sum(len(p.read_text().splitlines()) for p in outs) == TOTAL
+    assert {stat.S_IMODE(p.stat().st_mode) for p in outs} == {0o600}
+    made = [base / "a", base / "a" / "b", *(p.parent for p in outs)]
+    assert {str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p in made} == {
+        str(p): "0o700" for p in made
+    }
+    assert stat.S_IMODE(base.stat().st_mode) == 0o755  # the user's own folder, untouched

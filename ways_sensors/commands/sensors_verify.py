@@ -1,13 +1,25 @@
-"""`ways sensors verify FILE [--rule SENSOR/RULE] [--json]`: is the hash chain intact?
+"""`ways sensors verify [FILE|FOLDER ...] [--rule SENSOR/RULE] [--json]`: are the chains intact?
 
-Exit 0 when every chain in the file is intact, 3 when a link is broken (each break
-named with its line, rule_seq and kind: edited, deleted, inserted, reordered,
-truncated, missing), 2 on a usage error or a --rule that names no known rule.
-JSON (stable): {"ok", "file", "records", "break": break | null, "chains": [{"sensor",
-  "rule", "session_id", "records", "first", "last", "duplicates", "gaps", "head",
-  "break"}], "breaks": [break, ...] (every one, in file order), "rule": null | {"sensor",
+Every file named (and every regular file under a folder named) is checked as one set:
+a chain that goes on from one file to another (a `{date}` path puts each record in its
+own day's file) is followed across them, and across the files that differ from each
+only in their dates; a file whose chain goes on elsewhere is reported as continuing
+there, never as a break. With `--rule` and no file: every file the rule's path
+template renders to, and each session whose stored head says it wrote something but
+has no record in any of them is `missing`.
+
+Exit 0 when every chain is intact, 3 when a link is broken (each break named with its
+file, line, rule_seq and kind: edited, deleted, inserted, reordered, truncated,
+missing), 2 on a usage error or a --rule that names no known rule.
+
+JSON (stable) for one file: {"ok", "file", "records", "break": break | null, "chains":
+  [chain], "breaks": [break, ...] (every one, in file order), "rule": null | {"sensor",
   "rule", "defined", "target", "renders_here", "sessions_with_heads", "sessions_owed"}}
-  break: {"kind", "line", "rule_seq", "message", "session_id"}
+For several files (or --rule alone): {"ok", "break": break | null, "breaks": [every
+  break], "files": [the one-file object of each], "absent": [break, ...]}
+  chain: {"sensor", "rule", "session_id", "records", "first", "last", "duplicates",
+  "gaps", "head", "break", "continues_from": [file], "continues_in": [file]}
+  break: {"kind", "line", "rule_seq", "message", "session_id", "file"}
 """
 
 from __future__ import annotations
@@ -16,6 +28,7 @@ import argparse
 import json
 import os
 import stat
+from typing import Any
 
 from ..errors import INVALID, UsageError
 
@@ -23,50 +36,98 @@ SHOWN = 10  # breaks printed for people; --json has them all
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..verify import UnknownRule, verify
+    from ..verify import Result, TooMany, UnknownRule, verify, verify_files
 
     if args.rule is not None:
         sensor, _, rule = args.rule.partition("/")
         if not sensor or not rule or "/" in rule:
             raise UsageError(f"--rule takes SENSOR/RULE, not {args.rule!r}")
+    files: list[str] = list(args.files)
+    if not files and args.rule is None:
+        raise UsageError("name a chained file or folder, or --rule SENSOR/RULE")
+    for f in files:
+        _check_path(f)
     try:
-        if not stat.S_ISREG(os.stat(args.file).st_mode) and not os.path.isdir(args.file):
-            raise UsageError(f"{args.file} is not a regular file")  # a FIFO, /dev/zero ...
-        report = verify(args.file, args.rule)
+        if len(files) == 1 and not os.path.isdir(files[0]):
+            report = verify(files[0], args.rule)
+            result = Result([report])
+        else:
+            result = verify_files(files, args.rule)
     except UnknownRule as exc:
         raise UsageError(
             f"no rule {exc} in any layer, and no session has a chain head for it",
             hint="`ways sensors list` shows the rules",
         ) from None
-    except FileNotFoundError:
-        raise UsageError(f"{args.file}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{args.file} is a folder; give the chained file") from None
-    except PermissionError:
-        raise UsageError(f"{args.file}: permission denied") from None
-    brk = report.first
+    except TooMany as exc:
+        raise UsageError(f"{exc} holds too many files; name fewer") from None
+    except FileNotFoundError as exc:
+        raise UsageError(f"{exc.filename}: no such file") from None
+    except PermissionError as exc:
+        raise UsageError(f"{exc.filename}: permission denied") from None
+    if args.rule and not files and not result.reports and not result.absent:
+        print(f"no file of {args.rule} and no session with a head that wrote one")
+        return 0
+    brk = result.first
+    single = len(files) == 1 and len(result.reports) == 1 and not os.path.isdir(files[0])
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "ok": brk is None,
-                    "file": args.file,
-                    "records": report.records,
-                    "break": brk.as_json() if brk else None,
-                    "chains": [c.as_json() for c in report.chains],
-                    "breaks": [b.as_json() for b in report.breaks],
-                    "rule": report.rule,
-                },
-                indent=2,
-            )
-        )
+        out: dict[str, Any]
+        if single:
+            out = _one_json(result.reports[0])
+        else:
+            out = {
+                "ok": brk is None,
+                "break": brk.as_json() if brk else None,
+                "breaks": [b.as_json() for b in result.breaks],
+                "files": [_one_json(r) for r in result.reports],
+                "absent": [b.as_json() for b in result.absent],
+            }
+        print(json.dumps(out, indent=2))
         return INVALID if brk else 0
-    if brk:
-        for b in report.breaks[:SHOWN]:
-            print(f"{args.file}:{b.line}: broken ({b.kind}): {b.message}")
-        if len(report.breaks) > SHOWN:
-            print(f"... and {len(report.breaks) - SHOWN} more; --json lists them all")
-        return INVALID
+    shown = 0
+    for r in result.reports:
+        shown += _print(r, args.rule, shown)
+    for b in result.absent:
+        if shown < SHOWN:
+            print(f"{args.rule}: broken ({b.kind}): {b.message}")
+        shown += 1
+    if shown > SHOWN:
+        print(f"... and {shown - SHOWN} more; --json lists them all")
+    return INVALID if brk else 0
+
+
+def _check_path(f: str) -> None:
+    try:
+        mode = os.stat(f).st_mode
+    except FileNotFoundError:
+        raise UsageError(f"{f}: no such file") from None
+    except PermissionError:
+        raise UsageError(f"{f}: permission denied") from None
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise UsageError(f"{f} is not a regular file")  # a FIFO, /dev/zero ...
+
+
+def _one_json(report: Any) -> dict[str, Any]:
+    brk = report.first
+    return {
+        "ok": brk is None,
+        "file": report.file,
+        "records": report.records,
+        "break": brk.as_json() if brk else None,
+        "chains": [c.as_json() for c in report.chains],
+        "breaks": [b.as_json() for b in report.breaks],
+        "rule": report.rule,
+    }
+
+
+def _print(report: Any, rule: str | None, shown: int) -> int:
+    """Print one file's verdict (at most SHOWN breaks in all); the breaks it had."""
+    name = report.file
+    if report.breaks:
+        for b in report.breaks:
+            if shown < SHOWN:
+                print(f"{name}:{b.line}: broken ({b.kind}): {b.message}")
+            shown += 1
+        return len(report.breaks)
     chains = report.chains
     dups = sum(c.duplicates for c in chains)
     gaps = sum(len(c.gaps) for c in chains)
@@ -76,16 +137,21 @@ def run(args: argparse.Namespace) -> int:
     if gaps:
         extra.append(f"{gaps} gaps left by queue_cap drops")
     heads = ""
-    if args.rule:
+    if rule:
         if not chains:
-            heads = f"; no record of {args.rule} and no head that wrote here"
+            heads = f"; no record of {rule} and no head that wrote here"
         elif all(c.head for c in chains):
             heads = "; tail matches the stored head"
         else:
             heads = "; no stored head for some chains"
     print(
-        f"{args.file}: intact: {report.records} records in {len(chains)} chain(s)"
+        f"{name}: intact: {report.records} records in {len(chains)} chain(s)"
         + (f" ({', '.join(extra)})" if extra else "")
         + heads
     )
+    for c in chains:
+        for p in c.continues_from:
+            print(f"  session {c.session_id} ({c.sensor}/{c.rule}) continues from {p}")
+        for p in c.continues_in:
+            print(f"  session {c.session_id} ({c.sensor}/{c.rule}) continues in {p}")
     return 0

@@ -4,7 +4,15 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
   "events_log": path, "redaction_key": "ok" | "missing (created on first use)" |
-  "refused: <why>", "spool_faults": {"torn", "corrupt"}}
+  "refused: <why>", "spool_faults": {"torn", "corrupt"}, "refused": [{"file", "line",
+  "layer", "sensor", "rule", "enabled"}], "not_recording": [reason, ...]}
+
+Refused sensor files come first: a file that breaks the spec is refused whole and its
+rules record nothing, so the first line names how many, which (file:line) and the
+command that shows why. Exit NOT_RECORDING (6) while an enabled sensor's file is
+refused, or a rule is `gone` (counted, no longer defined) while a session's dispatcher
+runs (`not_recording` lists why); else 0. `--prometheus` always exits 0 (its
+`refused_files` gauge says it).
 
 `spool_faults` counts spool frames the dispatchers skipped: torn (a hook killed in the
 middle of writing one) and corrupt (unreadable); each is also in the events log.
@@ -26,9 +34,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 from .. import counters, table
+from ..errors import NOT_RECORDING
 from ..services import status as service
 from ..spoolread import read_faults
 
@@ -47,12 +57,18 @@ def run(args: argparse.Namespace) -> int:
 
         print(metrics.render(), end="")
         return 0
-    data: dict[str, Any] = service.snapshot().as_json()
+    snap = service.snapshot()
+    code = NOT_RECORDING if snap.not_recording else 0
+    data: dict[str, Any] = snap.as_json()
     rules = data["rules"]
     data["spool_faults"] = read_faults()
     if args.json:
         print(json.dumps({**data, "state": retention.usage()}, indent=2))
-        return 0
+        return code
+    first = snap.refused_line()
+    if first:
+        print(first)
+        print()
     headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
     rows = [
         [r["rule"], {True: "on", False: "off", None: "gone"}[r["enabled"]]]
@@ -76,11 +92,15 @@ def run(args: argparse.Namespace) -> int:
             "their dispatcher restarts at their next hook event or any session start"
         )
     for d in data["dead_letters"]:
-        print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
+        older = " (and its .1)" if os.path.exists(d["path"] + ".1") else ""
+        print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}{older}")
     print(f"redaction key: {data['redaction_key']}")
     faults = data["spool_faults"]
     if any(faults.values()):
         print(f"spool frames skipped: {faults['torn']} torn, {faults['corrupt']} corrupt")
     print(f"failures are logged in {data['events_log']}")
     print(retention.describe(retention.usage()))
-    return 0
+    gone = [r for r in snap.not_recording if r.endswith(" gone")]
+    if gone:
+        print(f"rules gone while sessions run: {', '.join(g[:-5] for g in gone)}")
+    return code

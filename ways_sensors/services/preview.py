@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import agents, previews, roots
+from ..agents.kit import sessionfile
 from ..errors import UsageError
 from ..layers import Catalog, LoadedRule, LoadedSensor, load
 from ..pipeline import finish, match
@@ -59,11 +60,7 @@ def rule_of(cat: Catalog, spec: str) -> tuple[LoadedSensor, LoadedRule]:
 def detect(path: str) -> str | None:
     """The agent whose session file `path` is, by the adapters that can tell
     (a Codex rollout, a Gemini CLI chat file); None for Claude Code's or unknown."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(1 << 16).split(b"\n", 1)[0]
-    except OSError:
-        return None
+    head = sessionfile.first_line(path, 1 << 16)  # b"" when unreadable; a FIFO: not waited on
     for name in agents.names():
         check = getattr(agents.adapter(name), "is_session_file", None)
         if check and check(path, head):
@@ -94,6 +91,8 @@ def transcript_for(
         raise UsageError(
             f"no transcript found for {where}", hint="pass --transcript FILE or --session ID"
         )
+    if not os.path.isfile(path):  # a FIFO or a device: never waited on nor read
+        raise UsageError(f"{path} is not a regular file", hint="pass a session file")
     return path
 
 

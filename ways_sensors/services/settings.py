@@ -280,8 +280,17 @@ def _set_project_sensors(value: Any, project: str | None) -> SetResult:
     return SetResult(PROJECT_SENSORS, folders, roots.config_file())
 
 
+_REFUSED = {
+    "inside_state_root": "inside the state root",
+    "inside_config_root": "inside the config root",
+    "inside_cache_root": "inside the cache root",
+    "not_a_regular_file": "not a regular file",
+    "not_a_metrics_file": "a file that is not a metrics textfile of ours",
+}
+
+
 def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
-    from ..metrics import textfile_path
+    from ..metrics import RefusedPath, check_path, textfile_path
 
     if project:
         raise UsageError(f"{METRICS_TEXTFILE} lives in your user config.yaml only")
@@ -292,6 +301,16 @@ def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
         raise InvalidError(
             str(exc), hint=f"ways settings set {METRICS_TEXTFILE} ~/x.prom"
         ) from None
+    try:  # the dispatchers would refuse it anyway; say so now
+        check_path(os.path.expanduser(value))
+    except RefusedPath as exc:
+        raise InvalidError(
+            f"{METRICS_TEXTFILE}: {value} is {_REFUSED.get(exc.reason, exc.reason)}, "
+            "which the textfile would replace",
+            hint="name a file of its own, e.g. <textfile collector folder>/ways.prom",
+        ) from None
+    except OSError:
+        pass  # unreadable now; the dispatcher checks again before each write
     yamlwrite.set_value(roots.config_file(), ["ways", "metrics_textfile"], value)
     return SetResult(METRICS_TEXTFILE, value, roots.config_file())
 

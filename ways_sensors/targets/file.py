@@ -1,6 +1,8 @@
 """The `file` target: append one line per record; placeholders in the path.
 
-`{session_id}`, `{date}` (the record's UTC date), `{sensor}`, `{rule}`; `~` expands to
+`{session_id}`, `{date}` (the record's own UTC date: a session crossing midnight, or a
+record recovered from the transcript with its earlier time, goes on in another day's
+file, and `verify` follows the chain there), `{sensor}`, `{rule}`; `~` expands to
 the home folder, before the placeholders are filled (a value never reaches `~user`).
 Each value comes from session data (the date from a transcript's timestamp, the id from
 the hook payload), so each must be one safe path segment or the delivery fails for
@@ -8,7 +10,10 @@ good, with a content-free reason naming the placeholder: not empty, not `.` or `
 `/`, no NUL or other control character; `{date}` must be `YYYY-MM-DD`. A leading `-` is
 allowed: the path is opened, never put on an argv. The filled path must be absolute.
 
-Missing folders are created 0700 and new files 0600, since they hold session content.
+Missing folders are created 0700, every one of them and not only the last (os.makedirs
+gives the folders above the last the umask's mode: 0755, or 0777 under umask 000), and
+new files 0600, since they hold session content. Folders that already exist are left
+as they are: they are the user's.
 A batch's lines for one file are written with one `write()` on an O_APPEND descriptor,
 so concurrent writers (several sessions, the blocking path) never interleave.
 `format: text` writes one readable line: time, section, agent, and a summary.
@@ -32,6 +37,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
+from ..roots import makedirs_private
 from ..utf8 import ERRORS
 from .base import ERROR, TIMEOUT, Item, Outcome, accepted, permanent, retryable
 
@@ -175,7 +181,7 @@ def _mend(fd: int, data: bytes, cut_json: bool) -> bytes:
 def _append(path: str, data: bytes, deadline: float, cut_json: bool) -> None:
     folder = os.path.dirname(path)
     if folder:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        makedirs_private(folder)
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         readable = True

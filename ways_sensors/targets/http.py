@@ -21,7 +21,10 @@ response body are read (raw, never decompressed), the rest is discarded with the
 connection: a consumer answering gigabytes costs nothing.
 
 Failures: connection errors, timeouts, 408, 429 and 5xx are retryable (with the
-server's `Retry-After` on 429 and 503, in seconds or as an HTTP date); an unset header
+server's `Retry-After` on 429 and 503, in seconds or as an HTTP date), and so are 401
+and 403 (detail `HTTP 401: credentials refused`): an expired token says nothing about
+the record, so the rule waits and tries again with the backoff, logging each attempt,
+rather than parking everything until the token is renewed; an unset header
 variable, a header value HTTP cannot carry, a redirect (never followed) and any other
 4xx are permanent. asyncio and httpx are imported at the first delivery, not with the
 registry.
@@ -65,6 +68,7 @@ SECRET_FIELDS: tuple[str, ...] = ("headers",)
 
 BODY_CAP = 64 * 1024
 RETRYABLE_STATUS = frozenset({408, 429})
+AUTH_STATUS = frozenset({401, 403})  # retried with backoff: about the credential, not the record
 RETRY_AFTER_STATUS = frozenset({429, 503})
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _local = threading.local()
@@ -109,6 +113,8 @@ def classify(status: int, retry_after_header: str | None) -> Outcome:
     if 200 <= status < 300:
         return accepted(str(status))
     detail = f"HTTP {status}"
+    if status in AUTH_STATUS:  # an expired or revoked credential: the alarm is ours
+        return retryable(REFUSED, detail + ": credentials refused")
     if status >= 500 or status in RETRYABLE_STATUS:
         wait = retry_after(retry_after_header) if status in RETRY_AFTER_STATUS else None
         return retryable(REFUSED, detail, wait)

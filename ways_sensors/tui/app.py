@@ -269,15 +269,16 @@ class MainScreen(Screen[None]):
         rules = [row.rule] if row.rule else list(row.sensor_row.rules)
         shots = [(r.id, r.sections[0]) for r in rules if r.sections]
         self.say("firing " + ", ".join(f"{rid} ({sec})" for rid, sec in shots) + " ...")
-        self.fire_all(shots)
+        self.fire_all(shots, bool(row.rule))  # one rule's row asks for it, even disabled
 
     @work(thread=True, exclusive=True, group="fire")
-    def fire_all(self, shots: list[tuple[str, str]]) -> None:
+    def fire_all(self, shots: list[tuple[str, str]], include_disabled: bool = False) -> None:
         lines = []
         for rid, section in shots:
             try:
-                fired: Fired = fire(rid, section)
+                fired: Fired = fire(rid, section, include_disabled=include_disabled)
                 lines += [model.outcome_text(r) for r in fired.results]
+                lines += [f"{s}: skipped (disabled)" for s in fired.skipped]
             except WaysError as exc:
                 lines.append(f"{rid}: {exc.message}")
         self.app.call_from_thread(self.say, "\n".join(lines))

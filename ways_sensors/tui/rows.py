@@ -217,6 +217,9 @@ def live_lines(snap: Snapshot) -> list[str]:
     dead = sum(d.count for d in snap.dead_letters)
     if dead:
         lines[0] += f"   dead letters: {dead} in {len(snap.dead_letters)} file(s)"
+    refused = snap.refused_line()
+    if refused:
+        lines.insert(0, refused)
     if snap.events:
         lines += [event_line(e) for e in snap.events]
     else:
@@ -242,13 +245,7 @@ def event_line(line: str) -> str:
 
 def outcome_text(r: FireResult) -> str:
     """`delivered`, `refused (...)` or `timed out`, with the time it took and when."""
-    if r.accepted:
-        what = "delivered"
-    elif r.cause == "timeout":
-        what = "timed out"
-    else:
-        why = ": ".join(x for x in (r.cause, r.detail) if x)
-        what = f"refused ({why}, {r.outcome})" if why else f"refused ({r.outcome})"
+    what = r.describe()  # services/fire.py: the same words as `ways sensors fire`
     at = time.strftime("%H:%M:%S", time.localtime(r.at))
     return f"{r.rule}: {what} in {r.duration_ms:.0f} ms (timeout {r.timeout_s:g}s) at {at}"
 

@@ -5,7 +5,7 @@ fields, events and sections the hook reads, is its entry in the registry
 adapter.py     what the registry hands out to the dispatcher, blocking path, commands
 builder.py     hook payloads -> Drafts, one handler per event
 tracker.py     what a session's records need from the transcript, across events
-transcript.py  reading the transcript JSONL robustly
+transcript.py  what a transcript line is (the reading is agents/kit/sessionfile.py)
 replay.py      a recorded transcript played back as hook payloads (`ways sensors test`)
 wiring.py      what `ways reconcile` wires into `settings.json`, and where
 examples.py    example payloads per section (`ways sensors fire`)

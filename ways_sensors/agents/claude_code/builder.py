@@ -8,12 +8,9 @@ never reached a Stop, queued messages, each reply's model and token usage and th
 permission decisions come from the transcript (tracker.py, usage.py, permissions.py);
 which session a resumed or cleared one continues from links.py.
 
-A transcript is the agent's file at a path the payload names: reading it can fail (a
-FIFO, /dev/zero, a file gone unreadable) or skip a line too long to hold. Either
-costs only what the transcript would have added: `_reading` catches the failure, logs
-it content-free (`transcript.unreadable` with the error's class, or
-`transcript.line_too_long` with a count; never the path or a line), and the records
-the payload makes by itself are built all the same.
+A transcript is the agent's file at a path the payload names: every reading of it goes
+through `_reading` (the kit's `guarded`: a failure is logged content-free and the
+records the payload makes by itself are built all the same).
 """
 
 from __future__ import annotations
@@ -22,10 +19,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ... import events
 from ...events import iso_utc
 from ...records import Draft
 from .. import tool_kinds
+from ..drafting import split_mcp
+from ..kit.building import guarded
 from . import links, usage
 from .tracker import MakeDraft, Tracker
 
@@ -39,16 +37,6 @@ COMMON = frozenset({"session_id", "hook_event_name", "prompt_id", "agent_id", "a
 # usage, saying so
 USAGE_WAIT = 2.0
 USAGE_POLL = 0.025
-
-
-def split_mcp(tool_name: str) -> tuple[str, str] | None:
-    """`mcp__server__tool` -> (server, tool); plugin servers keep their prefix."""
-    if not tool_name.startswith("mcp__"):
-        return None
-    parts = tool_name.split("__", 2)
-    if len(parts) < 3 or not parts[1] or not parts[2]:
-        return None
-    return parts[1], parts[2]
 
 
 def _extra(payload: dict[str, Any], used: set[str]) -> dict[str, Any]:
@@ -384,22 +372,7 @@ class Builder:
         return self._reading(p, lambda: self.tracker.sync(path, draft), [])
 
     def _reading(self, p: dict[str, Any], read: Callable[[], T], failed: T) -> T:
-        """`read()` of the transcript, or `failed` when it raises: logged content-free
-        (see the module docstring), so the payload's own records are still built."""
-        stats = self.tracker.stats
-        before = stats.too_long
-        session = p.get("session_id")
-        session = session if isinstance(session, str) and len(session) <= 128 else None
-        try:
-            return read()
-        except Exception as exc:
-            events.log("transcript.unreadable", session=session, error=type(exc).__name__)
-            return failed
-        finally:
-            if stats.too_long > before:
-                events.log(
-                    "transcript.line_too_long", session=session, lines=stats.too_long - before
-                )
+        return guarded(p, self.tracker.stats, read, failed)
 
 
 # hook event -> its handler: the only events the builder knows

@@ -31,11 +31,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from typing import Any
 
 from ... import roots, spool
 from ...layout import valid_session_id
+from ..kit import sessionfile
 
 CONTINUING = ("resume", "fork", "clear")
 WINDOW_NS = 30 * 10**9
@@ -90,27 +90,10 @@ def _note(transcript_folder: str) -> str:
     return Layout().link_note(key)
 
 
-def read_regular(path: str, start: int, length: int) -> bytes | None:
-    """`length` bytes from `start` of the regular file at `path` (the payload names it:
-    a FIFO or a device is never waited on or read); None when there is none."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.pread(fd, length, start)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def _last_session_id(path: str, size: int) -> str | None:
     """The session id of the last line the transcript held before this start."""
     start = max(0, size - TAIL)
-    data = read_regular(path, start, size - start)
+    data = sessionfile.read_at(path, start, size - start)
     if data is None:
         return None
     lines = data.split(b"\n")
@@ -130,7 +113,7 @@ def _last_session_id(path: str, size: int) -> str | None:
 
 def _copied_from(path: str, own: str) -> str | None:
     """Another session named by the lines a new transcript copied (a fork), if any."""
-    data = read_regular(path, 0, HEAD)
+    data = sessionfile.read_at(path, 0, HEAD)
     if data is None:
         return None
     for line in data.split(b"\n"):

@@ -7,8 +7,9 @@ SubagentStart/Stop, PreCompact, SessionStart), and those go through the same
 `Builder` the dispatcher uses (builder.py): one mapping, not two. The main transcript is
 written to a scratch copy line by line as the replay advances, so the builder's own
 transcript reading (queued messages, interrupted replies) sees what it would have seen
-live. Robustness comes from transcript.py: broken lines are skipped alone,
-concatenated objects split, NUL padding dropped, an incomplete tail ignored.
+live. Robustness comes from the kit's reader (agents/kit/sessionfile.py): broken lines
+are skipped alone, concatenated objects split, NUL padding dropped, an incomplete tail
+ignored, a FIFO or device never waited on.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from datetime import datetime
 from typing import Any
 
 from ...records import Draft
+from ..kit import sessionfile
 from . import transcript
 from .builder import Builder
 
 AGENT_TOOLS = ("Agent", "Task")
+META_MAX = 1 << 16  # bytes of a subagent's meta.json read
 Payload = tuple[str, dict[str, Any]]  # (hook event, payload without the common fields)
 
 
@@ -94,7 +97,7 @@ class Replay:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.stats = transcript.ReadStats()
+        self.stats = sessionfile.ReadStats()
         # keyed by the tool_use id as the transcript wrote it, checked or not
         self.calls: dict[Any, tuple[Any, Any, str | None, str | None]] = {}
         self.session_id = os.path.basename(path).rsplit(".", 1)[0]
@@ -139,13 +142,9 @@ class Replay:
                         yield d
 
     def _lines(self) -> Iterator[list[dict[str, Any]]]:
-        with open(self.path, "rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    continue  # an incomplete tail: not yet written
-                objs = transcript.decode_line(line, self.stats)
-                if objs:
-                    yield objs
+        for _, objs in sessionfile.iter_lines(self.path, self.stats):
+            if objs:
+                yield objs
 
     def _payloads(
         self, obj: dict[str, Any], agent: tuple[str, str] | None = None
@@ -220,11 +219,10 @@ class Replay:
     def _agent_type(self, aid: str | None, tool_input: Any = None) -> str:
         meta = os.path.join(self.subagents_dir, f"agent-{aid}.meta.json")
         try:
-            with open(meta) as f:
-                t = json.load(f).get("agentType")
+            t = json.loads(sessionfile.read_at(meta, 0, META_MAX) or b"{}").get("agentType")
             if isinstance(t, str) and t:
                 return t
-        except (OSError, ValueError):
+        except (ValueError, RecursionError, AttributeError):
             pass
         if isinstance(tool_input, dict) and tool_input.get("subagent_type"):
             return str(tool_input["subagent_type"])
@@ -240,7 +238,7 @@ class Replay:
         yield "SubagentStart", {"agent_id": aid, "agent_type": agent[1]}
         last_text = ""
         try:
-            objs = list(transcript.iter_file(path, self.stats))
+            objs = list(sessionfile.iter_file(path, self.stats))
         except OSError:
             objs = []
         for obj in objs:

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...records import Draft
+from ..kit import sessionfile
 from . import permissions, transcript, usage
 
 MAX_SEEN = 4096
@@ -73,7 +74,7 @@ class Tracker:
 
     def __post_init__(self) -> None:
         self._seen = set(self.seen)  # membership; the list keeps the order
-        self.stats = transcript.ReadStats()  # this process's reading, for the logs only
+        self.stats = sessionfile.ReadStats()  # this process's reading, for the logs only
 
     def to_json(self) -> str:
         """The state a restart needs, never content (build.json is at rest for the
@@ -103,19 +104,19 @@ class Tracker:
     def fast_forward(self, path: str, size: int) -> None:
         """A new tracker at a session start: what the transcript held when the hook ran
         (`size` bytes; -1: all of it) was handled by the process (or dispatcher) before
-        us, so start reading there. Raises OSError as transcript.line_start does."""
+        us, so start reading there. Raises OSError as sessionfile.line_start does."""
         self.transcript = path
-        start = transcript.line_start(path, size)
+        start = sessionfile.line_start(path, size)
         if start is not None:
             self.offset = start
 
     def sync(self, path: str, draft: MakeDraft) -> list[Draft]:
         """Read the transcript's new complete lines (a bounded share of them: see
-        transcript.read_from); return the queued messages found. Raises OSError as
+        sessionfile.read_from); return the queued messages found. Raises OSError as
         read_from does, leaving the offset where it was."""
         if self.transcript != path:
             self.transcript, self.offset = path, 0
-        objs, self.offset = transcript.read_from(path, self.offset, self.stats)
+        objs, self.offset = sessionfile.read_from(path, self.offset, self.stats)
         out: list[Draft] = []
         last_ts = None
         for obj in objs:
@@ -216,7 +217,7 @@ class Tracker:
             st = os.stat(path)  # the payload names it: only a regular file is read
             if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_AGENT_FILE:
                 return None, []
-            objs = list(transcript.iter_file(path))
+            objs = list(sessionfile.iter_file(path))
         except OSError:
             return None, []
         state, out, last_ts = usage.new(), [], None
@@ -360,17 +361,12 @@ def _reread(t: Tracker, turns: list[Turn]) -> None:
     if t.transcript and (by_msg or needs):
         needles = [json.dumps(m).encode() for m in by_msg] + [b'"enqueue"'] * bool(needs)
         uuids: set[str] = set()
-        try:
-            with open(t.transcript, "rb") as f:
-                start = max(0, t.offset - REREAD_MAX)
-                f.seek(start)
-                data = f.read(t.offset - start)
-        except OSError:
-            data = b""
+        start = max(0, t.offset - REREAD_MAX)
+        data = sessionfile.read_at(t.transcript, start, t.offset - start) or b""
         for line in data.split(b"\n")[1 if start else 0 :]:
             if not any(n in line for n in needles):
                 continue
-            for obj in transcript.decode_line(line):
+            for obj in sessionfile.decode_line(line):
                 uid = obj.get("uuid")
                 if obj.get("isSidechain") or (isinstance(uid, str) and uid in uuids):
                     continue  # as sync skips them: a resume repeats lines

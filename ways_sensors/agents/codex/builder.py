@@ -8,7 +8,9 @@ builds the entry; when it is not yet, the result is parked in the builder's stat
 released by a later event of the session as soon as the rollout has it, and at the
 latest at the turn's Stop (or SubagentStop, SessionEnd), as it stands then. A record
 made without a rollout (Codex's `--ephemeral`, the blocking path) says `success`
-unless the rollout's tail shows the failure.
+unless the rollout's tail shows the failure. A rollout that cannot be read (a FIFO, a
+device, a folder at its path) is logged content-free and the records are built from
+the payload (agents/kit/building.py).
 
 `turn_id` becomes the record's `prompt_id`; `agent_id`/`agent_type` name a subagent.
 """
@@ -21,6 +23,8 @@ from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, subagent_of, text_or_empty, tool_data
+from ..kit.building import guarded
+from ..kit.sessionfile import ReadStats
 from . import NAME, rollout
 
 COMMON = frozenset({"session_id", "hook_event_name", "turn_id", "agent_id", "agent_type"})
@@ -55,6 +59,7 @@ class Builder:
     def __init__(self, state: str | None = None, transcript: bool = True) -> None:
         s = json.loads(state) if state else {}
         self.transcript = transcript
+        self.stats = ReadStats()  # this process's reading, for the logs only
         self.rollout: str | None = s.get("rollout")
         self.offset: int = int(s.get("offset", 0))
         self.outcomes: dict[str, rollout.Outcome] = dict(s.get("outcomes", {}))
@@ -91,7 +96,7 @@ class Builder:
             if event == "SessionStart" and self.rollout != path and transcript_size >= 0:
                 # a new process of the session: what came before was built already
                 self.rollout, self.offset = path, transcript_size
-            self._sync(path)
+            guarded(payload, self.stats, lambda: self._sync(path), None)
         out = self._release(final=False)
         out.extend(handler(self, payload, drafts))
         return out
@@ -101,7 +106,7 @@ class Builder:
     def _sync(self, path: str) -> None:
         if self.rollout != path:
             self.rollout, self.offset = path, 0
-        found, self.offset = rollout.scan(path, self.offset)
+        found, self.offset = rollout.scan(path, self.offset, self.stats)
         if found:
             self.outcomes.update(found)
             if len(self.outcomes) > MAX_OUTCOMES:

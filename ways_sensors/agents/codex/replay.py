@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from ...records import Draft
-from ..claude_code.transcript import ReadStats
+from ..kit.sessionfile import ReadStats
 from . import rollout
 from .builder import Builder
 

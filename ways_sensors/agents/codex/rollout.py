@@ -16,9 +16,9 @@ included. The lines this module reads (Codex 0.169; older names in brackets):
                     output: "...Process exited with code N..."}
     compacted      a compaction of the history
 
-Reasoning items (`reasoning`, `Reasoning` summaries) are never read. The robust line
-reading (broken lines skipped alone, incomplete tails left for later) is the one
-Claude Code's transcripts use.
+Reasoning items (`reasoning`, `Reasoning` summaries) are never read. The reading
+itself (regular files only, within bounds; broken lines skipped alone, incomplete
+tails left for later) is the agent kit's (agents/kit/sessionfile.py).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..claude_code.transcript import ReadStats, decode_line, read_from
+from ..kit.sessionfile import ReadStats, decode_line, first_line, next_line, read_from
+from ..kit.sessionfile import iter_lines as iter_lines
 
 FAILED = frozenset({"failed", "declined", "error", "errored", "rejected"})
 SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec"})
@@ -84,18 +85,19 @@ def failed(outcome: Outcome) -> bool:
     return (isinstance(code, int) and code != 0) or status in FAILED
 
 
-def scan(path: str, offset: int) -> tuple[dict[str, Outcome], int]:
+def scan(path: str, offset: int, stats: ReadStats | None = None) -> tuple[dict[str, Outcome], int]:
     """Outcomes in the rollout's complete lines after `offset`, and the offset after them.
 
-    A first read (offset 0) of a long rollout starts MAX_HEAD before its end."""
+    A first read (offset 0) of a long rollout starts MAX_HEAD before its end. Raises
+    OSError as sessionfile.read_from does (NotRegularFile: not a regular file)."""
     if offset == 0:
         try:
             size = os.stat(path).st_size
         except OSError:
             return {}, 0
         if size > MAX_HEAD:
-            offset = _next_line(path, size - MAX_HEAD)
-    objs, end = read_from(path, offset)
+            offset = next_line(path, size - MAX_HEAD)
+    objs, end = read_from(path, offset, stats)
     found: dict[str, Outcome] = {}
     for obj in objs:
         got = outcome_of(obj)
@@ -105,23 +107,14 @@ def scan(path: str, offset: int) -> tuple[dict[str, Outcome], int]:
 
 
 def find_outcome(path: str, call_id: str) -> Outcome | None:
-    """One call's outcome from the rollout's last TAIL bytes (the payload-only path)."""
+    """One call's outcome from the rollout's last TAIL bytes (the payload-only path);
+    None when it is not there, or the rollout cannot be read."""
     try:
         size = os.stat(path).st_size
+        found, _ = scan(path, next_line(path, size - TAIL) if size > TAIL else 0)
     except OSError:
         return None
-    found, _ = scan(path, _next_line(path, max(0, size - TAIL)) if size > TAIL else 0)
     return found.get(call_id)
-
-
-def _next_line(path: str, pos: int) -> int:
-    try:
-        with open(path, "rb") as f:
-            f.seek(pos)
-            skipped = f.readline()
-    except OSError:
-        return pos
-    return pos + len(skipped)
 
 
 # --- replay: a rollout played back as the hook payloads Codex would have sent -----------
@@ -237,14 +230,6 @@ class Replayer:
             yield "PostCompact", {"trigger": "auto", "turn_id": self.turn}
 
 
-def iter_lines(path: str, stats: ReadStats) -> Iterator[tuple[bytes, list[dict[str, Any]]]]:
-    """(raw line, its objects) for every complete line of a rollout."""
-    with open(path, "rb") as f:
-        for line in f:
-            if line.endswith(b"\n"):
-                yield line, decode_line(line, stats)
-
-
 def find_rollout(session: str | None, cwd: str | None = None) -> str | None:
     """The rollout of `session`, or the newest one whose session ran in `cwd`."""
     root = os.path.join(codex_home(), "sessions")
@@ -273,12 +258,7 @@ def _mtime(path: str) -> float:
 
 def session_meta(path: str) -> dict[str, Any]:
     """The payload of the rollout's first line when it is the session_meta."""
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(1 << 20)
-    except OSError:
-        return {}
-    for obj in decode_line(first):
+    for obj in decode_line(first_line(path)):
         p = obj.get("payload")
         if obj.get("type") == "session_meta" and isinstance(p, dict):
             return p

@@ -12,7 +12,8 @@
   state until a later event of the session, when chats.compressed_after reads whether
   the chat restarted after it: only then are `compaction` records (before, after)
   made; a PreCompress that compressed nothing makes none. Without a chat file (the
-  blocking path, `ways sensors fire`) only a manual PreCompress makes one.
+  blocking path, `ways sensors fire`, or a path that is no regular file, logged
+  content-free by agents/kit/building.py) only a manual PreCompress makes one.
 * Replies. AfterAgent's `prompt_response` is the turn's reply, exported once; AfterModel
   (one per streamed chunk, with the model's thinking) is never read.
 
@@ -28,6 +29,8 @@ from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, text_or_empty, tool_data
+from ..kit import sessionfile
+from ..kit.building import guarded
 from ..pairing import CallQueue
 from . import NAME, chats
 
@@ -69,6 +72,7 @@ class Builder:
         self.calls = CallQueue.from_dict("gemini", s.get("calls"))
         self.held: list[dict[str, Any]] = list(s.get("held", []))  # PreCompress, undecided
         self._size = -1
+        self.stats = sessionfile.ReadStats()  # this process's reading, for the logs only
 
     def state(self) -> str:
         return json.dumps({"calls": self.calls.to_dict(), "held": self.held})
@@ -123,7 +127,8 @@ class Builder:
             "path": path,
             "offset": size,
         }
-        if self.transcript and isinstance(path, str) and path and size >= 0:
+        readable = isinstance(path, str) and path and size >= 0 and self.transcript
+        if readable and guarded(p, self.stats, lambda: sessionfile.check(str(path)), False):
             self.held = [*self.held[-(MAX_HELD - 1) :], h]
             return []
         if p.get("trigger") == "manual":  # asked for: no chat file to say otherwise

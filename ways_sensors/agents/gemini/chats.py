@@ -28,7 +28,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ..claude_code.transcript import ReadStats, decode_line
+from ..kit.sessionfile import decode_line, first_line, read_at
+from ..kit.sessionfile import iter_lines as iter_lines
 
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 LOOK_AHEAD = 1 << 20
@@ -50,12 +51,10 @@ def is_restart(obj: dict[str, Any]) -> bool:
 def compressed_after(path: str, offset: int) -> bool | None:
     """Whether the chat restarted (compressed) after `offset` before its next message or
     header; None while neither has been written. Reads at most LOOK_AHEAD bytes: the
-    answer is in the first few lines."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read(LOOK_AHEAD)
-    except OSError:
+    answer is in the first few lines. None too when it cannot be read (a path that is
+    no regular file is never waited on: agents/kit/sessionfile.py)."""
+    data = read_at(path, offset, LOOK_AHEAD)
+    if data is None:
         return None
     objs = [o for line in data.split(b"\n")[:-1] for o in decode_line(line)]
     for obj in objs:
@@ -174,25 +173,13 @@ class Replayer:
         self.prompt, self.replies = None, []
 
 
-def iter_lines(path: str, stats: ReadStats) -> Iterator[tuple[bytes, list[dict[str, Any]]]]:
-    with open(path, "rb") as f:
-        for line in f:
-            if line.endswith(b"\n"):
-                yield line, decode_line(line, stats)
-
-
 def gemini_home() -> str:
     """`~/.gemini`, where `~` is $GEMINI_CLI_HOME when set (as Gemini CLI reads it)."""
     return os.path.join(os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~"), ".gemini")
 
 
 def _header(path: str) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(1 << 20)
-    except OSError:
-        return {}
-    objs = decode_line(first)
+    objs = decode_line(first_line(path))
     return objs[0] if objs and is_header(objs[0]) else {}
 
 

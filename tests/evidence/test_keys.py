@@ -1,0 +1,130 @@
+"""evidence/keys.py: epoch keys at rest, the certificate chain, and forward security."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from ways_sensors.evidence.keys import Keyring
+from ways_sensors.layout import Layout
+
+from . import independent as ind
+
+
+def _ring(tmp_path):
+    return Keyring(Layout(str(tmp_path / "state")), epoch_seconds=3600)
+
+
+def test_keys_at_rest_are_pkcs8_pem_0600_in_a_0700_folder(tmp_path):
+    ring = _ring(tmp_path)
+    ring.ensure()
+    folder = tmp_path / "state" / "keys"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    (pem,) = folder.glob("epoch-*.pem")
+    assert stat.S_IMODE(pem.stat().st_mode) == 0o600
+    assert pem.read_text().startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8, unencrypted
+    key = serialization.load_pem_private_key(pem.read_bytes(), None)
+    assert isinstance(key, Ed25519PrivateKey)
+
+
+def _private_keys_under(root):
+    """Every file anywhere under the state root that loads as a private key."""
+    found = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as f:
+                data = f.read()
+            try:
+                key = serialization.load_pem_private_key(data, None)
+            except (ValueError, TypeError):
+                try:
+                    key = serialization.load_der_private_key(data, None)
+                except (ValueError, TypeError):
+                    continue
+            found.append((os.path.join(folder, name), key))
+    return found
+
+
+def test_after_rollovers_no_key_left_verifies_under_an_earlier_epoch(tmp_path):
+    ring = _ring(tmp_path)
+    root = ring.ensure()
+    for _ in range(4):
+        ring.rollover()
+    publics = ind.key_chain(root.vkey, [str(c) for c in ring.certificates()])
+    assert len(publics) == 5  # the root and four certified successors
+    assert publics[0] == root.public
+    keys = _private_keys_under(tmp_path / "state")
+    assert len(keys) == 1 and keys[0][0].endswith("epoch-4.pem")
+    message = b"a checkpoint of an earlier epoch"
+    for path, key in keys:
+        sig = key.sign(message)
+        for epoch, public in enumerate(publics[:-1]):
+            try:
+                Ed25519PublicKey.from_public_bytes(public).verify(sig, message)
+            except Exception:
+                continue
+            raise AssertionError(f"{path} signs for epoch {epoch}")
+        Ed25519PublicKey.from_public_bytes(publics[-1]).verify(sig, message)  # the current
+
+
+def test_the_destroyed_key_is_overwritten_before_it_is_unlinked(tmp_path, monkeypatch):
+    ring = _ring(tmp_path)
+    ring.ensure()
+    pem = tmp_path / "state" / "keys" / "epoch-0.pem"
+    before = pem.read_bytes()
+    seen = {}
+    real_unlink = os.unlink
+
+    def unlink(path, *a, **kw):
+        if str(path).endswith("epoch-0.pem"):
+            with open(path, "rb") as f:
+                seen["bytes"] = f.read()
+        return real_unlink(path, *a, **kw)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    ring.rollover()
+    assert len(seen["bytes"]) == len(before) and seen["bytes"] != before
+    assert b"PRIVATE KEY" not in seen["bytes"]
+    assert not pem.exists()
+
+
+def test_a_key_never_certified_is_destroyed_at_the_next_rollover(tmp_path):
+    """A SIGKILL between writing the next key and certifying it leaves two key files:
+    the uncertified one must go, and the chain continues from the certified one."""
+    ring = _ring(tmp_path)
+    root = ring.ensure()
+    stray = tmp_path / "state" / "keys" / "epoch-1.pem"
+    stray.write_bytes(
+        Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    os.chmod(stray, 0o600)
+    stray_public = serialization.load_pem_private_key(stray.read_bytes(), None).public_key()
+    ring.rollover()
+    publics = ind.key_chain(root.vkey, [str(c) for c in ring.certificates()])
+    assert len(publics) == 2 and publics[1] != stray_public.public_bytes_raw()
+
+
+def test_each_process_rolls_over_before_its_first_signature(tmp_path):
+    first = _ring(tmp_path)
+    epoch, _ = first.sign("a\n", "n")
+    assert epoch == 1
+    assert first.sign("b\n", "n")[0] == 1  # the same run keeps its epoch
+    second = _ring(tmp_path)  # another dispatcher run
+    assert second.sign("c\n", "n")[0] == 2
+    assert first.sign("d\n", "n")[0] == 2  # the first one follows: its key is gone
+
+
+def test_an_epoch_older_than_the_limit_rolls_over(tmp_path):
+    ring = _ring(tmp_path)
+    ring.sign("a\n", "n")
+    pem = tmp_path / "state" / "keys" / "epoch-1.pem"
+    old = pem.stat().st_mtime - 7200
+    os.utime(pem, (old, old))
+    assert ring.sign("b\n", "n")[0] == 2

@@ -1,0 +1,11 @@
+"""Evidence that survives the machine: RFC 6962 trees over each rule's chained records,
+C2SP signed checkpoints with forward-secure epoch keys, tlog-witness cosignatures, and
+the offline check of all of it (docs/evidence.md has the threat model).
+
+    merkle.py   RFC 6962 hashing, inclusion and consistency proofs
+    note.py     C2SP signed notes, checkpoints, verifier keys, cosignature/v1
+    keys.py     the epoch keys in `<state>/keys/` and their certificate chain
+    witness.py  the tlog-witness add-checkpoint client and the configured witnesses
+
+Everything here imports `cryptography`; nothing on the hook's path imports this package.
+"""

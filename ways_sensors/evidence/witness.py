@@ -1,0 +1,156 @@
+"""A C2SP tlog-witness client (c2sp.org/tlog-witness): `add-checkpoint`, and the witnesses
+configured in config.yaml.
+
+    ways:
+      witness:                       # one witness, or a list of them
+        url: https://witness.example/submit     # the submission prefix
+        key: witness.example/w1+<hex id>+<base64>  # its cosignature/v1 verifier key
+
+The request, POST `<url>/add-checkpoint`:
+
+    old <size the witness last cosigned for this origin, 0 at first>\\n
+    <consistency proof from that size, one base64 hash a line>\\n ...
+    \\n
+    <the signed checkpoint>
+
+200: one or more cosignature lines (`— <name> <base64>`); those of the configured key
+that verify (cosignature/v1 over the checkpoint text) are kept and added to the note.
+409 Conflict: the witness holds another size for this origin (body: that size and a
+newline, Content-Type text/x.tlog.size): someone showed it a different history, or this
+machine lost what it stored. Either way an alarm: counted (`witness_conflicts`),
+logged (`evidence.witness_conflict`), shown by `ways status`. When the witness's size is
+one this tree has, the request is made once more from it (a consistent witness then
+cosigns; a forked one refuses again). Anything else is a failure, counted
+(`witness_errors`) and logged; the checkpoint goes out without that cosignature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .note import (
+    COSIGNATURE_V1,
+    Note,
+    NoteError,
+    Signature,
+    b64,
+    cosignature_time,
+    parse_vkey,
+    signature_line,
+)
+
+TIMEOUT = 5.0  # seconds for one request; a rule's own timeout caps it further
+MAX_RESPONSE = 64 << 10
+MAX_PROOF = 63  # the spec's limit on proof lines
+
+
+@dataclass(frozen=True)
+class Witness:
+    url: str
+    key: Any  # note.Verifier of type cosignature/v1
+
+    @property
+    def name(self) -> str:
+        return str(self.key.name)
+
+
+@dataclass
+class Answer:
+    status: str  # "cosigned" | "conflict" | "error"
+    cosignatures: list[Signature]
+    size: int | None = None  # the witness's size, on a conflict
+    detail: str = ""
+
+
+def configured(config: dict[str, Any] | None = None) -> tuple[list[Witness], list[str]]:
+    """The witnesses of config.yaml's `ways.witness`, and a line per entry refused."""
+    if config is None:
+        from ..layers import read_config
+
+        config, _ = read_config()
+    node = config.get("ways") if isinstance(config, dict) else None
+    node = node.get("witness") if isinstance(node, dict) else None
+    entries = node if isinstance(node, list) else [node] if node else []
+    out: list[Witness] = []
+    problems: list[str] = []
+    for i, entry in enumerate(entries):
+        where = f"ways.witness[{i}]" if isinstance(node, list) else "ways.witness"
+        if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
+            problems.append(f"{where}: needs url: and key:")
+            continue
+        url = entry["url"].rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            problems.append(f"{where}: url must be http:// or https://")
+            continue
+        try:
+            key = parse_vkey(str(entry.get("key", "")))
+        except NoteError as exc:
+            problems.append(f"{where}: key: {exc}")
+            continue
+        if key.kind != COSIGNATURE_V1:
+            problems.append(f"{where}: key must be a cosignature/v1 key (type 0x04)")
+            continue
+        out.append(Witness(url, key))
+    return out, problems
+
+
+def request_body(old: int, proof: Sequence[bytes], note: Note) -> bytes:
+    if len(proof) > MAX_PROOF:
+        raise ValueError("a consistency proof of more than 63 hashes")
+    lines = [f"old {old}\n", *(b64(h) + "\n" for h in proof), "\n"]
+    return ("".join(lines) + str(note)).encode()
+
+
+def add_checkpoint(
+    w: Witness, old: int, proof: Sequence[bytes], note: Note, timeout: float = TIMEOUT
+) -> Answer:
+    """One add-checkpoint request; never raises for what the network or witness does."""
+    import httpx
+
+    try:
+        body = request_body(old, proof, note)
+        with (
+            httpx.Client(timeout=timeout, follow_redirects=False) as client,
+            client.stream("POST", w.url + "/add-checkpoint", content=body) as resp,
+        ):
+            data = b""
+            for chunk in resp.iter_bytes():
+                data += chunk
+                if len(data) > MAX_RESPONSE:
+                    return Answer("error", [], detail="response too large")
+            status, ctype = resp.status_code, resp.headers.get("content-type", "")
+    except (httpx.HTTPError, OSError, ValueError) as exc:
+        return Answer("error", [], detail=type(exc).__name__)
+    if status == 409:
+        text = data.decode("ascii", "replace").strip()
+        size = int(text) if text.isdigit() and len(text) < 20 else None
+        kind = "" if ctype.startswith("text/x.tlog.size") else f" ({ctype or 'no type'})"
+        return Answer("conflict", [], size=size, detail=f"HTTP 409{kind}")
+    if status != 200:
+        return Answer("error", [], detail=f"HTTP {status}")
+    return _cosigned(w, data, note)
+
+
+def _cosigned(w: Witness, data: bytes, note: Note) -> Answer:
+    good: list[Signature] = []
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return Answer("error", [], detail="response not UTF-8")
+    for line in lines:
+        if not line:
+            continue
+        try:
+            sig = signature_line(line)
+        except NoteError:
+            return Answer("error", [], detail="response holds a line that is no signature")
+        if (sig.name, sig.id) != (w.key.name, w.key.id):
+            continue  # another key of the witness's: ignored
+        if cosignature_time(w.key, sig, note.text) is None:
+            return Answer("error", [], detail="the witness's cosignature does not verify")
+        good.append(sig)
+    if not good:
+        return Answer("error", [], detail="no cosignature from the configured key")
+    return Answer("cosigned", good)

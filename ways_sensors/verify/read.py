@@ -1,0 +1,118 @@
+"""Reading a chained file for `verify`: bounded lines, each reduced to an Entry.
+
+Lines are decoded as the dispatcher encodes them (UTF-8 with lone surrogates passed
+through). A line over LINE_CAP is skipped in CHUNK reads, never held whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from .. import chain
+from ..hook import MAX_PAYLOAD
+
+# A record is built from one hook payload (at most MAX_PAYLOAD) plus transcript text,
+# and masking can lengthen it; no genuine line comes near four payloads.
+LINE_CAP = 4 * MAX_PAYLOAD
+CHUNK = 1 << 20
+Key = tuple[str, str, str]  # (sensor, rule, session_id): one chain
+
+
+@dataclass
+class Entry:
+    """One chained record, reduced to what checking needs (files can be large)."""
+
+    line: int
+    key: Key
+    seq: int | None  # None when not an integer
+    prev: str
+    hash: str
+    sealed: bool  # its hash matches its content
+    path: str = ""  # the file holding it
+
+
+@dataclass
+class Bad:
+    """A line that is no chained record."""
+
+    line: int
+    message: str
+
+
+def _lines(f: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes), None for a line over LINE_CAP, which is skipped in chunks."""
+    n = 0
+    while True:
+        line = f.readline(LINE_CAP + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > LINE_CAP and not line.endswith(b"\n"):
+            del line
+            while True:
+                rest = f.readline(CHUNK)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield n, None
+        else:
+            yield n, line
+
+
+def _parse(n: int, line: bytes) -> tuple[dict[str, Any] | None, str]:
+    try:
+        text = line.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None, f"line {n} is not valid UTF-8"
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        return None, f"line {n} is nested too deeply to be a record"
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict) or not isinstance(obj.get("chain"), dict):
+        return None, f"line {n} is not a chained record"
+    return obj, ""
+
+
+def text(value: Any) -> str:
+    """A field as text; a nested value as its type only (its repr could recurse)."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return str(value)
+    return f"<{type(value).__name__}>"
+
+
+def scan(path: str, want: Callable[[Key], bool] | None) -> tuple[list[Entry], list[Bad], int]:
+    """(records `want` keeps, lines that are no records, non-blank lines)."""
+    entries: list[Entry] = []
+    bad: list[Bad] = []
+    count = 0
+    with open(path, "rb") as f:
+        for n, line in _lines(f):
+            if line is not None and not line.strip():
+                continue
+            count += 1
+            if line is None:
+                bad.append(Bad(n, f"line {n} is over {LINE_CAP >> 20} MiB"))
+                continue
+            rec, why = _parse(n, line)
+            if rec is None:
+                bad.append(Bad(n, why))
+                continue
+            key = (text(rec.get("sensor")), text(rec.get("rule")), text(rec.get("session_id")))
+            if want is not None and not want(key):
+                continue
+            link = rec["chain"]
+            prev, seq = text(link.get("prev")), rec.get("rule_seq")
+            try:
+                sealed = chain.link(prev, rec) == link.get("hash")
+            except (ValueError, RecursionError):
+                sealed = False
+            if not isinstance(seq, int) or isinstance(seq, bool):
+                seq = None  # whatever it was (a list cannot even be looked up)
+            entries.append(Entry(n, key, seq, prev, text(link.get("hash")), sealed, path))
+    return entries, bad, count
