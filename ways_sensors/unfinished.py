@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .layers import LoadedRule
+from .rules import LoadedRule
 from .targets.base import Outcome, permanent
 
 MASK_FIRST = 30.0  # seconds: the first masking bound (or the rule's timeout, if longer)
@@ -70,7 +70,7 @@ def cause_of(exc: BaseException) -> str:
 
 def mask_budget(rule: LoadedRule, tries: int) -> float:
     """Seconds the masking of one record may take at its `tries`-th try (0: the first)."""
-    first = max(MASK_FIRST, rule.rule.timeout_s)
+    first = max(MASK_FIRST, rule.spec.timeout_s)
     return min(first * 2**tries, max(MASK_CAP, first))
 
 

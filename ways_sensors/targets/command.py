@@ -1,8 +1,9 @@
 """The `command` target: run argv without a shell; exit 0 is acceptance.
 
 The record goes on stdin as one JSON line (`input: stdin`, the default) or as the last
-argument (`input: args`). A batch goes on one stdin, one line per record, or as one
-run per record with `input: args`. stdout and stderr go to /dev/null: a consumer's
+argument (`input: args`), as it is or mapped (`format: ocsf` or `ecs`, formats/). A
+batch goes on one stdin, one line per record, or as one run per record with
+`input: args`. stdout and stderr go to /dev/null: a consumer's
 chatter never reaches a terminal or Claude Code.
 
 Killing at the deadline takes every descendant, not only the process group: a
@@ -35,12 +36,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
-from .base import ERROR, REFUSED, TIMEOUT, Item, Outcome, accepted, permanent, retryable
+from .base import ERROR, REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
 
 if TYPE_CHECKING:
     import subprocess
@@ -51,12 +52,17 @@ class CommandTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
     argv: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
     input: Literal["stdin", "args"] = "stdin"
+    format: Annotated[
+        Literal["json", "ocsf", "ecs"],
+        Meta(description="each record as it is (json), an OCSF event or an ECS document"),
+    ] = "json"
     env: dict[str, str] = {}
     cwd: str | None = None
 
 
 Spec = CommandTarget
 SECRET_FIELDS: tuple[str, ...] = ("env",)
+BATCH_DEFAULT = (1, 0.0)  # one run per record unless the rule sets `batch:`
 
 # the program (or its folder) cannot be run as configured, whatever is retried; E2BIG:
 # the record is too long for the argument list (`input: args`), whatever is retried
@@ -216,9 +222,11 @@ def _run(
     return retryable(REFUSED, f"exit {proc.returncode}")
 
 
-def deliver(
-    spec: CommandTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
-) -> Outcome:
+def deliver(spec: CommandTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
+    if spec.format != "json":
+        from .. import formats
+
+        batch = [Item(i.record, formats.encode(spec.format, i.record, i.line)) for i in batch]
     if spec.input != "args":
         return _run(spec, list(spec.argv), b"".join(i.line + b"\n" for i in batch), deadline)
     outcome = accepted()
@@ -228,6 +236,10 @@ def deliver(
         if not outcome.accepted:
             break
     return outcome
+
+
+def close() -> None:
+    """Nothing held between runs: each run is its own process."""
 
 
 def destination(spec: CommandTarget) -> str:
