@@ -37,7 +37,7 @@ import threading
 import time
 from typing import Any
 
-from . import counters, delivery, events, secure
+from . import counters, delivery, events, secure, unfinished
 from .cursor import Batch, encode_cursor, load_cursor
 from .journal import Journal
 from .pipeline import dumps, finish, match
@@ -45,8 +45,6 @@ from .rules import LoadedRule
 from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import Session, read_json
 from .spec import batch_for
-from .targets import Outcome
-from .targets.base import PERMANENT
 
 BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
 LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
@@ -95,6 +93,8 @@ class Worker(threading.Thread):
         # until `after` exits its cursor is its own: read it, never write it
         self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
+        self.held: tuple[str, int] | None = None  # (cause, tries) of the record held back
+        self.hold_backoff = delivery.BACKOFF_FIRST
         self.collecting = False  # records taken from the journal, not yet committed
         self.last_sent = float("-inf")  # when the previous batch was done with
         # read ahead of the cursor: (segment, end offset, record | None | "drop"), newest
@@ -156,18 +156,17 @@ class Worker(threading.Thread):
             try:
                 progressed = self.step()
             except Exception as exc:  # a bug must not kill the rule silently
-                events.log(
-                    "dispatch.worker_error",
-                    sensor=self.rule.sensor,
-                    rule=self.rule.name,
-                    session=self.session.id,
-                    error=type(exc).__name__,
-                )
+                self._log("dispatch.worker_error", error=type(exc).__name__)
                 self._rewind()
                 progressed = False
                 self.clock.sleep(self.stop, 1.0)
             if not progressed:
                 self.journal.wait(seen, self.stop, NAP)
+
+    def _log(self, kind: str, **fields: object) -> None:
+        """One content-free events.log line about this rule in this session."""
+        r = self.rule
+        events.log(kind, sensor=r.sensor, rule=r.name, session=self.session.id, **fields)
 
     def _rewind(self) -> None:
         """Forget what was read ahead: the next step reads again from the cursor."""
@@ -200,14 +199,7 @@ class Worker(threading.Thread):
                 if drop:
                     for i in matching[:drop]:
                         entries[i] = (seg, entries[i][1], "drop")
-                    events.log(
-                        "dispatch.drop",
-                        sensor=self.rule.sensor,
-                        rule=self.rule.name,
-                        session=self.session.id,
-                        count=drop,
-                        cap=r.queue_cap,
-                    )
+                    self._log("dispatch.drop", count=drop, cap=r.queue_cap)
             self.read_at = (seg, entries[-1][1])
             entries.reverse()  # pop() from the end is the oldest
             self.buffer = entries
@@ -218,12 +210,48 @@ class Worker(threading.Thread):
             self._deliver_pending()
             return True
         b = self._collect()
-        if b is None:
-            return False
+        if b is not None:
+            self._commit(b)
+            if self.state.get("pending"):
+                self._deliver_pending()
+        if self.held is not None and not self.stop.is_set():
+            self._after_hold()
+            return True
+        return b is not None
+
+    def _after_hold(self) -> None:
+        """The record at the head could not be finished (unfinished.py): park it
+        withheld, or back off and let the next step try it again."""
+        cause, tries = self.held  # type: ignore[misc]
+        if unfinished.park_now(cause, tries):
+            self._park_withheld(cause)
+            return
+        self.tally.count("retries")
+        self._log("dispatch.record_held", cause=cause, tries=tries)
+        self.retrying = True
+        self._rewind()
+        if not self.clock.sleep(self.stop, self.hold_backoff):
+            self.hold_backoff = min(self.hold_backoff * 2, delivery.BACKOFF_CAP)
+
+    def _park_withheld(self, cause: str) -> None:
+        """Park the held record with its data withheld, numbered and chained in order."""
+        seg, end, rec = self.buffer.pop()
+        b = Batch(self.state)
+        b.segment, b.offset, b.moved = seg, end, True
+        stub = unfinished.withheld(rec, cause)
+        out, h = finish(stub, self.rule, b.rule_seq + 1, b.hash)
+        b.rule_seq, b.hash = b.rule_seq + 1, h
+        self.held, self.retrying = None, False
+        self.hold_backoff = delivery.BACKOFF_FIRST
+        if not delivery.park(
+            self.rule, [out], unfinished.outcome(cause), self.session.id, "dispatch"
+        ):
+            self._rewind()  # a full disk: held again, tried again
+            self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
+            return
         self._commit(b)
-        if self.state.get("pending"):
-            self._deliver_pending()
-        return True
+        self.tally.count("rejected")
+        self._log("dispatch.record_withheld", cause=cause, rule_seq=b.rule_seq)
 
     def _collect(self) -> Batch | None:
         """Take records into a batch (the module docstring says how many, how long);
@@ -242,10 +270,14 @@ class Worker(threading.Thread):
                 self.journal.wait(seen, self.stop, left)
                 continue
             seg, end, rec = self.buffer.pop()
+            before = (b.segment, b.offset, b.moved)
             b.segment, b.offset, b.moved = seg, end, True
             self.collecting = True
             had = len(b.records)
-            self._take(b, rec)
+            if not self._take(b, rec):  # held: the batch ends before it (unfinished.py)
+                b.segment, b.offset, b.moved = before
+                self.buffer.append((seg, end, rec))
+                break
             if len(b.records) > had:
                 last_at = self.clock.now()
                 if not had:
@@ -257,44 +289,48 @@ class Worker(threading.Thread):
             return None  # nothing committed: the next dispatcher collects them again
         return b if b.moved else None
 
-    def _take(self, b: Batch, rec: Any) -> None:
+    def _take(self, b: Batch, rec: Any) -> bool:
         """Add one journal entry to the batch: number, mask and chain it if it is the
-        rule's; count a drop; skip anything else."""
+        rule's; count a drop; skip anything else. False: an at_least_once record that
+        cannot be finished now is held (`held`; unfinished.py says what follows)."""
         if rec == "drop":
             b.rule_seq += 1  # the consumer sees the gap
             b.drops += 1
-            return
+            return True
         if self.redelivers:
             if isinstance(rec, dict) and rec.get("retry_for") == self.rid:
                 out = rec.get("record")  # numbered and chained already
                 if isinstance(out, dict):
                     b.add(out, dumps(out))
-            return
+            return True
+        tries = self.held[1] if self.held else 0
         try:
             if rec is None or not match(self.rule, rec):
-                return
+                return True
             out, h = finish(
                 rec,
                 self.rule,
                 b.rule_seq + 1,
                 b.hash,
-                deadline=time.monotonic() + self.rule.spec.timeout_s,  # real: masking's watchdog
+                # real time: masking's own bound, never the rule's timeout (unfinished.py)
+                deadline=time.monotonic() + unfinished.mask_budget(self.rule, tries),
             )
-            line = dumps(out)  # a record that cannot be sent must not block the ones behind it
-        except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
-            self.tally.count("lost")
-            events.log(
-                "dispatch.unsendable_record",
-                sensor=self.rule.sensor,
-                rule=self.rule.name,
-                session=self.session.id,
-                error=type(exc).__name__,
-            )
-            return
+            line = dumps(out)
+        except Exception as exc:  # a mask overrun, a refused key, a hostile shape
+            if self.rule.spec.delivery == "at_least_once":
+                self.held = (unfinished.cause_of(exc), tries + 1)
+                return False
+            self.tally.count("lost")  # best_effort: as a failed attempt would be
+            self._log("dispatch.unsendable_record", error=type(exc).__name__)
+            return True
+        if self.held is not None:
+            self.held, self.retrying = None, False
+            self.hold_backoff = delivery.BACKOFF_FIRST
         b.rule_seq += 1
         b.hash = h
         b.add(out, line)
         b.redactions += len(out.get("redactions") or ())
+        return True
 
     def _commit(self, b: Batch) -> None:
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
@@ -323,52 +359,21 @@ class Worker(threading.Thread):
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
         tap.offer(self.rule.label, self.lines, self.session.layout.root)
-        if not self._until_settled(recs, split=True):
+        settled = delivery.until_settled(
+            self.rule,
+            recs,
+            self.lines,
+            session=self.session.id,
+            tally=self.tally,
+            sleep=lambda seconds: self.clock.sleep(self.stop, seconds),
+            retrying=lambda now: setattr(self, "retrying", now),
+        )
+        if not settled:
             return  # stopped: leave it pending on disk for the next dispatcher
         self.state["pending"] = None
         self.lines = None
         self._save()
         self.last_sent = self.clock.now()
-
-    def _until_settled(self, recs: list[dict[str, Any]], split: bool = False) -> bool:
-        """Attempts until delivery.settle is done with `recs`; False when told to stop.
-        A permanent failure of several records (`split`) is tried again one record at a
-        time: one record's trouble (a path no record may take, a body the consumer
-        refuses) must not park the records batched with it."""
-        backoff = delivery.BACKOFF_FIRST
-        while True:
-            outcome = self.deliver(recs)
-            if split and len(recs) > 1 and outcome.status == PERMANENT:
-                for rec in recs:
-                    self.lines = [dumps(rec)]
-                    if not self._until_settled([rec]):
-                        return False
-                return True
-            settled = delivery.settle(
-                self.rule,
-                recs,
-                outcome,
-                session=self.session.id,
-                tally=self.tally,
-            )
-            self.tally.flush()  # the attempt's counts, before the cursor moves on
-            if settled:
-                self.retrying = False
-                return True
-            self.retrying = True
-            if self.clock.sleep(self.stop, delivery.next_wait(backoff, outcome)):
-                return False
-            backoff = min(backoff * 2, delivery.BACKOFF_CAP)
-
-    def deliver(self, recs: list[dict[str, Any]]) -> Outcome:
-        """One attempt for the batch, under the rule's timeout; counted and logged."""
-        return delivery.attempt(
-            self.rule,
-            recs,
-            session=self.session.id,
-            tally=self.tally,
-            lines=self.lines,
-        )
 
     def done(self) -> bool:
         """Nothing left to deliver: at the committed journal end, nothing pending."""
