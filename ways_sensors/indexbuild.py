@@ -8,7 +8,7 @@ an index back into rules, for the dispatcher and the blocking path.
 import sys
 
 from . import roots
-from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read, trusted_fd
+from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read
 from .roots import posix
 
 
@@ -195,7 +195,7 @@ def _fallback(project: str, key: str) -> Index:
 def _marked_bad(bad: str, key: str) -> bool:
     import time
 
-    fd = trusted_fd(bad)
+    fd = roots.trusted_fd(bad)
     if fd is None:
         return False
     try:
