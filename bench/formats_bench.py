@@ -25,8 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.formats import samples
 from ways_sensors import formats
 from ways_sensors.targets import Item, file, syslog
+from ways_sensors.targets.base import Context
 
 RECORDS = samples.records()
+CTX = Context(sensor="bench", rule="formats", session_id=samples.SID, max_records=256)
 BATCH = [Item(r, line) for r, line in zip(RECORDS, samples.lines(RECORDS), strict=True)]
 
 
@@ -73,7 +75,7 @@ def delivery(rounds: int, batch_size: int = 256) -> dict[str, float]:
             for _ in range(rounds):
                 for name, (kind, spec) in specs.items():
                     t = time.perf_counter()
-                    out = kind.deliver(spec, batch, {}, time.monotonic() + 30)  # type: ignore[attr-defined]
+                    out = kind.deliver(spec, batch, CTX, time.monotonic() + 30)  # type: ignore[attr-defined]
                     assert out.accepted, out
                     rates[name].append(batch_size / (time.perf_counter() - t))
         finally:
