@@ -209,6 +209,16 @@ def rule_warnings(
         why = impossible(path, rule.spec.sections)
         if why:
             warn(f"where {path!r}: {why}", ["where", path])
+    if (
+        kind == "syslog"
+        and rule.spec.delivery == "at_least_once"
+        and getattr(rule.spec.dispatch.target, "protocol", "") == "udp"
+    ):
+        warn(
+            "delivery: at_least_once over syslog udp cannot see a lost datagram; "
+            "use protocol: tcp or tls",
+            ["dispatch", kind, "protocol"],
+        )
     argv = getattr(rule.spec.dispatch.target, "argv", None)
     if rule.spec.dispatch.kind == "command" and isinstance(argv, list):
         for i in argv_secrets(argv):

@@ -90,11 +90,15 @@ def offer(rule_id: str, lines: Sequence[bytes], state: str | None = None) -> Non
     global _seen
     try:
         now = time.monotonic()
-        with _lock:
-            looked, taps = _seen
-            if now - looked >= LOOK_EVERY:
-                taps = _registered(folder(state))
-                _seen = (now, taps)
+        looked, taps = _seen  # one tuple, read without the lock: the common case
+        if now - looked >= LOOK_EVERY:
+            with _lock:
+                looked, taps = _seen
+                if now - looked >= LOOK_EVERY:
+                    taps = _registered(folder(state))
+                    _seen = (now, taps)
+        if not taps:
+            return
         for path, rules in taps.items():
             if _wanted(rule_id, rules) and not _append(path, lines):
                 from .. import events
