@@ -20,7 +20,6 @@ from .conditions import ConditionError, Where, compile_where
 from .spec import NAME_RE, Rule, SensorFile, SpecError, decode_sensor
 from .yamlread import YamlError, line_of, read_yaml
 
-LAYERS = ("shipped", "user", "project")
 REPLACED_WHOLE = frozenset({"where", "dispatch"})
 
 

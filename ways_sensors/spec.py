@@ -17,9 +17,8 @@ import msgspec
 from msgspec import Meta, Struct
 
 from .projection import check_fields
-from .targets import PLANNED, TARGETS, names
+from .targets import TARGETS, names
 
-SPEC_VERSION = 1
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 NAME_RE = re.compile(NAME_PATTERN)
 
@@ -300,12 +299,7 @@ def _convert(raw: Any, typ: Any, prefix: list[str | int]) -> Any:
             message = "fields is the preset `metadata` or a mapping with include and exclude"
         unknown = _UNKNOWN_RE.match(message)
         if unknown and path and path[-1] == "dispatch":  # a target kind, not a typo'd field
-            kind = unknown.group(1)
-            message = (
-                f"the {kind} target is not yet supported; use {names()}"
-                if kind in PLANNED
-                else f"unknown target `{kind}`: use {names()}"
-            )
+            message = f"unknown target `{unknown.group(1)}`: use {names()}"
         raise SpecError(message, prefix + path) from None
 
 
@@ -339,10 +333,6 @@ def decode_sensor(raw: Any) -> SensorFile:
 
 def decode_rule(raw: Any) -> Rule:
     return _convert(raw, Rule, [])
-
-
-def rule_schema() -> dict[str, Any]:
-    return msgspec.json.schema(Rule)
 
 
 def sensor_schema() -> dict[str, Any]:

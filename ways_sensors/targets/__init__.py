@@ -34,9 +34,6 @@ partialSuccess) is an accepted Outcome carrying the dropped count (`rejected`).
 
 A kind may also set `BATCH_DEFAULT = (max_records, max_delay seconds)`: the batch a
 rule gets when it sets no `batch:` (spec.batch_for); without it, one record per attempt.
-
-`PLANNED` kinds are names the spec reserves: a sensor naming one is told it is not yet
-supported instead of "unknown field". Moving a kind from PLANNED to TARGETS ships it.
 """
 
 from __future__ import annotations
@@ -61,13 +58,11 @@ TARGETS: dict[str, Target] = {
     "otlp": otlp,
     "syslog": syslog,
 }
-PLANNED: tuple[str, ...] = ()
 
 __all__ = [
     "ACCEPTED",
     "ERROR",
     "PERMANENT",
-    "PLANNED",
     "REFUSED",
     "RETRYABLE",
     "TARGETS",
