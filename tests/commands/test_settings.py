@@ -359,3 +359,37 @@ def test_a_copied_sensor_cannot_be_enabled_through_a_side_door(install, tmp_path
         ("set", "ways.sensors.mine.rules.r", whole),
     ):
         _refused(install, install.ways("settings", *args), path)
+
+
+def test_the_kept_listing_follows_every_change_of_its_files(install, tmp_path):
+    """`settings list` answers from the listing kept by its last run (listcache.py) only
+    while no sensor file, folder or config.yaml changed: an edit by hand, a new file, a
+    removed one, config.yaml, each shows at once, as a full resolution would say."""
+
+    def listed() -> dict:
+        r = install.ways("settings", "list", "--json")
+        assert r.returncode == 0, r.stderr
+        return {row["key"]: row for row in json.loads(r.stdout)}
+
+    kept = install.root / "cache" / "agent-ways" / "settings"
+    first = listed()
+    [path] = kept.iterdir()
+    assert path.stat().st_mode & 0o777 == 0o600 and kept.stat().st_mode & 0o777 == 0o700
+    assert listed() == first  # from the kept listing
+    key = "ways.sensors.audit.rules.all.timeout"
+    mine = install.user_sensors / "audit.yaml"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("rules:\n  all:\n    timeout: 3s\n")  # by hand, not through ways
+    assert (listed()[key]["value"], listed()[key]["layer"]) == ("3s", "user")
+    extra = install.user_sensors / "extra.yaml"
+    extra.write_text("rules:\n  r:\n    sections: [tool_call]\n    dispatch: {file: {path: /x}}\n")
+    assert "ways.sensors.extra.rules.r.sections" in listed()
+    extra.unlink()
+    assert "ways.sensors.extra.rules.r.sections" not in listed()
+    install.config("ways:\n  retention:\n    abandoned_after: 2d\n")
+    assert listed()["ways.retention.abandoned_after"]["value"] == "2d"
+    # a kept listing under another key (another version's, a copied cache) is never used
+    path.write_text(json.dumps({"key": "v 0.0.0", "rows": [{"key": "planted"}]}))
+    assert "planted" not in listed()
+    path.write_text("not json")
+    assert key in listed()
