@@ -1,8 +1,8 @@
 """Building the compiled rule index (index.py holds its format and the reading half).
 
 Run when an index's key changed: by the hook in a forked child under a time budget
-(`_build_within`), by the dispatcher and the commands without one. `enabled_rules`
-turns an index back into rules, for the dispatcher and the blocking path.
+(`_build_within`), by the dispatcher and the commands without one. rules.enabled turns
+an index back into rules, for the dispatcher and the blocking path.
 """
 
 import sys
@@ -72,7 +72,7 @@ def build(project: str, key: str | None = None) -> Index:
     rules = []
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
-            r = rule.rule
+            r = rule.spec
             enabled = sensor.spec.enabled and r.enabled
             if enabled:
                 (block if r.mode == "blocking" else asyn).update(r.sections)
@@ -222,26 +222,3 @@ def _remove(path: str) -> None:
         posix.unlink(path)
     except OSError:
         pass
-
-
-def enabled_rules(idx: Index, mode: str | None = None) -> dict:
-    """{rule id: (sensor, LoadedRule)} of the index's enabled rules (optionally one mode)."""
-    import json
-
-    from .conditions import compile_where
-    from .layers import LoadedRule
-    from .layout import rule_key
-    from .spec import decode_rule
-
-    out = {}
-    for item in json.loads(idx.rules_text).get("rules", []):
-        if not item.get("enabled"):
-            continue
-        rule = decode_rule(item["spec"])
-        if mode and rule.mode != mode:
-            continue
-        loaded = LoadedRule(
-            item["rule"], rule, compile_where(rule.where, rule.match), item["layer"], item["file"]
-        )
-        out[rule_key(item["sensor"], item["rule"])] = (item["sensor"], loaded)
-    return out

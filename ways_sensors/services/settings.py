@@ -24,9 +24,7 @@ from .. import previews, roots, yamlwrite
 from ..errors import InvalidError, OverriddenError, UsageError
 from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
 from ..settings import (
-    METRICS_TEXTFILE,
-    PROJECT_SENSORS,
-    RETENTION_ABANDONED,
+    CONFIG_KEYS,
     Key,
     all_keys,
     describe,
@@ -119,31 +117,12 @@ def parse_value(text: str) -> Any:
 def resolve(key: Key, cat: Catalog, read: Callable[[str], tuple[Any, Any]] = read_yaml) -> Setting:
     """The key's effective value, the layer and file that set it, and its default.
     `read` reads a layer's file (list_settings passes one that reads each file once)."""
-    if key.text == PROJECT_SENSORS:
+    if key.text in CONFIG_KEYS:
         cfg, _ = read_config()
-        found, value = dig(cfg, ("ways", "project_sensors"))
-        return Setting(
-            key.text,
-            value if found else [],
-            "user" if found else "default",
-            [],
-            roots.config_file(),
-        )
-    if key.text == METRICS_TEXTFILE:
-        cfg, _ = read_config()
-        found, value = dig(cfg, ("ways", "metrics_textfile"))
-        return Setting(
-            key.text,
-            value if found else None,
-            "user" if found else "default",
-            None,
-            roots.config_file(),
-        )
-    if key.text == RETENTION_ABANDONED:
-        cfg, _ = read_config()
-        found, value = dig(cfg, tuple(RETENTION_ABANDONED.split(".")))
+        found, value = dig(cfg, tuple(key.text.split(".")))
+        default = CONFIG_KEYS[key.text][0]
         layer = "user" if found else "default"
-        return Setting(key.text, value if found else "7d", layer, "7d", roots.config_file())
+        return Setting(key.text, value if found else default, layer, default, roots.config_file())
     sensor = cat.sensors.get(key.sensor or "")
     if sensor is None:
         raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
@@ -176,18 +155,10 @@ def list_settings(project: str | None = None) -> list[Setting]:
 
 def help_for(key: str) -> KeyHelp:
     parsed = parse_key(key)
-    if parsed.info is not None:
-        kind = describe(parsed.info.type)
-    elif parsed.text == PROJECT_SENSORS:
-        kind = "a list of project folders"
-    elif parsed.text == METRICS_TEXTFILE:
-        kind = "an absolute file path (or ~/...), e.g. <textfile directory>/ways.prom"
-    elif parsed.text == RETENTION_ABANDONED:
-        return KeyHelp(
-            parsed.text, "a duration: 12h, 7d, 2w or seconds; at least 1h", "7d", parsed.help
-        )
-    else:
-        kind = "a YAML mapping"
+    if parsed.text in CONFIG_KEYS:
+        default, kind, _ = CONFIG_KEYS[parsed.text]
+        return KeyHelp(parsed.text, kind, default, parsed.help)
+    kind = describe(parsed.info.type) if parsed.info is not None else "a YAML mapping"
     return KeyHelp(parsed.text, kind, parsed.default, parsed.help)
 
 
@@ -324,7 +295,7 @@ def _overridden(
 def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
     project = project_folder(project)
-    if parsed.text in (PROJECT_SENSORS, METRICS_TEXTFILE, RETENTION_ABANDONED):
+    if parsed.text in CONFIG_KEYS:
         if project:
             raise UsageError(f"{parsed.text} lives in your user config.yaml only")
         path = parsed.text.split(".")

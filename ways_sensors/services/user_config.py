@@ -16,7 +16,14 @@ from typing import Any
 from .. import roots, yamlwrite
 from ..errors import InvalidError, UsageError
 from ..layers import read_config
-from ..settings import METRICS_TEXTFILE, PROJECT_SENSORS, RETENTION_ABANDONED, dig
+from ..settings import (
+    CONFIG_KEYS,
+    DISPATCH_IDLE,
+    METRICS_TEXTFILE,
+    PROJECT_SENSORS,
+    RETENTION_ABANDONED,
+    dig,
+)
 
 
 def _project_folders(value: Any, current: Any) -> list[str]:
@@ -106,8 +113,35 @@ def _set_retention(value: Any, project: str | None) -> tuple[Any, str]:
     return value, roots.config_file()
 
 
+def _set_idle(value: Any, project: str | None) -> tuple[Any, str]:
+    if project:
+        raise UsageError(f"{DISPATCH_IDLE} lives in your user config.yaml only")
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400
+    if not ok:
+        raise InvalidError(
+            f"{DISPATCH_IDLE} takes a number of seconds from 1 to 86400",
+            hint=f"ways settings set {DISPATCH_IDLE} 60",
+        )
+    yamlwrite.set_value(roots.config_file(), DISPATCH_IDLE.split("."), value)
+    return value, roots.config_file()
+
+
+def _setter(key: str) -> Callable[[Any, str | None], tuple[Any, str]]:
+    """A key read and checked by the module that uses it (evidence/): written as given."""
+
+    def write(value: Any, project: str | None) -> tuple[Any, str]:
+        if project:
+            raise UsageError(f"{key} lives in your user config.yaml only")
+        yamlwrite.set_value(roots.config_file(), key.split("."), value)
+        return value, roots.config_file()
+
+    return write
+
+
 SETTERS: dict[str, Callable[[Any, str | None], tuple[Any, str]]] = {
+    **{key: _setter(key) for key in CONFIG_KEYS},
     PROJECT_SENSORS: _set_project_sensors,
     METRICS_TEXTFILE: _set_metrics_textfile,
     RETENTION_ABANDONED: _set_retention,
+    DISPATCH_IDLE: _set_idle,
 }

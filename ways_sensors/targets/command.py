@@ -31,12 +31,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
-from .base import ERROR, REFUSED, TIMEOUT, Item, Outcome, accepted, permanent, retryable
+from .base import ERROR, REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
 
 if TYPE_CHECKING:
     import subprocess
@@ -57,6 +57,7 @@ class CommandTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 Spec = CommandTarget
 SECRET_FIELDS: tuple[str, ...] = ("env",)
+BATCH_DEFAULT = (1, 0.0)  # one run per record unless the rule sets `batch:`
 
 # the program (or its folder) cannot be run as configured, whatever is retried
 PERMANENT_ERRNOS = frozenset(
@@ -207,9 +208,7 @@ def _run(
     return retryable(REFUSED, f"exit {proc.returncode}")
 
 
-def deliver(
-    spec: CommandTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
-) -> Outcome:
+def deliver(spec: CommandTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
     if spec.format != "json":
         from .. import formats
 
@@ -223,6 +222,10 @@ def deliver(
         if not outcome.accepted:
             break
     return outcome
+
+
+def close() -> None:
+    """Nothing held between runs: each run is its own process."""
 
 
 def destination(spec: CommandTarget) -> str:
