@@ -411,3 +411,27 @@ def test_dispatch_idle_seconds_is_a_known_key_with_one_default(install):
     assert r.returncode == 3 and "seconds from 1 to 86400" in r.stderr
     listed = install.ways("settings", "list").stdout
     assert "ways.dispatch_idle_seconds" in listed
+
+
+def test_a_kept_listing_is_printed_without_the_layers_machinery(install):
+    """The second `settings list` of unchanged files loads no YAML parser, no spec, no
+    msgspec (their imports are most of a cold run: bench/commands_bench.py)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, contextlib, io\n"
+        "from ways_sensors.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['settings', 'list'])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    heavy = {"yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers"}
+    loaded = []
+    for _ in ("cold", "kept"):
+        r = subprocess.run(
+            [sys.executable, "-c", code], env=install.env, capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stderr
+        loaded.append(set(r.stdout.split()))
+    assert heavy <= loaded[0] and not heavy & loaded[1]
