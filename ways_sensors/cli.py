@@ -260,7 +260,8 @@ def _group_parser(parser: argparse.ArgumentParser, group: str | None) -> argpars
 
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and group in action.choices:
-            return action.choices[group]
+            found: argparse.ArgumentParser = action.choices[group]
+            return found
     return parser
 
 
@@ -268,7 +269,10 @@ def _handler(key: tuple[str, ...]) -> Callable[[argparse.Namespace], int | None]
     import importlib
 
     module, func = COMMANDS[key].split(":")
-    return getattr(importlib.import_module(f"ways_sensors.commands.{module}"), func)
+    handler: Callable[[argparse.Namespace], int | None] = getattr(
+        importlib.import_module(f"ways_sensors.commands.{module}"), func
+    )
+    return handler
 
 
 def main(argv: list[str] | None = None) -> int:

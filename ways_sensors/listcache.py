@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 
 from . import index, roots, secure
+from .roots import posix
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def read(project: str) -> list[Row] | None:
     """The kept listing for `project`, when its key is the current one."""
     path = path_for(project)
     try:
-        fd = secure.open_private(path, secure.posix.O_RDONLY, roots.cache_root())
+        fd = secure.open_private(path, posix.O_RDONLY, roots.cache_root())
     except OSError:
         return None
     try:

@@ -22,7 +22,7 @@ import sys
 if sys.platform == "win32":  # pragma: no cover - the hook path is POSIX; Windows uses os
     import os as posix
 else:
-    import posix
+    import posix as posix  # re-exported: the fast path imports `posix` from here
 
 APP = "agent-ways"
 SHIPPED_DIRNAME = "_shipped"

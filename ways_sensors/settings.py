@@ -143,7 +143,7 @@ def describe(t: Any) -> str:
 def _desc(info: Any) -> str:
     t = info.type
     if isinstance(t, mi.Metadata) and t.extra_json_schema:
-        return t.extra_json_schema.get("description", "")
+        return str(t.extra_json_schema.get("description", ""))
     return ""
 
 

@@ -331,11 +331,13 @@ def decode_sensor(raw: Any) -> SensorFile:
                 ["rules", str(name)],
             )
         rules[name] = _convert(rule, Rule, ["rules", name])
-    return msgspec.structs.replace(top, rules=rules)
+    sensor: SensorFile = msgspec.structs.replace(top, rules=rules)
+    return sensor
 
 
 def decode_rule(raw: Any) -> Rule:
-    return _convert(raw, Rule, [])
+    rule: Rule = _convert(raw, Rule, [])
+    return rule
 
 
 def sensor_schema() -> dict[str, Any]:

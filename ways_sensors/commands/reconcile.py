@@ -252,7 +252,7 @@ def _config_home(adapter: agents.Adapter, project: str | None) -> str:
     """The agent's configuration folder: its adapter's `config_home`, else the folder
     of the file it wires."""
     home = getattr(adapter, "config_home", None)
-    return home(project) if home else os.path.dirname(adapter.settings_path(project))
+    return str(home(project)) if home else os.path.dirname(adapter.settings_path(project))
 
 
 def _reconcile(

@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import previews, roots, yamlwrite
 from ..errors import InvalidError, OverriddenError, UsageError
-from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
+from ..layers import Catalog, _validate, load, merge, read_config
 from ..settings import (
     CONFIG_KEYS,
     Key,
@@ -35,6 +35,7 @@ from ..settings import (
 )
 from ..spec import SpecError
 from ..table import show as show  # the tab and the commands print values alike
+from ..yamlread import read_yaml
 from . import project_folder, user_config
 
 LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
