@@ -56,7 +56,7 @@ import threading
 import time
 from typing import Any
 
-from . import chain, counters, delivery, events, index, rules, secure
+from . import chain, counters, delivery, events, index, rules, secure, unfinished
 from .journal import Journal
 from .pipeline import dumps, finish, match
 from .rules import LoadedRule
@@ -172,6 +172,8 @@ class Worker(threading.Thread):
         # until `after` exits its cursor is its own: read it, never write it
         self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
+        self.held: tuple[str, int] | None = None  # (cause, tries) of the record held back
+        self.hold_backoff = delivery.BACKOFF_FIRST
         self.collecting = False  # records taken from the journal, not yet committed
         self.last_sent = float("-inf")  # when the previous batch was done with
         # read ahead of the cursor: (segment, end offset, record | None | "drop"), newest
@@ -305,12 +307,56 @@ class Worker(threading.Thread):
             self._deliver_pending()
             return True
         b = self._collect()
-        if b is None:
-            return False
+        if b is not None:
+            self._commit(b)
+            if self.state.get("pending"):
+                self._deliver_pending()
+        if self.held is not None and not self.stop.is_set():
+            self._after_hold()
+            return True
+        return b is not None
+
+    def _after_hold(self) -> None:
+        """The record at the head could not be finished (unfinished.py): park it
+        withheld, or back off and let the next step try it again."""
+        cause, tries = self.held  # type: ignore[misc]
+        log = dict(sensor=self.rule.sensor, rule=self.rule.name, session=self.session.id)
+        if unfinished.park_now(cause, tries):
+            self._park_withheld(cause)
+            return
+        self.tally.count("retries")
+        events.log("dispatch.record_held", **log, cause=cause, tries=tries)
+        self.retrying = True
+        self._rewind()
+        if not self.clock.sleep(self.stop, self.hold_backoff):
+            self.hold_backoff = min(self.hold_backoff * 2, delivery.BACKOFF_CAP)
+
+    def _park_withheld(self, cause: str) -> None:
+        """Park the held record with its data withheld, numbered and chained in order."""
+        seg, end, rec = self.buffer.pop()
+        b = Batch(self.state)
+        b.segment, b.offset, b.moved = seg, end, True
+        stub = unfinished.withheld(rec, cause)
+        out, h = finish(stub, self.rule, b.rule_seq + 1, b.hash)
+        b.rule_seq, b.hash = b.rule_seq + 1, h
+        self.held, self.retrying = None, False
+        self.hold_backoff = delivery.BACKOFF_FIRST
+        if not delivery.park(
+            self.rule, [out], unfinished.outcome(cause), self.session.id, "dispatch"
+        ):
+            self._rewind()  # a full disk: held again, tried again
+            self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
+            return
         self._commit(b)
-        if self.state.get("pending"):
-            self._deliver_pending()
-        return True
+        self.tally.count("rejected")
+        events.log(
+            "dispatch.record_withheld",
+            sensor=self.rule.sensor,
+            rule=self.rule.name,
+            session=self.session.id,
+            cause=cause,
+            rule_seq=b.rule_seq,
+        )
 
     def _collect(self) -> Batch | None:
         """Take records into a batch (the module docstring says how many, how long);
@@ -329,10 +375,14 @@ class Worker(threading.Thread):
                 self.journal.wait(seen, self.stop, left)
                 continue
             seg, end, rec = self.buffer.pop()
+            before = (b.segment, b.offset, b.moved)
             b.segment, b.offset, b.moved = seg, end, True
             self.collecting = True
             had = len(b.records)
-            self._take(b, rec)
+            if not self._take(b, rec):  # held: the batch ends before it (unfinished.py)
+                b.segment, b.offset, b.moved = before
+                self.buffer.append((seg, end, rec))
+                break
             if len(b.records) > had:
                 last_at = self.clock.now()
                 if not had:
@@ -344,32 +394,38 @@ class Worker(threading.Thread):
             return None  # nothing committed: the next dispatcher collects them again
         return b if b.moved else None
 
-    def _take(self, b: Batch, rec: Any) -> None:
+    def _take(self, b: Batch, rec: Any) -> bool:
         """Add one journal entry to the batch: number, mask and chain it if it is the
-        rule's; count a drop; skip anything else."""
+        rule's; count a drop; skip anything else. False: an at_least_once record that
+        cannot be finished now is held (`held`; unfinished.py says what follows)."""
         if rec == "drop":
             b.rule_seq += 1  # the consumer sees the gap
             b.drops += 1
-            return
+            return True
         if self.redelivers:
             if isinstance(rec, dict) and rec.get("retry_for") == self.rid:
                 out = rec.get("record")  # numbered and chained already
                 if isinstance(out, dict):
                     b.add(out, dumps(out))
-            return
+            return True
+        tries = self.held[1] if self.held else 0
         try:
             if rec is None or not match(self.rule, rec):
-                return
+                return True
             out, h = finish(
                 rec,
                 self.rule,
                 b.rule_seq + 1,
                 b.hash,
-                deadline=time.monotonic() + self.rule.spec.timeout_s,  # real: masking's watchdog
+                # real time: masking's own bound, never the rule's timeout (unfinished.py)
+                deadline=time.monotonic() + unfinished.mask_budget(self.rule, tries),
             )
-            line = dumps(out)  # a record that cannot be sent must not block the ones behind it
-        except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
-            self.tally.count("lost")
+            line = dumps(out)
+        except Exception as exc:  # a mask overrun, a refused key, a hostile shape
+            if self.rule.spec.delivery == "at_least_once":
+                self.held = (unfinished.cause_of(exc), tries + 1)
+                return False
+            self.tally.count("lost")  # best_effort: as a failed attempt would be
             events.log(
                 "dispatch.unsendable_record",
                 sensor=self.rule.sensor,
@@ -377,11 +433,15 @@ class Worker(threading.Thread):
                 session=self.session.id,
                 error=type(exc).__name__,
             )
-            return
+            return True
+        if self.held is not None:
+            self.held, self.retrying = None, False
+            self.hold_backoff = delivery.BACKOFF_FIRST
         b.rule_seq += 1
         b.hash = h
         b.add(out, line)
         b.redactions += len(out.get("redactions") or ())
+        return True
 
     def _commit(self, b: Batch) -> None:
         """Make the batch the cursor: moved past, numbered, chained and pending, in one

@@ -21,7 +21,12 @@ Without /proc or prctl (not Linux) only the process group is killed. A descendan
 escapes anyway (a setuid program, another user's process) is out of reach by design.
 
 Failures: a command that does not exist or is not executable (or a `cwd` that is not
-a folder) is permanent; a non-zero exit, a timeout and a failed fork are retryable.
+a folder) is permanent, and so is a record too long for the argument list (E2BIG with
+`input: args`: Linux caps one argument at 128 KiB), which an at_least_once rule parks
+as a dead letter instead of retrying it forever; a non-zero exit, a timeout and a
+failed fork are retryable. With `input: args` every record is on the command line, which
+any local user can read in /proc/<pid>/cmdline while the command runs: `lint` warns,
+and stdin (the default) is the private way.
 """
 
 from __future__ import annotations
@@ -59,9 +64,18 @@ Spec = CommandTarget
 SECRET_FIELDS: tuple[str, ...] = ("env",)
 BATCH_DEFAULT = (1, 0.0)  # one run per record unless the rule sets `batch:`
 
-# the program (or its folder) cannot be run as configured, whatever is retried
+# the program (or its folder) cannot be run as configured, whatever is retried; E2BIG:
+# the record is too long for the argument list (`input: args`), whatever is retried
 PERMANENT_ERRNOS = frozenset(
-    {errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.ENOEXEC, errno.EISDIR}
+    {
+        errno.ENOENT,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOTDIR,
+        errno.ENOEXEC,
+        errno.EISDIR,
+        errno.E2BIG,
+    }
 )
 
 
