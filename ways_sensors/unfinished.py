@@ -69,7 +69,11 @@ def cause_of(exc: BaseException) -> str:
 
 
 def mask_budget(rule: LoadedRule, tries: int) -> float:
-    """Seconds the masking of one record may take at its `tries`-th try (0: the first)."""
+    """Seconds the masking of one record may take at its `tries`-th try (0: the first).
+    A best_effort rule masks within its own timeout: a record it cannot mask in time is
+    lost like one its consumer did not take in time, and hostile text never holds it."""
+    if rule.spec.delivery != "at_least_once":
+        return rule.spec.timeout_s
     first = max(MASK_FIRST, rule.spec.timeout_s)
     return min(first * 2**tries, max(MASK_CAP, first))
 
