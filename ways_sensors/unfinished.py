@@ -19,8 +19,9 @@ counts a failed attempt.
     anything else  parked withheld at once (the same         rejected
                    record fails the same way every time)
 
-Masking time is not delivery time: the mask gets its own bound (`mask_budget`), and a
-rule's `timeout` bounds only the attempt. A held record stops the rule's batch before
+Masking time is not delivery time: an `at_least_once` rule's masking gets its own
+bound (`mask_budget`), and its `timeout` bounds only the attempt; a `best_effort` rule
+masks within its timeout, as before. A held record stops the rule's batch before
 it (the records before it go out), and the rule waits as it waits for a consumer that
 is down: the worker backs off (`retrying`), the dispatcher may exit owing, and the
 resumer brings it back (resume.py).
