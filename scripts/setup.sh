@@ -22,5 +22,15 @@ if ! command -v faketime >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q faketime >/dev/null 2>&1; } \
     || echo "could not install faketime (apt-get install faketime); tests/test_midnight.py needs it" >&2
 fi
+# the syslog tests start their own rsyslogd on loopback (TLS through its OpenSSL driver)
+if { ! command -v rsyslogd >/dev/null 2>&1 && [ ! -x /usr/sbin/rsyslogd ]; } \
+  || ! ls /usr/lib/*/rsyslog/lmnsd_ossl.so >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q rsyslog rsyslog-openssl >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 \
+           && apt-get install -y -q rsyslog rsyslog-openssl >/dev/null 2>&1; } \
+      || echo "could not install rsyslog (apt-get install rsyslog rsyslog-openssl); tests/targets/test_syslog.py needs it" >&2
+  fi
+fi
 # byte-compile the package as a wheel install would: the hook runs on every tool call
 .venv/bin/python -m compileall -q ways_sensors
