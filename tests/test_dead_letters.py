@@ -11,9 +11,9 @@ import time
 
 from ways_sensors.delivery import DEADLETTER_MAX
 
+from .helpers import counters_of, dispatcher_alive, wait_until
 from .servers import Server
 from .sessions import SID, ScriptedSession
-from .test_dispatcher import counters_of, dispatcher_alive, wait_until
 
 BIG = 1_500_000  # bytes of tool output per record: 14 of them are 21 MB
 

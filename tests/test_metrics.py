@@ -11,9 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ways_sensors import counters
 
+from .helpers import counters_of, dispatcher_alive, wait_until
 from .servers import Server
 from .sessions import EXPECTED, SID, TOTAL, ScriptedSession
-from .test_dispatcher import counters_of, dispatcher_alive, wait_until
 
 
 def families(text: str) -> dict:

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from .conftest import LAUNCHER
+from .helpers import dispatcher_alive, wait_until
 from .sessions import SID, ScriptedSession
-from .test_dispatcher import dispatcher_alive, wait_until
 
 TRANSCRIPT_DAY = "2026-10-06"  # sessions.py writes the transcript's lines on that day
 

@@ -10,7 +10,7 @@ import json
 from ways_sensors.errors import NOT_RECORDING
 
 from .conftest import payload
-from .test_dispatcher import lines, wait_until
+from .helpers import lines, wait_until
 
 GOOD = """\
 enabled: true

@@ -12,8 +12,7 @@ from ways_sensors import agents
 from ways_sensors.agents import protocols
 
 from ..conftest import everything_sensor, payload
-from ..test_dispatcher import PY, SID, lines
-from ..test_hook import dispatcher_lock, entries
+from ..helpers import PY, SID, dispatcher_lock, entries, lines
 from . import toy
 from .toy import adapter as toy_adapter
 
@@ -84,7 +83,9 @@ def test_toy_and_claude_code_entries_of_one_session_each_build_with_their_adapte
     ]
     assert [r["data"].get("n") for r in recs if r["hook_event"] == "tool"] == [1, 2]
     assert recs[2]["data"]["tool_name"] == "Bash"
-    assert recs[4]["data"] == {"calls": 2}
+    end = dict(recs[4]["data"])
+    assert end.pop("cost")["replies"] == 0  # every session_end carries the session's cost
+    assert end == {"calls": 2}
     assert not (install.sessions() / SID).exists()  # the toy's end event ended the session
 
 

@@ -7,8 +7,8 @@ import json
 from ways_sensors.errors import NOT_DELIVERED
 
 from ..conftest import payload
+from ..helpers import SID, lines, wait_until
 from ..servers import Server
-from ..test_dispatcher import SID, lines, wait_until
 
 
 def test_fire_against_a_hanging_consumer_reports_the_timeout(install):

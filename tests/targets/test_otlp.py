@@ -12,13 +12,22 @@ import pytest
 
 from ways_sensors import __version__
 from ways_sensors.pipeline import dumps
-from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, REFUSED, RETRYABLE, TIMEOUT, Item
+from ways_sensors.targets import (
+    ACCEPTED,
+    ERROR,
+    PERMANENT,
+    REFUSED,
+    RETRYABLE,
+    TIMEOUT,
+    Context,
+    Item,
+)
 from ways_sensors.targets import otlp as target
 from ways_sensors.targets.otlp import OtlpTarget
 
+from ..helpers import counters_of, wait_until
 from ..servers import Server, decode_otlp_logs, free_port
 from ..sessions import AGENT_ID, EXPECTED, PROMPT_ID, SID, TOTAL, ScriptedSession
-from ..test_dispatcher import counters_of, wait_until
 
 
 def record(n: int, section: str = "tool_call", **over) -> dict:
@@ -51,7 +60,9 @@ def items(*recs: dict) -> list[Item]:
 def deliver(server: Server | str, batch=None, timeout=5.0, **spec):
     endpoint = server if isinstance(server, str) else f"http://127.0.0.1:{server.port}"
     s = OtlpTarget(endpoint=spec.pop("endpoint", endpoint), **spec)
-    return target.deliver(s, batch or items(record(1)), {}, time.monotonic() + timeout)
+    return target.deliver(
+        s, batch or items(record(1)), Context("s", "r"), time.monotonic() + timeout
+    )
 
 
 def attrs(kv_list) -> dict:

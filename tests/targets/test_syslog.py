@@ -18,14 +18,24 @@ import pytest
 
 from ways_sensors.formats import severity
 from ways_sensors.spec import decode_sensor
-from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, RETRYABLE, TIMEOUT, Item, syslog
+from ways_sensors.targets import (
+    ACCEPTED,
+    ERROR,
+    PERMANENT,
+    RETRYABLE,
+    TIMEOUT,
+    Context,
+    Item,
+    syslog,
+)
 from ways_sensors.targets.syslog import SyslogTarget
 
 from ..conftest import TRANSCRIPT, hooks
 from ..formats import samples
+from ..helpers import written_by
 from ..rsyslog import SD_ID, Rsyslog, make_ca
-from ..test_records import written_by
 
+CTX = Context("s", "r")
 RECORDS = samples.records()
 LINES = samples.lines(RECORDS)
 BATCH = [Item(r, line) for r, line in zip(RECORDS, LINES, strict=True)]
@@ -35,7 +45,7 @@ HEADER = re.compile(
 
 
 def send(spec, batch=BATCH, timeout=10.0):
-    return syslog.deliver(spec, batch, {}, time.monotonic() + timeout)
+    return syslog.deliver(spec, batch, CTX, time.monotonic() + timeout)
 
 
 @pytest.fixture
@@ -205,7 +215,7 @@ def test_a_batch_counts_only_once_the_receiver_has_read_it(behaviour, cause):
     try:
         spec = SyslogTarget(host="127.0.0.1", port=listener.getsockname()[1])
         big = [Item(RECORDS[0], LINES[0] + b" " * 200_000)] * 20  # more than socket buffers
-        out = syslog.deliver(spec, big, {}, time.monotonic() + 1.5)
+        out = syslog.deliver(spec, big, CTX, time.monotonic() + 1.5)
         assert (out.status, out.cause) == (RETRYABLE, cause), out
     finally:
         stop.set()
@@ -253,6 +263,13 @@ def _sensor(out: Path, port: int) -> str:
         "    delivery: at_least_once\n"
         "    chain: true\n"
         f"    dispatch: {{syslog: {{host: 127.0.0.1, port: {port}, facility: local4}}}}\n"
+        "  ocsf:\n"
+        f"    sections: {sections}\n"
+        "    chain: true\n"
+        f"    dispatch: {{file: {{path: '{out.with_suffix('.ocsf')}', format: ocsf}}}}\n"
+        "  ecs:\n"
+        f"    sections: {sections}\n"
+        f"    dispatch: {{file: {{path: '{out.with_suffix('.ecs')}', format: ecs}}}}\n"
     )
 
 
@@ -270,6 +287,11 @@ def _wait_complete(install, out: Path, rsyslog: Rsyslog, timeout: float = 120.0)
     raise AssertionError(f"incomplete: {len(recs)} records, {len(got)} messages")
 
 
+def rule_fields() -> tuple[str, ...]:
+    """What differs between two rules' copies of one record."""
+    return ("sensor", "rule", "rule_seq", "chain")
+
+
 def _same_records(install, tmp_path: Path, recs: list[dict], got: list[dict]) -> None:
     """Every record of the session came through syslog, parsed into the documented
     fields, and the syslog rule's chain verifies from the messages alone."""
@@ -277,12 +299,11 @@ def _same_records(install, tmp_path: Path, recs: list[dict], got: list[dict]) ->
     for m in got:
         by_seq.setdefault(int(json.loads(m["sd"])[SD_ID]["rule_seq"]), m)
     assert sorted(by_seq) == list(range(1, len(recs) + 1))
-    rule_fields = ("sensor", "rule", "rule_seq", "chain")
     for n, rec in enumerate(recs, 1):
         m = by_seq[n]
         sent = json.loads(m["msg"])
-        assert {k: v for k, v in sent.items() if k not in rule_fields} == {
-            k: v for k, v in rec.items() if k not in rule_fields
+        assert {k: v for k, v in sent.items() if k not in rule_fields()} == {
+            k: v for k, v in rec.items() if k not in rule_fields()
         }
         assert m["msgid"] == rec["section"] and m["facility"] == "local4"
         sd = json.loads(m["sd"])[SD_ID]
@@ -306,6 +327,19 @@ def test_a_recorded_session_reaches_rsyslog_complete_and_once(install, tmp_path,
     got = rsyslog.received()
     assert len(got) == len(recs)  # once: no retry was needed, none was made
     _same_records(install, tmp_path, recs, got)
+    # the same real session as OCSF events and ECS documents: each valid, none lost
+    events = [json.loads(x) for x in out.with_suffix(".ocsf").read_text().splitlines()]
+    docs = [json.loads(x) for x in out.with_suffix(".ecs").read_text().splitlines()]
+    assert len(events) == len(docs) == len(recs)
+    for event, doc, rec in zip(events, docs, recs, strict=True):
+        assert samples.ocsf_errors(event) == [], event["class_uid"]
+        raw = json.loads(event["raw_data"])
+        assert {k: v for k, v in raw.items() if k not in rule_fields()} == {
+            k: v for k, v in rec.items() if k not in rule_fields()
+        }
+        assert doc["event"]["action"] == rec["section"] and doc["ecs"]["version"]
+        assert doc["ways"]["data"] == rec["data"]
+    assert {e["class_uid"] for e in events} >= {1007, 6003, 3002, 6002}
 
 
 @pytest.mark.slow

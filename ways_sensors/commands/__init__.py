@@ -15,6 +15,11 @@ def read_json_object(source: str | None, what: str = "--input") -> dict:
             with open(source) as f:
                 text = f.read()
         data = json.loads(text)
+    except RecursionError:
+        raise UsageError(
+            f"cannot read a JSON object from {source or 'stdin'}: it is nested more deeply "
+            "than JSON parsing allows (about 1,000 levels)"
+        ) from None
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read a JSON object from {source or 'stdin'}: {exc}") from None
     if not isinstance(data, dict):

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import agents
 from ..agents import matcher_groups
-from ..errors import UsageError, WriteError
+from ..errors import UsageError, WaysError, WriteError
 from ..files import locked, replace_atomically
 from ..launch import launcher_path
 
@@ -112,6 +112,27 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+class _Unkeepable(ValueError):
+    """A value json would write back as something else: a number beyond a float's
+    range (1e999 comes back as Infinity, which no JSON parser takes), or the NaN and
+    Infinity literals json accepts and JSON does not have."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Unkeepable(text)
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise _Unkeepable(text)
+
+
 def _untouched(path: str, why: str) -> WriteError:
     return WriteError(
         f"{path} {why}; left untouched", hint="fix it by hand, then run `ways reconcile` again"
@@ -129,9 +150,10 @@ def read_settings(path: str) -> tuple[dict[str, Any], str | None]:
         return {}, None
     except OSError as exc:
         raise WriteError(f"cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder
+        os.close(fd)
+        raise _untouched(path, "is not a regular file")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _untouched(path, "is not a regular file")
         try:
             raw = f.read()
         except OSError as exc:
@@ -143,14 +165,23 @@ def read_settings(path: str) -> tuple[dict[str, Any], str | None]:
     if not text.strip():
         return {}, text
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
+        data = json.loads(
+            text, object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_no_constant
+        )
     except _DuplicateKey as exc:
         key = json.dumps(exc.key, ensure_ascii=True)[:80]
         raise _untouched(path, f"holds the key {key} twice in one object") from None
+    except _Unkeepable as exc:
+        number = exc.text[:40]
+        raise _untouched(
+            path, f"holds the number {number}, which a rewrite could not write back as it is"
+        ) from None
     except RecursionError:
         raise _untouched(path, "is nested too deeply to parse") from None
     except json.JSONDecodeError as exc:
         raise _untouched(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except ValueError:  # an integer of more digits than int() converts (4,300 by default)
+        raise _untouched(path, "holds an integer too long to read back") from None
     if not isinstance(data, dict):
         raise _untouched(path, "does not hold a JSON object")
     return data, text
@@ -199,6 +230,35 @@ def adapter_of(name: str) -> agents.Adapter:
 
 
 def run(args: argparse.Namespace) -> int:
+    code = _wire(args)
+    if code == 0 and not args.remove:
+        print(enabled_summary(args.project))
+    return code
+
+
+def enabled_summary(project: str | None) -> str:
+    """How many rules the hook will act on; with none, the one command that changes it
+    (a wired hook with no enabled rule records nothing, by design, and says nothing)."""
+    from ..layers import load
+
+    cat = load(os.path.abspath(project) if project else None)
+    on = [
+        f"{s.name}/{r.name}"
+        for s in cat.sensors.values()
+        if s.spec.enabled
+        for r in s.rules.values()
+        if r.spec.enabled
+    ]
+    if not on:
+        return (
+            "no rule is enabled, so nothing is recorded yet; turn on the shipped audit "
+            "sensor with: ways settings set ways.sensors.audit.enabled true"
+        )
+    shown = ", ".join(on[:5]) + (f" and {len(on) - 5} more" if len(on) > 5 else "")
+    return f"{len(on)} rule(s) enabled: {shown}"
+
+
+def _wire(args: argparse.Namespace) -> int:
     name = getattr(args, "agent", None) or agents.DEFAULT
     if name != "all":
         return _reconcile(name, adapter_of(name), args, args.settings)
@@ -213,9 +273,12 @@ def run(args: argparse.Namespace) -> int:
             continue
         try:
             worst = max(worst, _reconcile(each, adapter, args, None))
-        except WriteError as exc:  # one broken file: the other agents are still wired
+        except WaysError as exc:  # one broken file: the other agents are still wired
             print(f"ways: {exc.message}", file=sys.stderr)
             worst = max(worst, exc.code)
+        except OSError as exc:  # a folder or file in the way: this agent only
+            print(f"ways: {each}: {exc.strerror or type(exc).__name__}; not wired", file=sys.stderr)
+            worst = max(worst, WriteError.code)
     return worst
 
 

@@ -90,7 +90,8 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="top", markup=False)
         yield Input(placeholder="filter: rows narrow as you type; enter ends", id="filter")
-        yield SensorTable(cursor_type="row", zebra_stripes=True, id="table")
+        # the name column stays on screen when the table scrolls right
+        yield SensorTable(cursor_type="row", zebra_stripes=True, id="table", fixed_columns=1)
         yield Static(id="detail", markup=False)
         yield Static(id="message", markup=False)
         yield Static(id="live", markup=False)
@@ -132,8 +133,9 @@ class MainScreen(Screen[None]):
         self.shown = model.narrow(self.rows, filt)
         columns = list(model.COLUMNS)
         table.clear(columns=True)
+        width = model.widths(self.rows)
         for k, h in columns:
-            table.add_column(h, key=k)
+            table.add_column(h, key=k, width=width[k])
         for row in self.shown:
             table.add_row(*(styled(row, k) for k, _ in columns), key=row.key)
         keys = [r.key for r in self.shown]

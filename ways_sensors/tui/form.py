@@ -22,8 +22,14 @@ from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Stat
 
 from ..errors import WaysError
 from ..layers import Catalog
+from ..layout import rule_label
 from ..services import edit
 from .rows import home_short
+
+
+def on_off(name: str, value: bool) -> str:
+    """A checkbox's label, carrying its state in words (readable under NO_COLOR)."""
+    return f"{name}: {'yes' if value else 'no'}"
 
 
 class RuleForm(Screen[str | None]):
@@ -78,7 +84,10 @@ class RuleForm(Screen[str | None]):
         wid = f"field-{f.name}"
         if f.kind == "bool":
             widget = Checkbox(
-                f.name, bool(value), id=wid, disabled=self.new and f.name == "enabled"
+                on_off(f.name, bool(value)),
+                bool(value),
+                id=wid,
+                disabled=self.new and f.name == "enabled",
             )
         elif f.kind == "choice":
             options = [(c, c) for c in f.choices]
@@ -129,6 +138,9 @@ class RuleForm(Screen[str | None]):
         self._changed(event.text_area.id, event.text_area.text)
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        f = self._field(event.checkbox.id)
+        if f is not None:  # the state in words: a checkbox shows it only by colour
+            event.checkbox.label = on_off(f.name, event.value)
         self._changed(event.checkbox.id, event.value)
 
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -188,7 +200,7 @@ class RuleForm(Screen[str | None]):
         if not done:
             self.dismiss("nothing changed")
             return
-        rid = f"{self.sensor}/{self.rule}"
+        rid = rule_label(self.sensor, self.rule)
         lines = [f"saved {len(done)} field(s) of {rid} to {done[-1].file}"]
         if self.new:
             lines = [

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from ...events import iso_utc
 from ...records import Draft
 from ..drafting import split_mcp
+from ..kit import building
 from ..kit.building import guarded
 from . import links, usage
 from .payload import extra_of, tool_data
@@ -253,24 +254,12 @@ class Builder:
             if not turn.stopped and turn.text:
                 out.append(self.tracker.recovered(turn, draft))
         self.tracker.turns = []
-        out.append(
-            draft("session_end", {"reason": p.get("reason"), "extra": extra_of(p, {"reason"})})
-        )
+        out.append(draft("session_end", building.session_end(p, extra_of)))
         return out
 
     def pre_compact(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         self.tracker.compact_trigger = p.get("trigger")
-        return [
-            draft(
-                "compaction",
-                {
-                    "phase": "before",
-                    "trigger": p.get("trigger"),
-                    "instructions": p.get("custom_instructions"),
-                    "extra": extra_of(p, {"trigger", "custom_instructions"}),
-                },
-            )
-        ]
+        return [draft("compaction", building.compaction(p, extra_of))]
 
     def post_compact(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         summary = p.get("compact_summary")
