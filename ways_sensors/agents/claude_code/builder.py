@@ -88,17 +88,24 @@ class Builder:
 
     def user_prompt_submit(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         """A prompt that begins a turn is a user_prompt; one whose prompt_id is the
-        running turn's was typed while the agent worked and absorbed into that turn: a
+        running turn's and whose text waits in the client's input queue (or was seen
+        leaving it) was typed while the agent worked and absorbed into that turn: a
         queued_message (tracker.py, exported once whichever sighting comes first). A
         `<task-notification>` block is written by the client, not typed: `origin`."""
         prompt, pid, t = p.get("prompt"), p.get("prompt_id"), self.tracker
         if isinstance(pid, str) and pid in t.prompts:
-            return t.submitted(prompt, draft)
+            found = self._sync(p, draft)  # its queue entry is on disk before this hook
+            if t.in_queue(prompt):
+                return [*found, *t.submitted(prompt, draft)]
+            return [*found, self._prompt(p, prompt, draft)]  # sent again, not queued
         if isinstance(pid, str):
             t.prompts = [*t.prompts[-63:], pid]
+        return [self._prompt(p, prompt, draft)]
+
+    def _prompt(self, p: dict[str, Any], prompt: Any, draft: MakeDraft) -> Draft:
         client = isinstance(prompt, str) and prompt.lstrip().startswith(CLIENT_WRITTEN)
         data = {"prompt": prompt, "origin": "client" if client else "human"}
-        return [draft("user_prompt", {**data, "extra": extra_of(p, {"prompt"})})]
+        return draft("user_prompt", {**data, "extra": extra_of(p, {"prompt"})})
 
     def pre_tool_use(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         data = tool_data(p)

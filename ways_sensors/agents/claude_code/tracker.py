@@ -256,6 +256,13 @@ class Tracker:
         self.queued = [*self.queued[-255:], [dig, [source]]]
         return True
 
+    def in_queue(self, text: Any) -> bool:
+        """Whether `text` waits in the input queue or was already seen leaving it."""
+        if not isinstance(text, str) or not text.strip():
+            return False
+        dig = _digest(text)
+        return any(e[0] == dig for e in self.pending) or any(e[0] == dig for e in self.queued)
+
     def submitted(self, text: Any, draft: MakeDraft) -> list[Draft]:
         """A UserPromptSubmit in the running turn (its prompt_id already began one): a
         message typed while the agent worked, absorbed into the turn."""
