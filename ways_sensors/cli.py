@@ -222,6 +222,21 @@ def _handler(key: tuple[str, ...]) -> Callable[[argparse.Namespace], int | None]
     return getattr(importlib.import_module(f"ways_sensors.commands.{module}"), func)
 
 
+RAW_OUTPUT = {("sensors", "tui"), ("sensors", "dispatch")}  # the tab's screen; no terminal
+
+
+def _escape_output() -> None:
+    """Every human output goes through table.Escaping: a control character from a
+    sensor file (a cloned repository's) reaches the terminal as text, never as a
+    command. The tab escapes its own cells (tui/rows.py)."""
+    from .table import Escaping
+
+    if not isinstance(sys.stdout, Escaping):
+        sys.stdout = Escaping(sys.stdout)
+    if not isinstance(sys.stderr, Escaping):
+        sys.stderr = Escaping(sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["hook", "sensors"]:
@@ -247,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         if key not in COMMANDS:
             _group_parser(parser, args.group).print_help(sys.stderr)
             return errors.USAGE
+        if key not in RAW_OUTPUT:
+            _escape_output()
         code = int(_handler(key)(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the boundary
         return code

@@ -374,3 +374,24 @@ def _counters(install, rule: str, timeout: float = 30.0) -> dict:
         if row["counters"].get("retries", 0) or time.monotonic() > end:
             return row["counters"]
         time.sleep(0.2)
+
+
+def test_lint_warns_that_udp_cannot_be_at_least_once(install):
+    install.sensor(
+        "siem",
+        """
+        rules:
+          udp:
+            sections: [tool_call]
+            delivery: at_least_once
+            dispatch: {syslog: {host: 127.0.0.1, protocol: udp}}
+          tcp:
+            sections: [tool_call]
+            delivery: at_least_once
+            dispatch: {syslog: {host: 127.0.0.1}}
+        """,
+    )
+    r = install.ways("sensors", "lint", "--json")
+    assert r.returncode == 0, r.stdout
+    warned = {w["rule"] for w in json.loads(r.stdout)["warnings"] if "udp" in w["message"]}
+    assert warned == {"udp"}
