@@ -200,7 +200,8 @@ def _repeats(
         return 0
     state[1] += 1
     if state[1] <= REPEAT_FREE or now - state[3] >= REPEAT_EVERY:
-        skipped, state[2], state[3] = state[2], 0, now
+        skipped: int = state[2]
+        state[2], state[3] = 0, now
         return skipped
     state[2] += 1
     return None

@@ -15,8 +15,11 @@ import io
 import os
 import re
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TextIO
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PAINT = re.compile("\x1b\\[(?:0|1|2|31|32|33)m")  # the codes `paint` writes, whole
@@ -103,3 +106,17 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
         parts = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
         lines.append("  ".join(parts).rstrip())
     return "\n".join(lines)
+
+
+def show(value: Any) -> str:
+    """A value as one line for a person: JSON for lists and mappings, YAML's words
+    for booleans and null."""
+    if isinstance(value, (dict, list)):
+        import json
+
+        return json.dumps(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -76,7 +76,7 @@ def mask_budget(rule: LoadedRule, tries: int) -> float:
     if rule.spec.delivery != "at_least_once":
         return rule.spec.timeout_s
     first = max(MASK_FIRST, rule.spec.timeout_s)
-    return min(first * 2**tries, max(MASK_CAP, first))
+    return float(min(first * 2**tries, max(MASK_CAP, first)))
 
 
 def park_now(cause: str, tries: int) -> bool:
