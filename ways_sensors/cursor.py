@@ -54,7 +54,8 @@ def load_cursor(
     elif not (isinstance(pending, list) and pending):
         st["pending"] = None
     st["active"] = True
-    return st
+    out: dict[str, Any] = st
+    return out
 
 
 def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:

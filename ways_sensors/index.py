@@ -130,9 +130,14 @@ AGENTS = {
             # the transcript still holds, SessionStart tells the dispatcher where a resumed
             # transcript's new part begins, and every event that reads the transcript yields
             # the permission decisions written there; PreToolUse joins a later permission
-            # request to its call
+            # request to its call. What an event tells the builder about later records
+            # is spooled whenever a rule selects one of those, so no record depends on
+            # what other rules select: UserPromptSubmit (a repeated prompt_id is a queued
+            # message), SubagentStart (the subagent's type on its replies and decisions),
+            # SessionStart (where the transcript's reading starts; subagents are told
+            # from the client's own agents after it)
             event_sections={
-                "UserPromptSubmit": ("user_prompt",),
+                "UserPromptSubmit": ("user_prompt", "queued_message"),
                 "PreToolUse": ("tool_call", "permission"),
                 "PermissionRequest": ("permission",),
                 "PermissionDenied": ("permission",),
@@ -141,9 +146,15 @@ AGENTS = {
                 "Notification": ("notification",),
                 "Stop": ("assistant_response", "queued_message", "permission"),
                 "StopFailure": ("error", "assistant_response", "queued_message", "permission"),
-                "SubagentStart": ("subagent",),
+                "SubagentStart": ("subagent", "assistant_response", "permission"),
                 "SubagentStop": ("subagent", "assistant_response", "permission"),
-                "SessionStart": ("session_start", "assistant_response", "queued_message"),
+                "SessionStart": (
+                    "session_start",
+                    "assistant_response",
+                    "queued_message",
+                    "subagent",
+                    "permission",
+                ),
                 "SessionEnd": ("session_end", "assistant_response", "queued_message", "permission"),
                 "PreCompact": ("compaction",),
                 "PostCompact": ("compaction",),

@@ -193,6 +193,13 @@ def rule_warnings(
     if rule.spec.redact == "none":
         warn(f"redact: none dispatches unmasked session content to {destination(rule)}")
     kind = rule.spec.dispatch.kind
+    if kind == "command" and getattr(rule.spec.dispatch.target, "input", "stdin") == "args":
+        warn(
+            "input: args puts each record on the command line, which every local user "
+            "can read (/proc/<pid>/cmdline, ps) while the command runs, and a record over "
+            "128 KiB cannot be passed at all (parked); input: stdin keeps records private",
+            ["dispatch", kind, "input"],
+        )
     for field, name in literal_secrets(rule):
         warn(
             f"{field}: {name!r} holds a literal secret; write it as ${{ENV_NAME}} and set "

@@ -178,7 +178,9 @@ def _drop(value: Any, paths: list[Path]) -> Any:
     return value
 
 
-def select(record: dict[str, Any], include: Sequence[str] | None, exclude: Sequence[str]) -> dict:
+def select(
+    record: dict[str, Any], include: Sequence[str] | None, exclude: Sequence[str]
+) -> dict[str, Any]:
     """The include/exclude form; key order as in the record."""
     picked: Any = record
     if include is not None:

@@ -1,7 +1,11 @@
 """One module per command; each exposes `run(args) -> int` and is imported only when chosen."""
 
+from __future__ import annotations
 
-def read_json_object(source: str | None, what: str = "--input") -> dict:
+from typing import Any
+
+
+def read_json_object(source: str | None, what: str = "--input") -> dict[str, Any]:
     """One JSON object from a file, or from stdin for None or `-`; UsageError otherwise."""
     import json
     import sys

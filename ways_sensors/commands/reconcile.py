@@ -1,7 +1,7 @@
 """`ways reconcile [--agent NAME|all] [--project DIR] [--remove] [--dry-run]`: wire the hook.
 
 What is wired where is the agent adapter's (agents/<name>/, default claude-code: one
-handler on the ten events of SPEC section 3 in `~/.claude/settings.json`, or
+handler on each of its fifteen events (wiring.EVENTS) in `~/.claude/settings.json`, or
 `DIR/.claude/settings.json`; see agents/claude_code/wiring.py; Codex
 `~/.codex/hooks.json`, Gemini CLI `~/.gemini/settings.json`, Cursor
 `~/.cursor/hooks.json`, Copilot CLI `~/.copilot/hooks/ways-sensors.json`). This module
@@ -286,7 +286,7 @@ def _config_home(adapter: agents.Adapter, project: str | None) -> str:
     """The agent's configuration folder: its adapter's `config_home`, else the folder
     of the file it wires."""
     home = getattr(adapter, "config_home", None)
-    return home(project) if home else os.path.dirname(adapter.settings_path(project))
+    return str(home(project)) if home else os.path.dirname(adapter.settings_path(project))
 
 
 def _reconcile(
