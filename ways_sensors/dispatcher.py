@@ -50,6 +50,7 @@ RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled b
 RETRY_SECTION = "__retry__"
 FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
+COMMIT_EVERY = 512  # frames built between journal commits when a backlog is drained
 
 
 class Dispatcher:
@@ -137,7 +138,11 @@ class Dispatcher:
             return 0
         self.sync_rules()  # a rule added since the last look sees these records too
         built = 0
+        committed = 0
         for start, end, body in frames:
+            if built - committed >= COMMIT_EVERY:  # the workers start on what is built
+                self.journal.commit()  # the cursor is at the end of the last frame built
+                committed = built
             entry = spool.parse_entry(body, seg, off + start)
             b["spool"] = [seg, off + end]
             if entry is None:
