@@ -97,6 +97,7 @@ class Batch:
         self.lines: list[bytes] = []
         self.size = 0
         self.drops = 0
+        self.numbered = 0  # records numbered here (not a blocking rule's, by the hook)
         self.redactions = 0
         self.moved = False
 
