@@ -29,6 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .counters import Tally
     from .layout import Layout
     from .rules import LoadedRule
     from .session import Session
@@ -222,13 +223,12 @@ def _handed_over(job: _Job) -> dict[str, Any] | None:
 
 
 def redelivered(
-    rule: LoadedRule, session: Session, entry: dict[str, Any], tries: int, withheld: str = ""
+    rule: LoadedRule, session: Session, entry: dict[str, Any], tries: int
 ) -> dict[str, Any] | None:
     """What the dispatcher delivers for a WaysRetry entry: the finished record as the hook
     left it, or one the hook could not finish, numbered in the rule's head here (masking
     under unfinished.mask_budget; its failures raise, and the worker holds the record as
-    it holds its own: unfinished.py); `withheld`: the cause it is parked for, its data
-    withheld. None for an entry that holds neither."""
+    it holds its own: unfinished.py). None for an entry that holds neither."""
     from . import unfinished
 
     out = entry.get("record")
@@ -237,7 +237,30 @@ def redelivered(
     rec = entry.get("unfinished")
     if not isinstance(rec, dict):
         return None
-    if withheld:
-        rec = unfinished.withheld(rec, withheld)
     deadline = time.monotonic() + unfinished.mask_budget(rule, tries)
     return _numbered(session.layout, session.id, rule, rec, deadline)
+
+
+def park_withheld(
+    rule: LoadedRule, session: Session, entry: dict[str, Any], cause: str, tally: Tally
+) -> bool:
+    """Park a WaysRetry entry's record that cannot be finished, its data withheld and
+    numbered in the rule's head (unfinished.park's rule); False on a full disk."""
+    from . import delivery, events, unfinished
+
+    rec = entry.get("unfinished")
+    if not isinstance(rec, dict):
+        return True  # a finished record never fails to finish
+    stub = _numbered(session.layout, session.id, rule, unfinished.withheld(rec, cause), None)
+    if not delivery.park(rule, [stub], unfinished.outcome(cause), session.id, "dispatch"):
+        return False
+    tally.count("rejected")
+    events.log(
+        "dispatch.record_withheld",
+        sensor=rule.sensor,
+        rule=rule.name,
+        session=session.id,
+        cause=cause,
+        rule_seq=stub.get("rule_seq"),
+    )
+    return True

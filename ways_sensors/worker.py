@@ -35,9 +35,9 @@ import threading
 import time
 from typing import Any
 
-from . import blocking, counters, delivery, events, secure, unfinished
+from . import blocking, counters, delivery, events, refinish, secure, unfinished
 from .cursor import Batch, encode_cursor, load_cursor
-from .journal import Journal
+from .journal import Clock, Journal
 from .pipeline import dumps, finish, match
 from .rules import LoadedRule
 from .services import tap  # `ways sensors tap`: the batch as the target gets it
@@ -48,17 +48,6 @@ BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes 
 LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
 POSITION_EVERY = 1.0  # seconds between saves of a move past records the rule does not take
 NAP = 60.0  # an idle worker's longest sleep, should a wake-up be missed
-
-
-class Clock:
-    """The worker's time: `now` (monotonic) and `sleep` (a backoff, cut short when `stop`
-    is set; True if it was); a test's own checks backoff and lingering in virtual time."""
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, stop: threading.Event, seconds: float) -> bool:
-        return stop.wait(seconds)
 
 
 class Worker(threading.Thread):
@@ -233,22 +222,20 @@ class Worker(threading.Thread):
         seg, end, rec = self.buffer.pop()
         b = Batch(self.state)
         b.segment, b.offset, b.moved = seg, end, True
-        if self.redelivers:  # one the hook could not finish: numbered in its head
-            out = blocking.redelivered(self.rule, self.session, rec, 0, withheld=cause) or {}
-        else:
-            out, b.hash = finish(unfinished.withheld(rec, cause), self.rule, b.rule_seq + 1, b.hash)
-            b.rule_seq += 1
         self.held, self.retrying = None, False
         self.hold_backoff = delivery.BACKOFF_FIRST
-        if not delivery.park(
-            self.rule, [out], unfinished.outcome(cause), self.session.id, "dispatch"
-        ):
+        sid, seq = self.session.id, b.rule_seq + 1
+        if self.redelivers:  # one the hook could not finish: numbered in its head
+            parked = blocking.park_withheld(self.rule, self.session, rec, cause, self.tally)
+            seq, h = b.rule_seq, (b.hash if parked else None)
+        else:
+            h = unfinished.park(self.rule, rec, cause, seq, b.hash, sid, self.tally)
+        if h is None:
             self._rewind()  # a full disk: held again, tried again
             self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
             return
+        b.rule_seq, b.hash = seq, h
         self._commit(b)
-        self.tally.count("rejected")
-        self._log("dispatch.record_withheld", cause=cause, rule_seq=out.get("rule_seq"))
 
     def _collect(self) -> Batch | None:
         """Take records into a batch (the module docstring says how many, how long);
@@ -340,6 +327,7 @@ class Worker(threading.Thread):
         st["segment"], st["offset"] = b.segment, b.offset
         st["rule_seq"], st["hash"] = b.rule_seq, b.hash
         st["pending"] = b.records or None
+        st[refinish.KEY] = refinish.fingerprint(self.rule) if b.records else None
         self.lines = b.lines or None
         self.collecting = False
         if b.records or b.drops or new_segment or self.clock.now() - self.saved_at > POSITION_EVERY:
@@ -356,6 +344,15 @@ class Worker(threading.Thread):
         """Deliver the pending batch until the rule is done with it (delivery.settle):
         accepted, lost (best_effort) or parked (permanent); otherwise back off and retry."""
         recs = self.state["pending"]
+        if refinish.stale(self.state, self.rule):  # finished under an older rule
+            if not refinish.again(self.rule, self.state, self.session.id, self.tally):
+                self.retrying = True  # a refused key, a full disk: the batch waits as it is
+                self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
+                return
+            self.lines, recs = None, self.state["pending"]
+            self._save()
+            if not recs:
+                return
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
         tap.offer(self.rule.label, self.lines, self.session.layout.root)
