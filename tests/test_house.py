@@ -100,20 +100,11 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(out)
 
 
-# the cycles not yet cut, each a pair that imports the other; this list only shrinks
-NOT_YET_CUT = [
-    # new this wave: the transcript re-reader and the tracker call each other
-    ["ways_sensors.agents.claude_code.reread", "ways_sensors.agents.claude_code.tracker"],
-    ["ways_sensors.events", "ways_sensors.secure"],  # secure logs its repairs through events
-    ["ways_sensors.spec", "ways_sensors.specerrors"],  # spec words its refusals through specerrors
-]
-
-
-def test_no_import_cycle_but_the_ones_listed():
+def test_no_import_cycle():
     known = modules()
     graph = {name: imports(name, path, known) for name, path in known.items()}
     assert graph["ways_sensors.worker"] >= {"ways_sensors.journal"}  # the parse sees imports
-    assert cycles(graph) == NOT_YET_CUT
+    assert cycles(graph) == []
 
 
 def test_the_cycle_finder_sees_a_cycle_through_a_function_level_import():
