@@ -85,6 +85,8 @@ def project_dir(var: "str | None" = None) -> str:
 
 
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+# Claude Code's events that read the transcript (SIZE_EVENTS: the hook notes its size)
+TURN_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "StopFailure")
 _TOOL_EVENTS_CAMEL = ("preToolUse", "postToolUse", "postToolUseFailure")
 
 AGENTS = {
@@ -108,7 +110,9 @@ AGENTS = {
             # what other rules select: UserPromptSubmit (a repeated prompt_id is a queued
             # message), SubagentStart (the subagent's type on its replies and decisions),
             # SessionStart (where the transcript's reading starts; subagents are told
-            # from the client's own agents after it)
+            # from the client's own agents after it). The events whose records read the
+            # transcript note its size (one stat): the dispatcher, however late, reads it
+            # as it stood when the hook ran, never into a later turn
             event_sections={
                 "UserPromptSubmit": ("user_prompt", "queued_message"),
                 "PreToolUse": ("tool_call", "permission"),
@@ -133,6 +137,7 @@ AGENTS = {
                 "PostCompact": ("compaction",),
             },
             also={"SessionStart": (b"source", "compact", ("compaction",))},  # after a compaction
+            size_events=TURN_EVENTS,
             tool_name=dict.fromkeys(
                 ("PreToolUse", "PostToolUse", "PostToolUseFailure"), b"tool_name"
             ),

@@ -119,31 +119,45 @@ class Tracker:
         if start is not None:
             self.offset = start
 
-    def sync(self, path: str, draft: MakeDraft) -> list[Draft]:
-        """Read the transcript's new complete lines (a bounded share of them: see
-        sessionfile.read_from); return the queued messages found. Raises OSError as
-        read_from does, leaving the offset where it was."""
+    def sync(
+        self, path: str, draft: MakeDraft, limit: int = -1, one_turn: bool = False
+    ) -> list[Draft]:
+        """Read the transcript's new complete lines (a bounded share: read_from), within
+        its first `limit` bytes if >= 0 (its size when the hook ran); return the drafts
+        they make. `one_turn`: stop before a prompt that begins a turn after the open one
+        (a Stop waiting for its reply's last call). OSError: the offset stays."""
         if self.transcript != path:
             self.transcript, self.offset = path, 0
-        objs, self.offset = sessionfile.read_from(path, self.offset, self.stats)
         out: list[Draft] = []
         last_ts = None
-        for obj in objs:
-            ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else last_ts
-            last_ts = ts
-            uid = obj.get("uuid")
-            if isinstance(uid, str):
-                if uid in self._seen:
+        for end, objs in sessionfile.read_lines(path, self.offset, self.stats, limit):
+            if one_turn and self._open() and any(map(self._new_prompt, objs)):
+                break  # the next turn's prompt: read by the events of that turn
+            self.offset = end
+            for obj in objs:
+                ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else last_ts
+                last_ts = ts
+                uid = obj.get("uuid")
+                if isinstance(uid, str):
+                    if uid in self._seen:
+                        continue
+                    self.seen.append(uid)
+                    self._seen.add(uid)
+                    if len(self.seen) > 2 * MAX_SEEN:
+                        del self.seen[: len(self.seen) - MAX_SEEN]
+                        self._seen = set(self.seen)
+                if obj.get("isSidechain"):
                     continue
-                self.seen.append(uid)
-                self._seen.add(uid)
-                if len(self.seen) > 2 * MAX_SEEN:
-                    del self.seen[: len(self.seen) - MAX_SEEN]
-                    self._seen = set(self.seen)
-            if obj.get("isSidechain"):
-                continue
-            out.extend(self._line(obj, ts, draft))
+                out.extend(self._line(obj, ts, draft))
         return out
+
+    def _open(self) -> bool:
+        return bool(self.turns) and not self.turns[-1].stopped
+
+    def _new_prompt(self, obj: dict[str, Any]) -> bool:
+        uid, main = obj.get("uuid"), obj.get("type") == "user" and not obj.get("isSidechain")
+        new = main and not (isinstance(uid, str) and uid in self._seen)
+        return new and transcript.classify_user(obj) == "prompt"
 
     def answered(self) -> bool:
         """Whether the newest turn is open and its reply's last API call is on disk."""
