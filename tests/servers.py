@@ -25,6 +25,28 @@ def camel_keys_only(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
+ID_SIZES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
+
+
+def ids_as_base64(node: Any) -> Any:
+    """OTLP/JSON writes trace and span ids as hex (its one exception to the protobuf JSON
+    mapping, which would read them as base64): check the hex, hand protobuf base64."""
+    if isinstance(node, list):
+        return [ids_as_base64(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for k, v in node.items():
+        if k in ID_SIZES and isinstance(v, str) and v:
+            raw = bytes.fromhex(v)  # raises on anything but hex
+            if len(raw) != ID_SIZES[k] or v != v.lower():
+                raise ValueError(f"{k} {v!r} is not {ID_SIZES[k]} bytes of lowercase hex")
+            out[k] = base64.b64encode(raw).decode()
+        else:
+            out[k] = ids_as_base64(v)
+    return out
+
+
 def decode_otlp_logs(headers: dict[str, str], body: bytes) -> tuple[dict[str, Any], Any]:
     """(the JSON, the ExportLogsServiceRequest) of one OTLP/HTTP JSON request; raises on a
     key that is not lowerCamelCase or anything the protobuf definitions reject."""
@@ -38,7 +60,7 @@ def decode_otlp_logs(headers: dict[str, str], body: bytes) -> tuple[dict[str, An
     text = body.decode("utf-8")
     obj = json.loads(text, object_pairs_hook=camel_keys_only)
     msg = ExportLogsServiceRequest()
-    json_format.Parse(text, msg)  # unknown fields and wrong types raise
+    json_format.ParseDict(ids_as_base64(obj), msg)  # unknown fields and wrong types raise
     return obj, msg
 
 
@@ -54,26 +76,6 @@ def decode_otlp_traces(headers: dict[str, str], body: bytes) -> tuple[dict[str, 
         body = gzip.decompress(body)
     text = body.decode("utf-8")
     obj = json.loads(text, object_pairs_hook=camel_keys_only)
-    # OTLP/JSON writes trace and span ids as hex (its one exception to the protobuf JSON
-    # mapping, which would read them as base64): check the hex, hand protobuf base64
-    sizes = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
-
-    def ids_as_base64(node: Any) -> Any:
-        if isinstance(node, list):
-            return [ids_as_base64(x) for x in node]
-        if not isinstance(node, dict):
-            return node
-        out = {}
-        for k, v in node.items():
-            if k in sizes and isinstance(v, str) and v:
-                raw = bytes.fromhex(v)  # raises on anything but hex
-                if len(raw) != sizes[k] or v != v.lower():
-                    raise ValueError(f"{k} {v!r} is not {sizes[k]} bytes of lowercase hex")
-                out[k] = base64.b64encode(raw).decode()
-            else:
-                out[k] = ids_as_base64(v)
-        return out
-
     msg = ExportTraceServiceRequest()
     json_format.ParseDict(ids_as_base64(obj), msg)
     return obj, msg

@@ -51,6 +51,7 @@ from .retention import sweep
 from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .spoolread import Reader
+from .traces import context
 from .worker import Worker
 
 if TYPE_CHECKING:
@@ -138,6 +139,7 @@ class Dispatcher:
         b["trackers"] = states
         self.builders: dict[str, SessionBuilder] = {}  # per agent, made at its first entry
         self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
+        self.journal.traceparent = context.normal(b.get("traceparent"))
 
     @property
     def project(self) -> str:
@@ -174,6 +176,8 @@ class Dispatcher:
             built += 1
             if not b.get("project"):
                 b["project"] = entry.project
+            if entry.traceparent and not self.journal.traceparent:
+                self._join(entry)
             payload = records.parse_payload(entry.payload)
             if entry.event == RETRY_EVENT and payload is not None:
                 rule, rec = payload.get("rule"), payload.get("record")
@@ -231,6 +235,13 @@ class Dispatcher:
             )
             return None
 
+    def _join(self, entry: spool.Entry) -> None:
+        """The session joins the client's trace of the first valid $TRACEPARENT its hooks
+        carried (traces/context.py); one that is not valid is logged, content-free."""
+        joined = self.journal.traceparent = context.normal(entry.traceparent)
+        kind = "dispatch.trace_joined" if joined else "dispatch.bad_traceparent"
+        events.log(kind, session=self.session.id, size=len(entry.traceparent))
+
     def _builder(self, agent: str) -> SessionBuilder | None:
         """The session's builder for `agent`'s entries, resumed from its saved state;
         None for an agent this version does not know."""
@@ -248,6 +259,7 @@ class Dispatcher:
         for agent, builder in self.builders.items():
             b["trackers"][agent] = builder.state()
         b["cost"] = self.tally.state()
+        b["traceparent"] = j.traceparent
         write_json(self.session.build, b)
 
     # --- rules -----------------------------------------------------------------------------

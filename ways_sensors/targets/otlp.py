@@ -17,6 +17,8 @@ The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase 
       "scopeLogs": [{"scope": {"name": "ways-sensors", "version": V},
         "logRecords": [one per section record, in batch order:
           {"timeUnixNano": the record's `timestamp`, "observedTimeUnixNano": now,
+           "traceId", "spanId": the session's trace (the client's, once the session
+             joined it: `traceparent`) and the record's span in it (traces/ids.py),
            "severityNumber": 9 (INFO) | 13 (WARN: a failed tool result),
            "severityText": "INFO" | "WARN", "eventName": "ways.sensor.<section>",
            "body": {"stringValue": the record as canonical JSON, `chain` included},
@@ -58,6 +60,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from ..events import unix_nano
+from ..traces import ids
 from . import transport
 from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable
 
@@ -190,9 +193,12 @@ def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
     when = unix_nano(record.get("timestamp"))
     if when:
         out["timeUnixNano"] = str(when)
+    trace, span = ids.of_record(record)
     out.update(
         {
             "observedTimeUnixNano": str(observed),
+            "traceId": trace,
+            "spanId": span,
             "severityNumber": SEVERITY[level],
             "severityText": level,
             "eventName": f"ways.sensor.{section}",
