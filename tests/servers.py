@@ -64,6 +64,24 @@ def decode_otlp_logs(headers: dict[str, str], body: bytes) -> tuple[dict[str, An
     return obj, msg
 
 
+def decode_otlp_protobuf(headers: dict[str, str], body: bytes, traces: bool) -> tuple[dict, Any]:
+    """(the message as a dict, the Export*ServiceRequest) of one OTLP/HTTP protobuf request,
+    parsed by the official definitions; raises on bytes they do not parse."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+    )
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    if headers.get("content-encoding") == "gzip":
+        body = gzip.decompress(body)
+    kind = ExportTraceServiceRequest if traces else ExportLogsServiceRequest
+    msg = kind.FromString(body)
+    return json_format.MessageToDict(msg), msg
+
+
 def decode_otlp_traces(headers: dict[str, str], body: bytes) -> tuple[dict[str, Any], Any]:
     """(the JSON, the ExportTraceServiceRequest) of one OTLP/HTTP JSON traces request,
     decoded as decode_otlp_logs does."""
@@ -215,15 +233,20 @@ class Server:
         """Decode and answer one OTLP request; False when the connection is done."""
         self.headers.append(headers)
         self.raw.append(body)
+        traces = self.mode == "otlp-traces"
+        protobuf = headers.get("content-type") == "application/x-protobuf"
         try:
-            decode = decode_otlp_traces if self.mode == "otlp-traces" else decode_otlp_logs
-            obj, msg = decode(headers, body)
+            if protobuf:
+                obj, msg = decode_otlp_protobuf(headers, body, traces)
+            else:
+                decode = decode_otlp_traces if traces else decode_otlp_logs
+                obj, msg = decode(headers, body)
         except Exception as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}")
             self.attempts.append((time.monotonic(), 400, {}))
             conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             return True
-        status, extra, answer = 200, {}, b"{}"
+        status, extra, answer = 200, {}, (b"" if protobuf else b"{}")
         if self.script:
             step = self.script.pop(0)
             status, extra = step[0], step[1]
@@ -236,7 +259,7 @@ class Server:
         if 200 <= status < 300:
             self.bodies.append(obj)
         head = f"HTTP/1.1 {status} Scripted\r\nContent-Length: {len(answer)}\r\n"
-        head += "Content-Type: application/json\r\n"
+        head += f"Content-Type: application/{'x-protobuf' if protobuf else 'json'}\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in extra.items())
         conn.sendall((head + "\r\n").encode("latin-1") + answer)
         return True
