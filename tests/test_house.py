@@ -120,3 +120,22 @@ def test_the_cycle_finder_sees_a_cycle_through_a_function_level_import():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in support modules (helpers, servers, victims, conftest):
+    a test module importing another runs, and breaks with, that module's fixtures."""
+    tests = Path(__file__).resolve().parent
+    offenders = []
+    for path in tests.rglob("test_*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                last = node.module.rsplit(".", 1)[-1]
+                if last.startswith("test_"):
+                    offenders.append(f"{path.relative_to(tests)}: from {node.module}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.rsplit(".", 1)[-1].startswith("test_"):
+                        offenders.append(f"{path.relative_to(tests)}: import {alias.name}")
+    assert offenders == []
