@@ -29,8 +29,7 @@ from ways_sensors.traces import export
 from ..conftest import ALL_SECTIONS
 from ..helpers import wait_until
 from ..servers import Server, ids_as_base64
-from ..sessions import EXPECTED, TOTAL, ScriptedSession
-from ..traces.test_traces import records as trace_records
+from ..sessions import EXPECTED, TOTAL, ScriptedSession, span_records
 
 
 def same(kind, request: dict) -> None:
@@ -89,7 +88,7 @@ def test_logs_in_protobuf_say_what_the_json_says():
 
 
 def test_spans_in_protobuf_say_what_the_json_says():
-    recs = trace_records()
+    recs = span_records()
     recs[-1]["traceparent"] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
     recs.insert(3, {**recs[3], "section": "permission", "data": {"phase": "request"}})
     recs[-2]["data"]["usage"] = {"input_tokens": 3, "output_tokens": 2,
