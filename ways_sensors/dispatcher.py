@@ -31,7 +31,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import (
     agents,
@@ -45,6 +45,7 @@ from . import (
     rules,
     spool,
 )
+from .agents.protocols import HoldsFrames, SessionBuilder
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
@@ -53,9 +54,6 @@ from .session import Session, read_json, write_json
 from .spoolread import Reader
 from .traces import context
 from .worker import Worker
-
-if TYPE_CHECKING:
-    from .agents.protocols import SessionBuilder
 
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
@@ -152,13 +150,10 @@ class Dispatcher:
         b = self.build
         seg, off = b["spool"]
         frames, nxt = self.spool.read(seg, off)
-        if nxt:  # `seg` is finished: move on, drop it
+        if nxt:  # `seg` is finished: move on, drop it (unless a builder holds a frame)
             b["spool"] = [nxt, 0]
             self.journal.commit()
-            try:
-                os.unlink(os.path.join(self.session.spool, seg))
-            except FileNotFoundError:
-                pass
+            self._drop_spent()
         if not frames:
             return 0
         self.sync_rules()  # a rule added since the last look sees these records too
@@ -222,6 +217,8 @@ class Dispatcher:
             if builder is None or face is None:
                 events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
                 return None
+            if isinstance(builder, HoldsFrames):
+                builder.at = (entry.segment, entry.offset)
             event = agents.adapter(entry.agent).event_of(payload) or event
             if event == face.END_EVENT:
                 self.journal.ended = True
@@ -252,7 +249,24 @@ class Dispatcher:
             state = self.build["trackers"].get(agent)
             builder = agents.adapter(agent).new_builder(state)
             self.builders[agent] = builder
+            if isinstance(builder, HoldsFrames):
+                gone = builder.restore(self.spool.held)
+                if gone:
+                    events.log("dispatch.held_frames_gone", session=self.session.id, count=gone)
         return builder
+
+    def _drop_spent(self) -> None:
+        """The spool segments the build cursor passed go, but those a builder holds a
+        frame in (each agent's builder is made now, so none is dropped unread)."""
+        held: set[str] = set()
+        for agent in list(self.build["trackers"]):
+            try:
+                builder = self._builder(agent)
+            except Exception:  # logged at its entries (dispatch.build_error): keep them all
+                return
+            if isinstance(builder, HoldsFrames):
+                held |= builder.held()
+        self.spool.drop_spent(self.build["spool"][0], held)
 
     def _commit_build(self) -> None:
         """Commit the build cursor (the journal calls it after each append it covers)."""
