@@ -31,7 +31,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import (
     agents,
@@ -45,16 +45,15 @@ from . import (
     rules,
     spool,
 )
+from .agents.protocols import HoldsFrames, SessionBuilder
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
 from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .spoolread import Reader
+from .traces import context
 from .worker import Worker
-
-if TYPE_CHECKING:
-    from .agents.protocols import SessionBuilder
 
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
@@ -138,6 +137,7 @@ class Dispatcher:
         b["trackers"] = states
         self.builders: dict[str, SessionBuilder] = {}  # per agent, made at its first entry
         self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
+        self.journal.traceparent = context.normal(b.get("traceparent"))
 
     @property
     def project(self) -> str:
@@ -150,13 +150,10 @@ class Dispatcher:
         b = self.build
         seg, off = b["spool"]
         frames, nxt = self.spool.read(seg, off)
-        if nxt:  # `seg` is finished: move on, drop it
+        if nxt:  # `seg` is finished: move on, drop it (unless a builder holds a frame)
             b["spool"] = [nxt, 0]
             self.journal.commit()
-            try:
-                os.unlink(os.path.join(self.session.spool, seg))
-            except FileNotFoundError:
-                pass
+            self._drop_spent()
         if not frames:
             return 0
         self.sync_rules()  # a rule added since the last look sees these records too
@@ -174,6 +171,8 @@ class Dispatcher:
             built += 1
             if not b.get("project"):
                 b["project"] = entry.project
+            if entry.traceparent and not self.journal.traceparent:
+                self._join(entry)
             payload = records.parse_payload(entry.payload)
             if entry.event == RETRY_EVENT and payload is not None:
                 # a finished `record`, or one the hook could not finish (blocking.py)
@@ -218,6 +217,8 @@ class Dispatcher:
             if builder is None or face is None:
                 events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
                 return None
+            if isinstance(builder, HoldsFrames):
+                builder.at = (entry.segment, entry.offset)
             event = agents.adapter(entry.agent).event_of(payload) or event
             if event == face.END_EVENT:
                 self.journal.ended = True
@@ -233,6 +234,13 @@ class Dispatcher:
             )
             return None
 
+    def _join(self, entry: spool.Entry) -> None:
+        """The session joins the client's trace of the first valid $TRACEPARENT its hooks
+        carried (traces/context.py); one that is not valid is logged, content-free."""
+        joined = self.journal.traceparent = context.normal(entry.traceparent)
+        kind = "dispatch.trace_joined" if joined else "dispatch.bad_traceparent"
+        events.log(kind, session=self.session.id, size=len(entry.traceparent))
+
     def _builder(self, agent: str) -> SessionBuilder | None:
         """The session's builder for `agent`'s entries, resumed from its saved state;
         None for an agent this version does not know."""
@@ -241,7 +249,24 @@ class Dispatcher:
             state = self.build["trackers"].get(agent)
             builder = agents.adapter(agent).new_builder(state)
             self.builders[agent] = builder
+            if isinstance(builder, HoldsFrames):
+                gone = builder.restore(self.spool.held)
+                if gone:
+                    events.log("dispatch.held_frames_gone", session=self.session.id, count=gone)
         return builder
+
+    def _drop_spent(self) -> None:
+        """The spool segments the build cursor passed go, but those a builder holds a
+        frame in (each agent's builder is made now, so none is dropped unread)."""
+        held: set[str] = set()
+        for agent in list(self.build["trackers"]):
+            try:
+                builder = self._builder(agent)
+            except Exception:  # logged at its entries (dispatch.build_error): keep them all
+                return
+            if isinstance(builder, HoldsFrames):
+                held |= builder.held()
+        self.spool.drop_spent(self.build["spool"][0], held)
 
     def _commit_build(self) -> None:
         """Commit the build cursor (the journal calls it after each append it covers)."""
@@ -250,6 +275,7 @@ class Dispatcher:
         for agent, builder in self.builders.items():
             b["trackers"][agent] = builder.state()
         b["cost"] = self.tally.state()
+        b["traceparent"] = j.traceparent
         write_json(self.session.build, b)
 
     # --- rules -----------------------------------------------------------------------------
