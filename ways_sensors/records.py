@@ -3,7 +3,8 @@
 The record (schema `ways.sensor.record/1`, SPEC section 5):
 
     {"schema", "section", "seq", "session_id", "agent", "agent_id", "agent_type",
-     "timestamp", "project", "hook_event", "prompt_id"?, "data": {...}, "test"?,
+     "timestamp", "project", "hook_event", "prompt_id"?, "traceparent"?, "data": {...},
+     "test"?,
      then per rule: "sensor", "rule", "rule_seq", "redactions"?, "chain"?}
 
 `agent` names the coding agent whose hook produced the record (the registry name in
@@ -13,6 +14,8 @@ agents/: `claude-code`, `codex`, `gemini`, `cursor`, `copilot`); `agent_id` and
 dispatcher numbers them (`seq`), wraps them with `envelope` and adds the rule fields.
 Payload fields an adapter's section table does not name are kept whole under
 `data.extra`: no whitelist.
+`traceparent` is the client's trace the session joined (traces/context.py): the first
+valid $TRACEPARENT a hook of the session carried, on every record built after it.
 `envelope` bounds how deep `data` nests (depth.py): a value more than DEPTH_MAX levels
 down travels as its JSON text.
 
@@ -75,7 +78,9 @@ def way_event(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
     ]
 
 
-def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[str, Any]:
+def envelope(
+    d: Draft, seq: int | None, session_id: str, project: str, traceparent: str | None = None
+) -> dict[str, Any]:
     """The session-level record (without the rule fields); seq None off the spool."""
     rec: dict[str, Any] = {
         "schema": SCHEMA,
@@ -91,6 +96,8 @@ def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[s
     }
     if d.prompt_id:
         rec["prompt_id"] = d.prompt_id
+    if traceparent:
+        rec["traceparent"] = traceparent
     rec["data"] = bounded(d.data)  # depth.py: no stage after this recurses past its bound
     return rec
 
