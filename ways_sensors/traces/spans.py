@@ -258,7 +258,8 @@ class Spans:
 
     def _chat(self, rec: dict[str, Any], data: dict[str, Any], now: int) -> dict[str, Any]:
         ctx = _ctx(rec)
-        ext = data.get("extra") if isinstance(data.get("extra"), dict) else {}
+        got_extra = data.get("extra")
+        ext: dict[str, Any] = got_extra if isinstance(got_extra, dict) else {}
         model = next((m for m in (data.get("model"), ext.get("model")) if isinstance(m, str)), None)
         got = data.get("usage")
         usage: dict[str, Any] = got if isinstance(got, dict) else {}
