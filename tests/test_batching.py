@@ -21,7 +21,7 @@ from ways_sensors.targets import ACCEPTED, Item
 from ways_sensors.targets import file as file_target
 from ways_sensors.worker import encode_cursor
 
-from .conftest import ALL_SECTIONS, payload
+from .conftest import ALL_SECTIONS, no_checkpoints, payload
 from .servers import Server
 from .test_dispatcher import (
     counters_of,
@@ -103,9 +103,11 @@ def test_a_503_then_200_delivers_the_whole_batch_once_accepted(install, dispatch
         assert wait_until(lambda: counters_of(install, "remote/r")["delivered"] == N)
         (t1, s1, first), (t2, s2, again) = server.attempts
         assert (s1, s2) == (503, 200) and t2 - t1 >= 0.8  # Retry-After, not the 0.25 s backoff
-        assert isinstance(first, list) and len(first) == N  # one request for the batch
         assert again == first  # the same records, rule_seq and hashes: retried whole
-        assert [r["rule_seq"] for r in again] == list(range(1, N + 1))
+        assert first[-1]["section"] == "checkpoint"  # the batch's signed checkpoint, last
+        first = no_checkpoints(first)
+        assert isinstance(first, list) and len(first) == N  # one request for the batch
+        assert [r["rule_seq"] for r in first] == list(range(1, N + 1))
         assert server.headers[0]["content-type"] == "application/json"
         c = counters_of(install, "remote/r")
         assert (c["dispatched"], c["retries"], c["refusals"], c["rejected"]) == (N, 1, 1, 0)
@@ -123,12 +125,13 @@ def test_a_400_dead_letters_the_whole_batch_and_the_rule_moves_on(install, dispa
         dispatch()
         assert wait_until(lambda: counters_of(install, "remote/r")["rejected"] == N)
         parked = dead_letters(install, "remote/r")
-        assert [p["record"]["rule_seq"] for p in parked] == list(range(1, N + 1))
         assert {p["reason"] for p in parked} == {"HTTP 400"}
-        assert [p["record"] for p in parked] == server.attempts[0][2]  # as it was sent
+        # as sent; the checkpoint alone was then accepted (the script had no 400 left)
+        assert [p["record"] for p in parked] == no_checkpoints(server.attempts[0][2])
+        assert [p["record"]["rule_seq"] for p in parked] == list(range(1, N + 1))
         spool_directly(install, calls(N + 3, start=N))  # the rule goes on with the next ones
-        assert wait_until(lambda: sum(map(len, server.bodies)) == 3)
-        later = [r for batch in server.bodies for r in batch]  # one batch or more
+        assert wait_until(lambda: sum(len(no_checkpoints(b)) for b in server.bodies) == 3)
+        later = no_checkpoints([r for batch in server.bodies for r in batch])
         assert [r["rule_seq"] for r in later] == [N + 1, N + 2, N + 3]
         assert later[0]["chain"]["prev"] == parked[-1]["record"]["chain"]["hash"]
         assert wait_until(lambda: counters_of(install, "remote/r")["delivered"] == 3)
@@ -146,10 +149,11 @@ def test_best_effort_makes_one_attempt_per_batch_and_counts_each_record_lost(ins
         dispatch()
         assert wait_until(lambda: counters_of(install, "remote/r")["lost"] == N)
         spool_directly(install, calls(N + 2, start=N))
-        assert wait_until(lambda: sum(map(len, server.bodies)) == 2)
-        assert [r["rule_seq"] for batch in server.bodies for r in batch] == [N + 1, N + 2]
+        assert wait_until(lambda: sum(len(no_checkpoints(b)) for b in server.bodies) == 2)
+        got = no_checkpoints([r for batch in server.bodies for r in batch])
+        assert [r["rule_seq"] for r in got] == [N + 1, N + 2]
         (_, status_, first), *later = server.attempts
-        assert (status_, len(first)) == (503, N)  # the failed batch was never sent again
+        assert (status_, len(no_checkpoints(first))) == (503, N)  # never sent again
         assert {s for _, s, _ in later} == {200}
         assert wait_until(lambda: counters_of(install, "remote/r")["delivered"] == 2)
         c = counters_of(install, "remote/r")
@@ -288,9 +292,10 @@ def test_an_otlp_batch_is_one_request_that_decodes_and_verifies(install, dispatc
         assert server.errors == []  # decoded with the official definitions, camelCase keys
         [req] = server.requests
         [logs] = [sl.log_records for rl in req.resource_logs for sl in rl.scope_logs]
+        assert logs[-1].event_name == "ways.sensor.checkpoint"  # in-band, as a log record
         seqs = [
             next(a.value.int_value for a in lr.attributes if a.key == "ways.rule_seq")
-            for lr in logs
+            for lr in logs[:-1]
         ]
         assert seqs == list(range(1, N + 1))
         out = tmp_path / "bodies.jsonl"
@@ -313,7 +318,8 @@ def test_otlp_partial_success_of_a_batch_is_counted_rejected_never_retried(insta
         assert (c["delivered"], c["retries"]) == (N - 3, 0)
         assert len(server.attempts) == 1
         [partial] = [e for e in events(install) if e["kind"] == "dispatch.partial"]
-        assert (partial["records"], partial["rejected"], partial["rule_seq"]) == (N, 3, 1)
+        # the attempt carried N records and the batch's checkpoint
+        assert (partial["records"], partial["rejected"], partial["rule_seq"]) == (N + 1, 3, 1)
     finally:
         server.close()
 
@@ -330,7 +336,7 @@ def test_a_dispatcher_killed_mid_batch_sends_the_same_batch_again(install, dispa
         dispatch()
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == N)
         sent, again = server.attempts[0][2], server.attempts[1][2]
-        assert len(log_bodies(sent)) == N  # the whole batch was in flight
+        assert len(no_checkpoints(log_bodies(sent))) == N  # the whole batch was in flight
         assert log_bodies(again) == log_bodies(sent)  # same rule_seq, same hashes
         assert len(server.attempts) == 2
     finally:

@@ -17,7 +17,7 @@ import pytest
 
 from ways_sensors import spool
 
-from .conftest import ALL_SECTIONS, payload
+from .conftest import ALL_SECTIONS, no_checkpoints, payload
 from .servers import Server, free_port
 
 SID = payload("SessionStart")["session_id"]  # the recorded session's (tests/fixtures)
@@ -122,6 +122,8 @@ def test_records_reach_file_http_and_command_consumers(install, tmp_path):
         play(install)
         assert wait_until(lambda: not (install.sessions() / SID).exists())
         got = lines(out / f"{SID}.jsonl")
+        assert got[-1]["section"] == "checkpoint"  # the last batch's signed checkpoint
+        got = no_checkpoints(got)
         assert [r["rule_seq"] for r in got] == list(range(1, len(got) + 1))
         assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)
         assert {r["section"] for r in got} >= {
@@ -348,7 +350,7 @@ def test_sigkill_twenty_times_loses_nothing_at_least_once(install, tmp_path):
         spool_directly(install, calls[320 + 80 * kills : 400 + 80 * kills])
     spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
     proc.wait(timeout=300)
-    got = lines(out)
+    got = no_checkpoints(lines(out))
     seqs = {r["rule_seq"] for r in got}
     last = max(seqs)
     assert last == 2002  # session_start, 2000 tool calls, session_end

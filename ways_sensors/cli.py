@@ -36,6 +36,8 @@ COMMANDS = {
     ("sensors", "fire"): "sensors_fire:run",
     ("sensors", "emit"): "sensors_emit:run",
     ("sensors", "tui"): "sensors_tui:run",
+    ("keys", "show"): "keys:show",
+    ("keys", "chain"): "keys:chain",
     ("settings", "get"): "settings_cmd:cmd_get",
     ("settings", "set"): "settings_cmd:cmd_set",
     ("settings", "unset"): "settings_cmd:cmd_unset",
@@ -76,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="a scripted session through the real hook and dispatcher")
     demo.add_argument("--keep", action="store_true", help="keep the throwaway install")
+
+    keys = sub.add_parser("keys", help="the signing keys' root of trust (signed checkpoints)")
+    ks = keys.add_subparsers(dest="command", metavar="COMMAND")
+    kshow = ks.add_parser("show", help="the root public key and its C2SP verifier key, to pin")
+    kshow.add_argument("--json", action="store_true")
+    ks.add_parser("chain", help="the key certificates, for `ways sensors verify --checkpoints`")
 
     settings = sub.add_parser("settings", help="get and set any sensor key")
     st_sub = settings.add_subparsers(dest="command", metavar="COMMAND")

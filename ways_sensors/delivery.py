@@ -120,7 +120,7 @@ def attempt(
     if outcome.accepted:
         dropped = min(max(outcome.rejected, 0), len(records))
         if tally is not None:
-            tally.count("delivered", len(records) - dropped)
+            tally.count("delivered", records_in(records) - dropped)
             tally.count("rejected", dropped)
         if dropped:  # the consumer dropped part of the batch: counted, logged, not retried
             events.log(
@@ -169,13 +169,19 @@ def settle(
     if outcome.accepted:
         return True
     if rule.rule.delivery != "at_least_once":
-        tally.count("lost", len(records))
+        tally.count("lost", records_in(records))
         return True
     if outcome.permanent and park(sensor, rule.name, records, outcome, session, origin):
-        tally.count("rejected", len(records))
+        tally.count("rejected", records_in(records))
         return True
     tally.count("retries")
     return False
+
+
+def records_in(records: Sequence[dict[str, Any]]) -> int:
+    """Section records in a batch: a checkpoint (evidence/sealer.py), always last, is
+    delivered with them but counted apart."""
+    return len(records) - (bool(records) and records[-1].get("section") == "checkpoint")
 
 
 def next_wait(backoff: float, outcome: Outcome) -> float:

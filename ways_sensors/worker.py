@@ -148,6 +148,7 @@ class Worker(threading.Thread):
         self.saved_position = ("", -1)
         self.after = after  # the rule's retired worker, maybe still in an attempt
         self.deactivate_on_exit = False
+        self.sealer = _sealer(disp, sensor, rule, self.rid, self.tally)  # chain: true only
         # until `after` exits its cursor is its own: read it, never write it
         self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
@@ -178,6 +179,8 @@ class Worker(threading.Thread):
         elif not (isinstance(pending, list) and pending):
             st["pending"] = None
         st["active"] = True
+        if self.sealer is not None:
+            self.sealer.restore(st)  # the rule's Merkle tree, as the cursor left it
         self._save(st)
         return st
 
@@ -366,6 +369,11 @@ class Worker(threading.Thread):
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
         atomic write (lazily when it only moves past records the rule does not take)."""
         st = self.state
+        taken = len(b.records)
+        if self.sealer is not None and b.records:  # leaves, and the batch's checkpoint
+            cp = self.sealer.seal(b.records, st)
+            if cp is not None:
+                b.add(cp, dumps(cp))
         new_segment = b.segment != st["segment"]
         st["segment"], st["offset"] = b.segment, b.offset
         st["rule_seq"], st["hash"] = b.rule_seq, b.hash
@@ -373,11 +381,18 @@ class Worker(threading.Thread):
         self.lines = b.lines or None
         self.collecting = False
         if b.records or b.drops or new_segment or time.monotonic() - self.saved_at > POSITION_EVERY:
-            self._save()
+            try:
+                self._save()
+            except BaseException:
+                if self.sealer is not None:
+                    self.sealer.rollback(st)  # the batch is collected again
+                raise
+        if self.sealer is not None:
+            self.sealer.persist()
         if b.drops:
             self.tally.count("drops", b.drops)
-        if b.records and not self.redelivers:
-            self.tally.count("dispatched", len(b.records))
+        if taken and not self.redelivers:
+            self.tally.count("dispatched", taken)
         if b.redactions:
             self.tally.count("redactions", b.redactions)
 
@@ -457,3 +472,22 @@ class Worker(threading.Thread):
         if self.rule.rule.delivery != "at_least_once":
             return False
         return not self.done()
+
+
+def _sealer(disp: Dispatcher, sensor: str, rule: LoadedRule, rid: str, tally: Any) -> Any:
+    """The rule's tree and checkpoint signer (evidence/sealer.py) when it chains; none
+    for the hook's failed blocking dispatches, which the hook chained and cannot sign."""
+    if not rule.rule.chain or rule.rule.mode == "blocking":
+        return None
+    from .evidence.sealer import Sealer
+
+    s = disp.session
+    return Sealer(
+        s.layout,
+        s.id,
+        sensor,
+        rule.name,
+        s.layout.leaves(s.id, rid),
+        tally,
+        timeout=rule.rule.timeout_s,
+    )

@@ -111,6 +111,8 @@ class Keyring:
         self._mutex = threading.Lock()
         self._signer: tuple[int, Signer] | None = None
         self._rolled = False  # this process rolled over once (a new key per session run)
+        self._certs: tuple[tuple[int, int, int], list[Note]] | None = None  # by stat
+        self._root: Verifier | None = None
 
     # --- files ---------------------------------------------------------------------------
 
@@ -183,14 +185,27 @@ class Keyring:
     # --- the chain -----------------------------------------------------------------------
 
     def root(self) -> Verifier | None:
-        text = self._read("root.vkey", 4096)
-        return parse_vkey(text) if text else None
+        if self._root is None:  # written once, never changed
+            text = self._read("root.vkey", 4096)
+            self._root = parse_vkey(text) if text else None
+        return self._root
 
     def certificates(self) -> list[Note]:
+        """The certificates, parsed again only when the file changed (it only grows)."""
         from .note import split_notes
 
+        try:
+            st = os.stat(self._path("certs"))
+            stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except FileNotFoundError:
+            return []
+        cached = self._certs
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
         text = self._read("certs") or ""
-        return [parse(n) for n in split_notes(text)]
+        certs = [parse(n) for n in split_notes(text)]
+        self._certs = (stamp, certs)
+        return certs
 
     def chain_text(self) -> str:
         """The certificates as stored: the form `--checkpoints` and consumers take."""
