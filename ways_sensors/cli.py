@@ -123,6 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SENSOR/RULE",
         help="also check each tail against the stored chain head; alone: every file it wrote",
     )
+    ver.add_argument(
+        "--key",
+        metavar="ROOTKEY",
+        help="check signed checkpoints: the root verifier key, or a file",
+    )
+    ver.add_argument(
+        "--checkpoints", metavar="FILE", help="checkpoints a witness or another consumer received"
+    )
+    ver.add_argument(
+        "--witness-key", metavar="KEY", help="the latest checkpoints must be cosigned by it"
+    )
     ver.add_argument("--json", action="store_true")
     for name, helptext in (
         ("copy", "copy a sensor to a new name (rules start disabled)"),
