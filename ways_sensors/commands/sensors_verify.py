@@ -1,4 +1,4 @@
-"""`ways sensors verify [FILE|FOLDER ...] [--rule SENSOR/RULE] [--json]`: are the chains intact?
+"""`ways sensors verify [FILE|FOLDER ...] [--rule SENSOR/RULE] [--key ROOTKEY] [--json]`: intact?
 
 Every file named (and every regular file under a folder named) is checked as one set:
 a chain that goes on from one file to another (a `{date}` path puts each record in its
@@ -8,9 +8,17 @@ there, never as a break. With `--rule` and no file: every file the rule's path
 template renders to, and each session whose stored head says it wrote something but
 has no record in any of them is `missing`.
 
+With `--key ROOTKEY` (the root verifier key `ways keys show` prints, or a file holding
+it) the files' signed checkpoints are checked too, from the files alone and
+`--checkpoints FILE` (signed notes a witness or another consumer received), with
+nothing from the state root (evidence/offline.py; docs/evidence.md); `--witness-key`
+also asks for the witness's cosignatures. Their breaks are printed as `not proven
+(kind)` and the JSON gains `"evidence"` (offline.Result.as_json).
+
 Exit 0 when every chain is intact, 3 when a link is broken (each break named with its
 file, line, rule_seq and kind: edited, deleted, inserted, reordered, truncated,
-missing), 2 on a usage error or a --rule that names no known rule.
+missing; or, with --key, a checkpoint that does not prove them), 2 on a usage error
+or a --rule that names no known rule.
 
 JSON (stable) for one file: {"ok", "file", "records", "break": break | null, "chains":
   [chain], "breaks": [break, ...] (every one, in file order), "rule": null | {"sensor",

@@ -113,6 +113,9 @@ class Keyring:
         self._rolled = False  # this process rolled over once (a new key per session run)
         self._certs: tuple[tuple[int, int, int], list[Note]] | None = None  # by stat
         self._root: Verifier | None = None
+        self._lock_fd: int | None = None
+        self._fd_mutex = threading.Lock()
+        self._flock_mutex = threading.RLock()  # rollover() inside signer() nests nothing
 
     # --- files ---------------------------------------------------------------------------
 
@@ -174,13 +177,23 @@ class Keyring:
 
     @contextmanager
     def _locked(self, exclusive: bool) -> Iterator[None]:
-        secure.ensure_private_dir(self.dir, self.layout.root)
-        fd = secure.open_private(self._path("keys.lock"), os.O_RDWR | os.O_CREAT, self.layout.root)
-        try:
+        """The keys' flock. The descriptor is opened (and the folder checked) once per
+        Keyring: a checkpoint per batch must not pay for the path checks each time."""
+        with self._fd_mutex:
+            if self._lock_fd is None:
+                secure.ensure_private_dir(self.dir, self.layout.root)
+                self._lock_fd = secure.open_private(
+                    self._path("keys.lock"), os.O_RDWR | os.O_CREAT, self.layout.root
+                )
+            fd = self._lock_fd
+        # flock is per open file description: one Keyring's threads share it, so they
+        # take it one at a time (the mutex), shared or exclusive against other processes
+        with self._flock_mutex:
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            yield
-        finally:
-            os.close(fd)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     # --- the chain -----------------------------------------------------------------------
 
@@ -271,9 +284,9 @@ class Keyring:
             return epoch + 1
 
     def _max_age(self) -> float:
-        if self.epoch_seconds is not None:
-            return self.epoch_seconds
-        return epoch_seconds()
+        if self.epoch_seconds is None:  # config.yaml's, read once per process
+            self.epoch_seconds = epoch_seconds()
+        return self.epoch_seconds
 
     def signer(self) -> tuple[int, Signer]:
         """The current epoch and its key, rolling over first when this process has not
@@ -298,10 +311,11 @@ class Keyring:
         shared lock (a rollover never destroys the key while it signs)."""
         epoch, signer = self.signer()
         with self._locked(False):
-            if self.epoch() != epoch:  # another process rolled over meanwhile
+            now = self.epoch()
+            if now != epoch:  # another process rolled over meanwhile
                 with self._mutex:
-                    self._signer = None
-                epoch, signer = self.epoch(), self._load(self.epoch())
+                    self._signer = (now, self._load(now))
+                epoch, signer = self._signer
             return epoch, Note(text, [signer.sign(text, name)])
 
 

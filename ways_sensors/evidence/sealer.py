@@ -185,7 +185,7 @@ class Sealer:
         finally:
             os.close(fd)
         self.saved += len(pending)
-        if self._note:  # the latest checkpoint, cosignatures included, beside the leaves
+        if self._note and self.witnesses:  # the latest checkpoint with its cosignatures
             secure.replace_private(self.checkpoint_path, self._note.encode(), self.layout.root)
 
     @property
