@@ -188,3 +188,22 @@ def test_a_witness_refuses_a_forked_history_and_status_shows_the_alarm(witnessed
     log = (install.state_root / "events.log").read_text().splitlines()
     conflicts = [json.loads(x) for x in log if "evidence.witness_conflict" in x]
     assert conflicts and conflicts[0]["witness_size"] == 8 and not conflicts[0]["resolved"]
+
+
+def test_records_without_checkpoints_are_unsigned_unless_the_hook_numbered_them(tmp_path):
+    from ways_sensors.evidence import offline
+
+    root = note.Signer(Ed25519PrivateKey.generate()).verifier("r")
+    lines = []
+    for i, seq in ((1, 7), (2, None)):  # an async record, then a blocking rule's
+        rec = {"section": "tool_call", "seq": seq, "session_id": "s", "sensor": "a",
+               "rule": "blk" if seq is None else "async", "rule_seq": i}  # fmt: skip
+        chain.seal(rec, chain.GENESIS)
+        lines.append(json.dumps(rec))
+    fired = {"section": "way_event", "seq": 1, "session_id": "ways-fire", "sensor": "a",
+             "rule": "async", "rule_seq": 1, "test": True}  # fmt: skip
+    chain.seal(fired, chain.GENESIS)
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join([*lines, json.dumps(fired)]) + "\n")
+    result = offline.verify([str(path)], root)
+    assert [(b.kind, b.session_id, b.line) for b in result.breaks] == [("unsigned", "s", 1)]
