@@ -14,6 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from ways_sensors.spec import SECTIONS
+
 from .e2e.harness import VERSION
 
 REPO = Path(__file__).resolve().parent.parent
@@ -23,18 +25,7 @@ PAYLOADS = FIXTURES / "payloads"  # one real payload per wired event and variant
 HOOKS = FIXTURES / "hooks.jsonl"  # every payload of the recorded session, in order
 TRANSCRIPT = next((FIXTURES / "transcript").glob("*.jsonl"))  # that session's transcript
 LAUNCHER = REPO / "ways_sensors" / "_launch.py"
-ALL_SECTIONS = [
-    "user_prompt",
-    "queued_message",
-    "assistant_response",
-    "tool_call",
-    "tool_result",
-    "subagent",
-    "compaction",
-    "session_start",
-    "session_end",
-    "way_event",
-]
+ALL_SECTIONS = list(SECTIONS)  # every section the spec knows: a new one is tested at once
 
 
 class Install:

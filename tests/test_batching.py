@@ -22,15 +22,8 @@ from ways_sensors.targets import file as file_target
 from ways_sensors.worker import encode_cursor
 
 from .conftest import ALL_SECTIONS, no_checkpoints, payload
+from .helpers import counters_of, lines, spool_directly, start_dispatcher, status, wait_until
 from .servers import Server
-from .test_dispatcher import (
-    counters_of,
-    lines,
-    spool_directly,
-    start_dispatcher,
-    status,
-    wait_until,
-)
 
 SECTIONS = "[" + ", ".join(ALL_SECTIONS) + "]"
 N = 12  # records spooled before the dispatcher starts: its first batch takes them all

@@ -16,7 +16,7 @@ from ways_sensors.errors import BROKEN_PIPE, INTERRUPTED, LOG_MAX, UNEXPECTED
 from ways_sensors.files import lock_path, locked
 
 from .conftest import payload
-from .test_files import spawn, wait_for_open
+from .helpers import spawn, wait_for_open
 
 
 def one_line_unexpected(r: subprocess.CompletedProcess, command: str) -> str:

@@ -10,8 +10,8 @@ from ways_sensors import delivery
 from ways_sensors.targets.base import permanent, retryable
 
 from .conftest import payload
+from .helpers import SID, counters_of, play, status, wait_until
 from .servers import Server
-from .test_dispatcher import SID, counters_of, play, status, wait_until
 
 PROMPTS = ["first prompt: refused", "second prompt", "third prompt"]
 

@@ -2,97 +2,32 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import random
 import re
 import signal
-import sys
 import time
-from pathlib import Path
 
 import psutil
 import pytest
 
-from ways_sensors import spool
-
-from .conftest import ALL_SECTIONS, no_checkpoints, payload
+from .conftest import no_checkpoints, payload
+from .helpers import (
+    PY,
+    SID,
+    counters_of,
+    dispatcher_alive,
+    dispatcher_pid,
+    lines,
+    play,
+    sections_list,
+    spool_directly,
+    start_dispatcher,
+    status,
+    wait_until,
+)
 from .servers import Server, free_port
-
-SID = payload("SessionStart")["session_id"]  # the recorded session's (tests/fixtures)
-SESSION = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PreToolUse-in-subagent",
-    "PostToolUseFailure",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "PreCompact",
-    "SessionEnd",
-]
-PY = sys.executable
-
-
-def wait_until(pred, timeout=30.0, step=0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
-
-
-def lines(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-
-
-def dispatcher_alive(install, sid=SID) -> bool:
-    lock = install.sessions() / sid / "dispatch.lock"
-    try:
-        fd = os.open(lock, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-
-
-def dispatcher_pid(install, sid=SID) -> int | None:
-    try:
-        return json.loads((install.sessions() / sid / "dispatcher.json").read_text())["pid"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def play(install, names=SESSION, **overrides):
-    for name in names:
-        p = {**payload(name), **overrides}
-        r = install.hook(p)
-        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-
-
-def sections_list():
-    return "[" + ", ".join(ALL_SECTIONS) + "]"
-
-
-def status(install) -> dict:
-    r = install.ways("status", "--json")
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
-
-
-def counters_of(install, rule: str) -> dict:
-    return next(r["counters"] for r in status(install)["rules"] if r["rule"] == rule)
 
 
 def test_records_reach_file_http_and_command_consumers(install, tmp_path):
@@ -271,26 +206,6 @@ def test_an_edited_sensor_takes_effect_without_a_restart(install, tmp_path):
     play(install, ["PreToolUse"])
     assert wait_until(lambda: len(lines(b)) == 1 and len(lines(a)) == 2)
     assert dispatcher_pid(install) == pid
-
-
-def spool_directly(install, entries: list[tuple[str, dict]]) -> None:
-    """Append entries with the hook's own spool writer (fast, for large runs)."""
-    for event, p in entries:
-        body = p if isinstance(p, bytes) else json.dumps(p).encode()
-        spool.append(SID, event, time.time_ns(), str(install.project), body, layout=install.layout)
-
-
-def start_dispatcher(install):
-    import subprocess
-
-    return subprocess.Popen(
-        [str(Path(PY).parent / "ways"), "sensors", "dispatch", "--session", SID],
-        env=install.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
 
 
 def test_queue_cap_drops_best_effort_and_keeps_at_least_once(install, tmp_path):

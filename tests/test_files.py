@@ -10,13 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil
 import pytest
 
 from ways_sensors.errors import WriteError
 from ways_sensors.files import lock_path, locked
 
-from .test_dispatcher import wait_until
+from .helpers import spawn, wait_for_open
 
 HOLDER = """
 import sys
@@ -25,30 +24,6 @@ with locked(sys.argv[1], state=sys.argv[2]):
     print("held", flush=True)
     sys.stdin.read()
 """
-
-
-def wait_for_open(pid: int, path: str) -> None:
-    """Until process `pid` holds `path` open (a waiter keeps its lock file open)."""
-
-    def holds() -> bool:
-        try:
-            return path in {f.path for f in psutil.Process(pid).open_files()}
-        except psutil.Error:
-            return False
-
-    assert wait_until(holds), f"{pid} never opened {path}"
-
-
-def spawn(install, *args: str) -> subprocess.Popen:
-    """The real `ways` command, started and left running."""
-    return subprocess.Popen(
-        [str(Path(sys.executable).parent / "ways"), *args],
-        env=install.env,
-        cwd=install.project,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def listing(folder: Path) -> set[str]:

@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import ast
-import fcntl
 import json
 import os
 import random
 import subprocess
 import sys
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ways_sensors import spool
 from ways_sensors.agents.claude_code.builder import Builder
 
 from .conftest import LAUNCHER, PAYLOADS, everything_sensor, payload
+from .helpers import FORBIDDEN, dispatcher_lock, entries, modules_on_path
 
 SID = payload("SessionStart")["session_id"]  # the recorded session's
 HOOK_EVENTS = [  # the recorded payloads, in the order the real session sent such events
@@ -39,26 +37,6 @@ HOOK_EVENTS = [  # the recorded payloads, in the order the real session sent suc
     "SessionStart-compact",
     "SessionEnd",
 ]
-
-
-@contextmanager
-def dispatcher_lock(install, session_id=SID):
-    """Hold the session's dispatch lock, so the hook believes a dispatcher runs and the
-    spool stays as the hook left it."""
-    folder = install.sessions() / session_id
-    folder.mkdir(parents=True, exist_ok=True)
-    for p in (install.state_root, install.sessions(), folder):  # 0700, as ways makes them
-        p.chmod(0o700)
-    fd = os.open(folder / "dispatch.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    try:
-        yield
-    finally:
-        os.close(fd)
-
-
-def entries(install, session_id=SID):
-    return spool.read_all(session_id, install.layout)
 
 
 def all_files(root: Path) -> list[Path]:
@@ -344,36 +322,6 @@ def test_missing_launcher_or_interpreter_exits_zero(install):
     ):
         r = subprocess.run(["sh", "-c", cmd], input=b"{}", capture_output=True, env=install.env)
         assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-
-
-MODULES_AT_EXIT = """
-import sys
-sys.argv = [{launcher!r}, "hook", "sensors"]
-import posix
-real_exit = posix._exit
-def record_and_exit(code):
-    with open({out!r}, "w") as f:
-        f.write("\\n".join(sorted(sys.modules)))
-    real_exit(code)
-posix._exit = record_and_exit
-exec(compile(open({launcher!r}).read(), {launcher!r}, "exec"), {{"__file__": {launcher!r},
-     "__name__": "__main__"}})
-"""
-
-
-def modules_on_path(install, tmp_path, data: bytes) -> set[str]:
-    out = tmp_path / "modules.txt"
-    code = MODULES_AT_EXIT.format(launcher=str(LAUNCHER), out=str(out))
-    r = subprocess.run(
-        [sys.executable, "-S", "-c", code], input=data, capture_output=True, env=install.env
-    )
-    assert r.returncode == 0, r.stderr
-    return set(out.read_text().split())
-
-
-# typing and __future__: layout.py's TypeGuard is for type checkers only
-FORBIDDEN = {"yaml", "msgspec", "httpx", "json", "subprocess", "re", "site", "ruamel", "typing"}
-FORBIDDEN |= {"__future__"}
 
 
 def test_fast_path_imports_only_the_standard_library(install, tmp_path):

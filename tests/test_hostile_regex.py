@@ -15,7 +15,7 @@ import sys
 import time
 
 from .conftest import payload
-from .test_dispatcher import lines, wait_until
+from .helpers import lines, wait_until
 
 SID = "5c1e7a2b-3f4d-4e8a-9b6c-0d2f1a3b4c5d"
 CATASTROPHIC = r"^(\w+\s?)+$"
@@ -121,16 +121,17 @@ def test_lint_refuses_what_re2_cannot_run_and_other_sensors_still_list(install, 
     )
     r = install.ways("sensors", "lint")
     assert r.returncode == 3, r.stdout + r.stderr
-    assert f"{path}:5: error: clever/ahead: " in r.stdout
+    assert f"{path}:5:27: error: clever/ahead: " in r.stdout  # line and column
     assert "negative look-ahead (?!...) is not supported" in r.stdout
     assert "valid sensors:" in r.stdout and "fine" in r.stdout.rpartition("valid sensors:")[2]
     assert "RE2" in r.stdout and r.stderr == ""
 
-    # the file is refused alone, at its first bad rule; lint of the file names it too
+    # the file is refused alone, with every bad rule; lint of the file names them too
     r = install.ways("sensors", "lint", "--json", str(path))
     assert r.returncode == 3
-    [err] = json.loads(r.stdout)["errors"]
-    assert (err["file"], err["line"], err["rule"]) == (str(path), 5, "ahead")
+    errs = json.loads(r.stdout)["errors"]
+    got = [(e["file"], e["line"], e["rule"]) for e in errs]
+    assert got == [(str(path), 5, "ahead"), (str(path), 10, "twice")]
 
     install.sensor(
         "clever",

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import PAYLOADS, payload
-from .test_dispatcher import lines, wait_until
-from .test_hook import dispatcher_lock, entries, modules_on_path
+from .helpers import dispatcher_lock, entries, lines, modules_on_path, wait_until
 
 
 def alias_bomb(levels: int = 9) -> str:

@@ -11,9 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ways_sensors import counters
 
+from .helpers import counters_of, dispatcher_alive, wait_until
 from .servers import Server
 from .sessions import EXPECTED, SID, TOTAL, ScriptedSession
-from .test_dispatcher import counters_of, dispatcher_alive, wait_until
 
 
 def families(text: str) -> dict:
@@ -102,7 +102,8 @@ def test_the_dispatcher_keeps_the_textfile_while_it_runs_and_as_it_exits(install
     lines = text.splitlines()
     typed = [line.split()[2] for line in lines if line.startswith("# TYPE ")]
     helped = [line.split()[2] for line in lines if line.startswith("# HELP ")]
-    assert typed == helped and len(typed) == len(counters.KINDS) + 3
+    assert typed == helped and len(typed) == len(counters.KINDS) + 4  # 3 gauges, dead letters
+    assert gauge(text, "ways_sensors_refused_files") == 0
 
     # `ways status --prometheus` prints the same text
     r = install.ways("status", "--prometheus")

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from .conftest import LAUNCHER
+from .helpers import dispatcher_alive, wait_until
 from .sessions import SID, ScriptedSession
-from .test_dispatcher import dispatcher_alive, wait_until
 
 TRANSCRIPT_DAY = "2026-10-06"  # sessions.py writes the transcript's lines on that day
 
@@ -132,7 +132,7 @@ def test_tampering_with_any_dated_file_is_caught_naming_file_and_line(utc_midnig
         changed = list(original)
         if how == "edit":
             rec = json.loads(changed[0])
-            rec["timestamp"] = rec["timestamp"][:-2] + "9Z"
+            rec["timestamp"] = rec["timestamp"].replace("Z", "1Z")  # always a change
             changed[0] = json.dumps(rec)
             line = 1
         elif how == "delete":

@@ -10,9 +10,8 @@ import sys
 from ways_sensors import redact
 
 from .conftest import payload
+from .helpers import SID, load_corpus, wait_until
 from .servers import Server
-from .test_dispatcher import SID, wait_until
-from .test_redact import load_corpus
 
 BATCH = 3
 

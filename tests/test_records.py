@@ -15,6 +15,7 @@ from ways_sensors.records import envelope
 
 from .conftest import TRANSCRIPT, hooks, payload
 from .e2e.messages_api import THINKING
+from .helpers import written_by
 
 T0 = 1_795_000_000_000_000_000
 
@@ -98,42 +99,6 @@ INTERRUPT = {
         "content": [{"type": "text", "text": "[Request interrupted by user]"}],
     },
 }
-
-
-def written_by(p: dict, lines: list[dict]) -> int | None:
-    """The main transcript's line the client had written when it sent `p` (None: the
-    event says nothing about the main transcript, e.g. a subagent's or a prompt's)."""
-
-    def blocks(i):
-        content = (lines[i].get("message") or {}).get("content")
-        return content if isinstance(content, list) else []
-
-    event = p["hook_event_name"]
-    if p.get("agent_id"):
-        return None
-    for i in range(len(lines)):
-        if event == "PreToolUse":
-            hit = any(
-                b.get("type") == "tool_use" and b.get("id") == p["tool_use_id"] for b in blocks(i)
-            )
-        elif event in ("PostToolUse", "PostToolUseFailure"):
-            hit = any(
-                b.get("type") == "tool_result" and b.get("tool_use_id") == p["tool_use_id"]
-                for b in blocks(i)
-            )
-        elif event == "Stop":
-            hit = lines[i].get("type") == "assistant" and any(
-                b.get("text") == p["last_assistant_message"] for b in blocks(i)
-            )
-        elif event == "SessionStart" and p.get("source") == "compact":
-            hit = lines[i].get("subtype") == "compact_boundary"
-        elif event == "SessionEnd":
-            return len(lines) - 1
-        else:
-            return None
-        if hit:
-            return i
-    raise AssertionError(f"{event} {p.get('tool_use_id')} has no line in the transcript")
 
 
 def test_recorded_session_played_live(tmp_path):

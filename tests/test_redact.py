@@ -13,6 +13,8 @@ import pytest
 
 from ways_sensors import redact
 
+from .helpers import load_corpus
+
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
@@ -207,12 +209,6 @@ def test_kind_positive(kind):
 def test_kind_negative(kind):
     _, _, near_miss = CASES[kind]
     assert redact.mask_text(near_miss) == (near_miss, [])
-
-
-def load_corpus():
-    secrets = [json.loads(x) for x in (CORPUS / "secrets.jsonl").read_text().splitlines()]
-    clean = [json.loads(x) for x in (CORPUS / "clean.jsonl").read_text().splitlines()]
-    return secrets, clean
 
 
 def figures(secrets: list[dict], clean: list[dict]) -> tuple[float, float, list, list]:

@@ -145,7 +145,7 @@ def test_masking_stays_inside_the_rules_deadline_through_the_dispatcher(install,
     `lost`, logged as MaskTimeout), never sent unmasked; an unmasked rule still gets it,
     and the masked rule's next, small record is delivered."""
     from .conftest import payload
-    from .test_dispatcher import counters_of, wait_until
+    from .helpers import counters_of, wait_until
 
     def lines(path):  # whole lines only: an 8 MB append may be read half-written
         data = path.read_bytes() if path.exists() else b""

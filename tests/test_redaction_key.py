@@ -17,7 +17,7 @@ from ways_sensors import redact
 from ways_sensors.redact import key as keymod
 
 from .conftest import payload
-from .test_dispatcher import SID, wait_until
+from .helpers import SID, wait_until
 
 A36 = "Zq4vB7nK2mXc9LpQ1rSt5UwYaD3eF6gH8jKl"
 

@@ -19,16 +19,8 @@ import pytest
 from ways_sensors import spool
 
 from .conftest import LAUNCHER, payload
+from .helpers import SID, dispatcher_alive, lines, play, start_dispatcher, status, wait_until
 from .servers import Server, free_port
-from .test_dispatcher import (
-    SID,
-    dispatcher_alive,
-    lines,
-    play,
-    start_dispatcher,
-    status,
-    wait_until,
-)
 
 
 def events_of(install, kind: str) -> list[dict]:

@@ -10,7 +10,7 @@ from ways_sensors import chain, spool
 from ways_sensors.verify import LINE_CAP
 
 from .conftest import no_checkpoints, payload
-from .test_dispatcher import SID, spool_directly, start_dispatcher, wait_until
+from .helpers import SID, spool_directly, start_dispatcher, wait_until
 
 
 @pytest.fixture

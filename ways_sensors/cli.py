@@ -38,6 +38,8 @@ COMMANDS = {
     ("sensors", "tui"): "sensors_tui:run",
     ("keys", "show"): "keys:show",
     ("keys", "chain"): "keys:chain",
+    ("sensors", "explain"): "sensors_explain:run",
+    ("sensors", "tap"): "sensors_tap:run",
     ("settings", "get"): "settings_cmd:cmd_get",
     ("settings", "set"): "settings_cmd:cmd_set",
     ("settings", "unset"): "settings_cmd:cmd_unset",
@@ -50,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     from . import __version__
+    from .index import DEFAULT
 
     p = argparse.ArgumentParser(
         prog="ways",
@@ -59,14 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="group", metavar="COMMAND")
 
     hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
-    hook.add_argument("which", choices=["sensors"])
-    hook.add_argument("--agent", metavar="NAME", help="the agent sending (default claude-code)")
+    hook.add_argument("which", choices=["sensors"], help="the hook to run: sensors")
+    hook.add_argument("--agent", metavar="NAME", help=f"the agent sending (default {DEFAULT})")
     hook.add_argument("--event", metavar="NAME", help="the event, for payloads naming none")
 
     rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument(
-        "--agent", metavar="NAME", default="claude-code", help="the agent to wire, or `all`"
-    )
+    rec.add_argument("--agent", metavar="NAME", default=DEFAULT, help="the agent to wire, or `all`")
     rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
@@ -74,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser("status", help="counters per rule and live dispatchers")
     st.add_argument("--json", action="store_true")
-    st.add_argument("--prometheus", action="store_true", help="the metrics textfile's text")
+    st.add_argument(
+        "--prometheus", action="store_true", help="print the metrics textfile's text instead"
+    )
 
     demo = sub.add_parser("demo", help="a scripted session through the real hook and dispatcher")
     demo.add_argument("--keep", action="store_true", help="keep the throwaway install")
@@ -93,11 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("help", "a key's type, default and meaning"),
     ):
         g = st_sub.add_parser(name, help=helptext)
-        g.add_argument("key", metavar="KEY")
+        g.add_argument("key", metavar="KEY", help=KEY_HELP)
         g.add_argument("--project", metavar="DIR")
         g.add_argument("--json", action="store_true")
     sset = st_sub.add_parser("set", help="set a key in the sensor's file at a layer")
-    sset.add_argument("key", metavar="KEY")
+    sset.add_argument("key", metavar="KEY", help=KEY_HELP)
     sset.add_argument("value", metavar="VALUE", help="YAML: true, 5s, [a, b], {k: v}")
     sset.add_argument("--project", metavar="DIR", help="write DIR's project layer")
     sset.add_argument("--json", action="store_true")
@@ -113,7 +116,19 @@ def build_parser() -> argparse.ArgumentParser:
     lint = ss.add_parser("lint", help="spec errors (exit 3) and warnings")
     lint.add_argument("--json", action="store_true")
     lint.add_argument("--project", metavar="DIR")
-    lint.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint alone")
+    lint.add_argument(
+        "--check-targets",
+        action="store_true",
+        help="also check each rule's consumer from here: a file target's folder writable, "
+        "a command executable, an http or otlp endpoint accepting a connection (nothing sent)",
+    )
+    lint.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or folders to lint alone (default: "
+        "every layer of the project, and config.yaml)",
+    )
     ver = ss.add_parser("verify", help="check chained files: exit 0 intact, 3 broken")
     ver.add_argument(
         "files", nargs="*", metavar="FILE", help="files or folders (one chain may span several)"
@@ -140,16 +155,16 @@ def build_parser() -> argparse.ArgumentParser:
         ("rename", "rename a user or project sensor"),
     ):
         c = ss.add_parser(name, help=helptext)
-        c.add_argument("source", metavar="SENSOR")
-        c.add_argument("dest", metavar="NEW-NAME")
+        c.add_argument("source", metavar="SENSOR", help="the sensor's name")
+        c.add_argument("dest", metavar="NEW-NAME", help="the new sensor's name")
         c.add_argument("--project", metavar="DIR", help="the project layer of DIR")
         c.add_argument("--json", action="store_true")
     d = ss.add_parser("delete", help="delete a user or project sensor")
-    d.add_argument("name", metavar="SENSOR")
+    d.add_argument("name", metavar="SENSOR", help="the sensor's name")
     d.add_argument("--project", metavar="DIR")
     d.add_argument("--json", action="store_true")
     t = ss.add_parser("test", help="replay a recorded session through a rule, dispatch nothing")
-    t.add_argument("rule", metavar="SENSOR/RULE")
+    t.add_argument("rule", metavar="SENSOR/RULE", help="the rule to replay the session through")
     src = t.add_mutually_exclusive_group()
     src.add_argument("--session", metavar="ID")
     src.add_argument("--transcript", metavar="FILE")
@@ -157,22 +172,56 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true")
     t.add_argument("--all", action="store_true", help="show every record, not the first 10")
     f = ss.add_parser("fire", help="send a test record through the real dispatch path")
-    f.add_argument("target", metavar="SENSOR[/RULE]")
+    f.add_argument(
+        "target",
+        metavar="SENSOR[/RULE]",
+        help="a rule, or every rule of a sensor that selects the section",
+    )
     f.add_argument("--section", required=True)
     f.add_argument("--input", metavar="FILE|-")
     f.add_argument("--dry-run", action="store_true")
+    f.add_argument(
+        "--include-disabled", action="store_true", help="fire disabled rules too (else skipped)"
+    )
     f.add_argument("--json", action="store_true")
     e = ss.add_parser("emit", help="hand a way_event record to a session's spool")
     e.add_argument("--section", required=True)
     e.add_argument("--session", required=True, metavar="ID")
     e.add_argument("--input", metavar="FILE|-")
     ss.add_parser("tui", help="the sensors tab: a terminal UI (the tui extra)")
+    x = ss.add_parser(
+        "explain", help="for every rule: would it receive this payload's record, and why not"
+    )
+    x.add_argument(
+        "payload",
+        nargs="?",
+        metavar="PAYLOAD",
+        help="a hook payload as the agent sends it: a JSON file, or - for stdin",
+    )
+    xs = x.add_mutually_exclusive_group()
+    xs.add_argument("--session", metavar="ID")
+    xs.add_argument("--transcript", metavar="FILE")
+    x.add_argument("--event", metavar="N", type=int)
+    x.add_argument("--agent", metavar="NAME")
+    x.add_argument("--json", action="store_true")
+    tap = ss.add_parser("tap", help="print the records rules deliver, live, until Ctrl-C")
+    tap.add_argument(
+        "names", nargs="+", metavar="RULE|SENSOR", help="SENSOR/RULE, or a sensor for all its rules"
+    )
+    tap.add_argument("--pretty", action="store_true")
+    tap.add_argument("--project", metavar="DIR")
     disp = ss.add_parser("dispatch", help="the per-session dispatcher (started by the hook)")
     disp.add_argument("session_id", nargs="?", metavar="ID", help="after --: ids may start with -")
-    disp.add_argument("--session")
+    disp.add_argument("--session", metavar="ID", help="the session id (or give it after --)")
     disp.add_argument("--idle", type=float, default=None, help=argparse.SUPPRESS)
     disp.add_argument("--resume-owed", action="store_true", help=argparse.SUPPRESS)
+    from .clihelp import finish
+
+    finish(p)
     return p
+
+
+KEY_HELP = "a settings key: ways.sensors.SENSOR.rules.RULE.FIELD, or a ways.* key of config.yaml"
 
 
 def _group_parser(parser: argparse.ArgumentParser, group: str | None) -> argparse.ArgumentParser:
@@ -195,6 +244,8 @@ def _handler(key: tuple[str, ...]) -> Callable[[argparse.Namespace], int | None]
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["hook", "sensors"]:
+        if "--help" in argv or "-h" in argv:  # a person asking: usage on stderr, exit 0
+            _hook_usage()
         from .hook import main as hook_main
 
         hook_main(argv[2:])  # leaves through _exit(0), whatever the arguments; never
@@ -235,6 +286,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ways: {exc.message}", file=sys.stderr)
             return errors.WRITE_FAILED
         return _unexpected(command, exc)
+
+
+def _hook_usage() -> None:
+    """`ways hook sensors --help`: the hook's usage on stderr (its stdout belongs to the
+    agent, which reads it), then exit 0, as the hook always does."""
+    parser = build_parser()
+    hook = _group_parser(parser, "hook")
+    hook.prog = "ways hook sensors"
+    sys.stderr.write(hook.format_help())
+    sys.stderr.flush()
+    raise SystemExit(0)
 
 
 def _stdout_gone() -> int:

@@ -19,14 +19,15 @@ the right, the counter an attempt adds to:
     │   │                   process group killed (also kills), or no time
     │   │                   left to start
     │   ├── [refused]       HTTP 408, 429, 5xx, with the server's Retry-After  refusals
-    │   │                   on 429 and 503 (seconds or an HTTP date) · a
+    │   │                   on 429 and 503 (seconds or an HTTP date) · 401
+    │   │                   and 403 (a credential, not the record) · a
     │   │                   command's non-zero exit
     │   └── [error]         connection refused or reset, DNS, TLS, a torn      errors
     │                       response · a failed fork · a full disk, an I/O
     │                       error · an exception raised inside a target
     └── permanent           the same records can never pass as configured
-        ├── [refused]       HTTP 4xx other than 408 and 429 · a redirect       refusals
-        │                   (never followed)
+        ├── [refused]       HTTP 4xx other than 401, 403, 408, 429 · a         refusals
+        │                   redirect (never followed)
         └── [error]         a `${VAR}` header whose variable is unset, a       errors
                             header value HTTP cannot carry · a command that
                             does not exist or is not executable, a cwd that
@@ -56,10 +57,19 @@ Everything but `record` is content-free. A record is parked before the rule's cu
 moves past it, so a crash in between parks it twice at worst, never loses it; a park
 that fails (a full disk) leaves the record to be retried. `ways status` names each
 file with its count of lines.
+
+Bounded: a park that would take the file past DEADLETTER_MAX bytes first renames it
+to `<rule key>.jsonl.1` (under the file's flock, so concurrent parkers rotate once),
+replacing the older one; the records that older file held are given up, and
+`dead_letter.rotated_out` says how many (content-free). So a rule's dead letters
+never hold much more than 2 * DEADLETTER_MAX bytes (plus one batch); `ways status` and
+the metrics count both files. Retention (retention.py) removes a dead-letter file
+nothing was parked in for retention.DEAD_LETTER_AGE.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
@@ -78,6 +88,8 @@ if TYPE_CHECKING:
     from .layers import LoadedRule
 
 BACKOFF_FIRST, BACKOFF_CAP = 0.25, 30.0
+DEADLETTER_MAX = 8 << 20  # bytes in one dead-letter file before it is rotated
+ROTATED = ".1"  # the suffix of the older dead-letter file
 FAILURE_COUNTERS = {"timeout": "timeouts", "refused": "refusals", "error": "errors"}
 
 
@@ -223,13 +235,7 @@ def park(
     try:
         data = b"".join(head + b',"record":' + dumps(rec) + b"}\n" for rec in records)
         secure.ensure_private_dir(deadletter_folder(), Layout().root)
-        fd = secure.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
+        _append_bounded(path, data, sensor, rule, session)
     except Exception as exc:  # OSError (a full disk), or a record that cannot be encoded
         events.log(
             f"{origin}.dead_letter_failed",
@@ -252,8 +258,57 @@ def park(
     return True
 
 
+def count_lines(path: str) -> int:
+    """Lines in `path` (0 when it cannot be read)."""
+    count = 0
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                count += chunk.count(b"\n")
+    except OSError:
+        pass
+    return count
+
+
+def _append_bounded(path: str, data: bytes, sensor: str, rule: str, session: str) -> None:
+    """Append `data` with one write(), rotating the file first when it would pass
+    DEADLETTER_MAX. The flock makes the check and the rename one step for every
+    parker; one that opened the file before another renamed it opens it again."""
+    for _ in range(8):
+        fd = secure.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            st = os.fstat(fd)
+            try:
+                if os.lstat(path).st_ino != st.st_ino:
+                    continue  # rotated away since we opened it
+            except FileNotFoundError:
+                continue
+            size = st.st_size
+            if size and size + len(data) > DEADLETTER_MAX:
+                gone = count_lines(path + ROTATED)
+                os.replace(path, path + ROTATED)
+                events.log(
+                    "dead_letter.rotated",
+                    sensor=sensor,
+                    rule=rule,
+                    session=session,
+                    bytes=size,
+                    rotated_out=gone,
+                )
+                continue
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            return
+        finally:
+            os.close(fd)  # releases the lock
+    raise OSError("the dead-letter file kept moving")
+
+
 def dead_letters(layout: Layout | None = None) -> dict[str, tuple[str, int]]:
-    """{rule key (`sensor.rule`): (file, parked records)} for every dead-letter file."""
+    """{rule key (`sensor.rule`): (file, parked records)} for every dead-letter file;
+    the count includes its rotated older file."""
     folder = deadletter_folder(layout)
     out: dict[str, tuple[str, int]] = {}
     try:
@@ -264,12 +319,8 @@ def dead_letters(layout: Layout | None = None) -> dict[str, tuple[str, int]]:
         if not name.endswith(".jsonl"):
             continue
         path = os.path.join(folder, name)
-        count = 0
-        try:
-            with open(path, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    count += chunk.count(b"\n")
-        except OSError:
+        if not os.path.isfile(path):
             continue
+        count = count_lines(path) + count_lines(path + ROTATED)
         out[name[: -len(".jsonl")]] = (path, count)
     return out

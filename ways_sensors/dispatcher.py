@@ -34,7 +34,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, lost, metrics, records, roots, spool, utf8
+from . import agents, events, index, lost, metrics, pricing, records, roots, spool, utf8
 from .journal import FIRST_SEGMENT, Journal, frame
 from .layout import Layout
 from .retention import sweep
@@ -142,6 +142,7 @@ class Dispatcher:
             states.setdefault(agents.DEFAULT, old)
         b["trackers"] = states
         self.builders: dict[str, SessionBuilder] = {}  # per agent, made at its first entry
+        self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
 
     @property
     def project(self) -> str:
@@ -200,6 +201,7 @@ class Dispatcher:
             if built_entry is None:
                 continue
             event, drafts = built_entry
+            self.tally.apply(drafts)
             seq, built_frames = b["seq"], []
             try:
                 for d in drafts:
@@ -273,6 +275,7 @@ class Dispatcher:
         b["journal"] = [seg, size]
         for agent, builder in self.builders.items():
             b["trackers"][agent] = builder.state()
+        b["cost"] = self.tally.state()
         write_json(self.session.build, b)
         if data:
             with self.cond:

@@ -28,12 +28,14 @@ from __future__ import annotations
 import os
 
 OK = 0
-FAILED = 1  # ran and did not succeed: `sensors fire` not delivered, `demo` not passing
+FAILED = 1  # ran and did not succeed: `demo` not passing
 UNEXPECTED = 1  # an error no command anticipated (cli.py's boundary); see errors.log
 USAGE = 2
 INVALID = 3
 OVERRIDDEN = 4
 WRITE_FAILED = 5
+NOT_RECORDING = 6  # `status`: an enabled sensor file refused, or a rule gone while sessions run
+NOT_DELIVERED = 7  # `sensors fire`: a test record was refused or timed out
 INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 BROKEN_PIPE = 141  # stdout's reader went away (`ways ... | head`): 128 + SIGPIPE
 

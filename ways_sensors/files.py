@@ -19,7 +19,12 @@ a reader (or a SIGKILL) sees the old file or the new one, never half of either; 
 target keeps its mode (a new one gets `new_mode`). `update_json_locked`: read, change
 and rewrite a small JSON file under an flock, for files several processes update
 (counters, the preview registry); a state file, so opened through secure.py (no link
-followed, ours, 0600).
+followed, ours, 0600). The new text is written over the old from offset 0, then the
+file is cut to its length: a SIGKILL between the two leaves the new object followed by
+the old one's tail, and the reader takes the first JSON object in the file, so a kill
+never empties it (truncating first, then writing, left an empty file to a kill in
+between: every counter read back as 0). A file that holds no JSON object at all is
+logged (`state.unreadable`, the file's name) before it is started again.
 """
 
 from __future__ import annotations
@@ -60,6 +65,24 @@ def replace_atomically(
         raise
 
 
+def _first_object(raw: bytes, path: str) -> dict[str, Any]:
+    """The JSON object at the start of `raw` (a tail after it is a killed rewrite's);
+    {} for an empty file, and for one holding no object (logged)."""
+    text = raw.decode("utf-8", "replace").lstrip()
+    if not text:
+        return {}
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        return data
+    from . import events
+
+    events.log("state.unreadable", file=os.path.basename(path))
+    return {}
+
+
 def update_json_locked(path: str, change: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """Apply `change` to the JSON object in `path` (created 0600); it returns whether it
     changed anything, and only then is the file rewritten."""
@@ -71,17 +94,13 @@ def update_json_locked(path: str, change: Callable[[dict[str, Any]], bool]) -> d
         raw = b""
         while chunk := os.read(fd, 65536):
             raw += chunk
-        try:
-            data = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
+        data = _first_object(raw, path)
         if change(data):
             out = json.dumps(data, sort_keys=True).encode()
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.ftruncate(fd, 0)
-            os.write(fd, out)
+            view, at = memoryview(out), 0
+            while at < len(out):
+                at += os.pwrite(fd, view[at:], at)
+            os.ftruncate(fd, len(out))
         return data
     finally:
         os.close(fd)

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 # --- every agent's face ------------------------------------------------------------------
 
+# the agent of entries, records and commands that name none: spelled here, once
 DEFAULT = "claude-code"
 
 
@@ -114,7 +115,7 @@ AGENTS = {
     face.NAME: face
     for face in (
         AgentFace(
-            "claude-code",
+            DEFAULT,
             package="ways_sensors.agents.claude_code",
             event_field=b"hook_event_name",
             session_field=b"session_id",

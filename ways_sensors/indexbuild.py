@@ -61,10 +61,12 @@ def build(project: str, key: str | None = None) -> Index:
 
     import msgspec
 
+    from . import refusals
     from .layers import load
 
     key = key or compute_key(project)
     cat = load(project)
+    refusals.note(cat)  # a refused file is logged once per change of it, never silent
     asyn: set[str] = set()
     block: set[str] = set()
     rules = []

@@ -18,7 +18,7 @@ from typing import Any
 from . import roots
 from .conditions import ConditionError, Where, compile_where
 from .spec import NAME_RE, Rule, SensorFile, SpecError, decode_sensor
-from .yamlread import YamlError, line_of, read_yaml
+from .yamlread import YamlError, position, read_yaml
 
 LAYERS = ("shipped", "user", "project")
 REPLACED_WHOLE = frozenset({"where", "dispatch"})
@@ -35,12 +35,14 @@ class Problem:
     sensor: str | None = None
     rule: str | None = None
     layer: str | None = None
+    column: int | None = None  # 1-based, where known
 
     def as_json(self) -> dict[str, Any]:
         return {
             "severity": self.severity,
             "file": self.path,
             "line": self.line,
+            "column": self.column,
             "sensor": self.sensor,
             "rule": self.rule,
             "layer": self.layer,
@@ -161,49 +163,62 @@ def _validate(raw: Any) -> tuple[SensorFile, dict[str, Where]]:
         try:
             wheres[name] = compile_where(rule.where, rule.match)
         except ConditionError as exc:
-            raise SpecError(exc.message, ["rules", name, "where", exc.key]) from None
+            raise SpecError(exc.message, ["rules", name, "where", exc.key], "value") from None
     return sensor, wheres
 
 
 def read_sensor(
     path: str, layer: str | None, base: dict[str, Any] | None = None
-) -> tuple[Any, Any, SensorFile, dict[str, Where]] | Problem:
+) -> tuple[Any, Any, SensorFile, dict[str, Where]] | list[Problem]:
     """One sensor file, layered on `base` (what the layers below gave its sensor) and
-    validated: (its own data, the merged data, the sensor, its compiled `where`s), or the
-    one Problem that refuses it. `ways sensors lint PATH` and `load` both report through
-    here, so a file is refused with the same line and message either way."""
+    validated: (its own data, the merged data, the sensor, its compiled `where`s), or
+    the Problems that refuse it: every mistake of the file, each at its line and column
+    (specerrors.py). `ways sensors lint PATH` and `load` both report through here, so a
+    file is refused with the same lines and messages either way."""
     name = stem(path)
     if not NAME_RE.match(name):
-        return Problem(
-            "error",
-            path,
-            1,
-            f"{name!r} is not a sensor name: use lowercase letters, digits, - and _",
-            sensor=name,
-            layer=layer,
-        )
+        return [
+            Problem(
+                "error",
+                path,
+                1,
+                f"{name!r} is not a sensor name: use lowercase letters, digits, - and _",
+                sensor=name,
+                layer=layer,
+            )
+        ]
     try:
         raw, node = read_yaml(path)
     except YamlError as exc:
-        return Problem("error", path, exc.line, exc.message, name, None, layer)
+        return [Problem("error", path, exc.line, exc.message, name, None, layer)]
     except OSError as exc:
-        return Problem("error", path, 1, f"cannot read: {exc.strerror}", name, None, layer)
+        return [Problem("error", path, 1, f"cannot read: {exc.strerror}", name, None, layer)]
     if raw is None:
         raw = {}
     candidate = merge(base, raw) if base else raw
     try:
         sensor, wheres = _validate(candidate)
-    except SpecError as exc:
-        rule = exc.path[1] if len(exc.path) > 1 and exc.path[0] == "rules" else None
-        return Problem(
-            "error",
-            path,
-            line_of(node, exc.path),
-            exc.message.strip(),
-            name,
-            rule if isinstance(rule, str) else None,
-            layer,
-        )
+    except SpecError as first:
+        from .specerrors import mistakes  # the refusal path only
+
+        found = mistakes(candidate) or [first]
+        problems = []
+        for mistake in found:
+            rule = mistake.path[1] if len(mistake.path) > 1 and mistake.path[0] == "rules" else None
+            line, column = position(node, mistake.path, value=mistake.at == "value")
+            problems.append(
+                Problem(
+                    "error",
+                    path,
+                    line,
+                    mistake.message.strip(),
+                    name,
+                    rule if isinstance(rule, str) else None,
+                    layer,
+                    column,
+                )
+            )
+        return problems
     return raw, candidate, sensor, wheres
 
 
@@ -246,8 +261,8 @@ def load(project: str | None = None, *, with_project: bool | None = None) -> Cat
         name = stem(path)
         base = merged.get(name)
         got = read_sensor(path, layer, base[0] if base else None)
-        if isinstance(got, Problem):
-            cat.problems.append(got)
+        if isinstance(got, list):
+            cat.problems.extend(got)
             continue
         raw, candidate, sensor, wheres = got
         sources = ([*base[1]] if base else []) + [Source(layer, path)]

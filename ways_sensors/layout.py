@@ -65,6 +65,7 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     resume/next                         resume.py
         the earliest time (epoch seconds, ASCII) an owed session is next due, written
         by the resumer as it exits; the hook reads it. SIGKILL: the previous time.
+    refused.json                        refusals.py (its format, writers, readers)
     spool-faults.json                   spoolread.py
         {"torn", "corrupt"}: spool frames the dispatchers skipped (spool.py), rewritten
         in place under an flock. SIGKILL: as counters.
@@ -146,7 +147,9 @@ def split_rule_label(label: str) -> tuple[str, str]:
 
 def read_state(path: str, cap: int = STATE_FILE_CAP) -> object:
     """A JSON state file, or None: missing, a link, not a regular file, larger than
-    `cap`, or not JSON (however hostile: deep nesting is a RecursionError, caught)."""
+    `cap`, or not JSON (however hostile: deep nesting is a RecursionError, caught). A
+    file whose JSON value is followed by a tail gives that value: the tail is what a
+    killed in-place rewrite left (files.update_json_locked)."""
     flags = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC
     try:
         fd = posix.open(path, flags)
@@ -171,9 +174,15 @@ def read_state(path: str, cap: int = STATE_FILE_CAP) -> object:
         return None
     import json
 
+    raw = b"".join(chunks)
     try:
-        return json.loads(b"".join(chunks))
-    except (ValueError, RecursionError):
+        return json.loads(raw)
+    except ValueError:  # a killed in-place rewrite (files.update_json_locked): its head
+        try:
+            return json.JSONDecoder().raw_decode(raw.decode("utf-8", "replace").lstrip())[0]
+        except (ValueError, RecursionError):
+            return None
+    except RecursionError:
         return None
 
 

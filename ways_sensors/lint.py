@@ -1,11 +1,18 @@
 """Lint: the spec errors the loader found, plus the warnings of SPEC section 2.
 
+Errors: every mistake of every file (the loader's, via specerrors.py), and each key of
+config.yaml that settings.CONFIG_KEYS does not name (a typo like `project_sensor:`
+would otherwise be ignored without a word).
+
 Warnings, per rule: session content may leave the machine (the target's
 `off_machine`: an http or otlp target whose host is not loopback, any command target;
 unless the rule's `fields:` keeps no free text, as `metadata` does: projection.py),
 naming the host; `redact: none` (and where the unmasked content goes, the target's
 `destination`); a literal secret in one of the target's SECRET_FIELDS (http and otlp
-headers, command env); a `batch:` on a blocking rule, which sends each record at once.
+headers, command env); a `${VAR}` there whose variable is unset in the linting shell
+(the dispatcher would refuse the dispatch); a `where` path no selected section can
+have (recordpaths.py, naming the nearest real path); a `batch:` on a blocking rule,
+which sends each record at once.
 Refused project sensors are reported by the loader itself. `lint_paths` validates
 files alone (`ways sensors lint PATH`), through the loader's own per-file check.
 """
@@ -14,22 +21,31 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
+from typing import Any
 
+from . import roots
 from .layers import (
     Catalog,
     LoadedRule,
     LoadedSensor,
     Problem,
     Source,
+    read_config,
     read_sensor,
     sensor_files,
     stem,
 )
 from .projection import carries_content
+from .recordpaths import impossible
+from .settings import CONFIG_KEYS
+from .specerrors import nearest
 from .targets import TARGETS
+from .yamlread import position, read_yaml
 
 _SECRET_NAME = re.compile(r"(auth|token|secret|key|password|passwd|cookie|session)", re.I)
 _ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+_ENV_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRETISH = re.compile(r"^(Bearer|Basic|Token)\s+\S{8,}$|^[A-Za-z0-9_\-./+=]{20,}$")
 
 
@@ -77,11 +93,51 @@ def literal_secrets(rule: LoadedRule) -> list[tuple[str, str]]:
     return out
 
 
-def rule_warnings(sensor: LoadedSensor, rule: LoadedRule) -> list[Problem]:
+def unset_variables(rule: LoadedRule) -> list[tuple[str, str, str]]:
+    """(field, name, VAR) of each `${VAR}` in the target's SECRET_FIELDS that this shell
+    leaves unset."""
+    d = rule.rule.dispatch
     out = []
+    for field in TARGETS[d.kind].SECRET_FIELDS:
+        for name, value in (getattr(d.target, field, None) or {}).items():
+            for var in _ENV_USE.findall(str(value)):
+                if var not in os.environ:
+                    out.append((field, name, var))
+    return out
 
-    def warn(message: str) -> None:
-        out.append(Problem("warning", rule.path, 1, message, sensor.name, rule.name, rule.layer))
+
+class _Lines:
+    """The (line, column) of a path in a file, its YAML read once per file."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, Any] = {}
+
+    def at(
+        self, path: str, keys: Sequence[str | int], value: bool = False
+    ) -> tuple[int, int | None]:
+        if path not in self.nodes:
+            try:
+                self.nodes[path] = read_yaml(path)[1]
+            except (OSError, ValueError):
+                self.nodes[path] = None
+        node = self.nodes[path]
+        if node is None:
+            return 1, None
+        return position(node, list(keys), value)
+
+
+def rule_warnings(
+    sensor: LoadedSensor, rule: LoadedRule, lines: _Lines | None = None
+) -> list[Problem]:
+    out = []
+    lines = lines or _Lines()
+    here: list[str | int] = ["rules", rule.name]
+
+    def warn(message: str, keys: list[str | int] | None = None) -> None:
+        line, column = lines.at(rule.path, here + (keys or []))
+        out.append(
+            Problem("warning", rule.path, line, message, sensor.name, rule.name, rule.layer, column)
+        )
 
     if content_off_machine(rule):
         warn(
@@ -93,20 +149,65 @@ def rule_warnings(sensor: LoadedSensor, rule: LoadedRule) -> list[Problem]:
         warn("batch has no effect on a blocking rule: the hook sends each record at once")
     if rule.rule.redact == "none":
         warn(f"redact: none dispatches unmasked session content to {destination(rule)}")
+    kind = rule.rule.dispatch.kind
     for field, name in literal_secrets(rule):
         warn(
             f"{field}: {name!r} holds a literal secret; write it as ${{ENV_NAME}} and set "
-            "the variable where the dispatcher runs"
+            "the variable where the dispatcher runs",
+            ["dispatch", kind, field, name],
         )
+    for field, name, var in unset_variables(rule):
+        warn(
+            f"{field}: {name!r} uses ${{{var}}}, which is not set in this shell; the "
+            "dispatcher refuses the dispatch unless it is set where the dispatcher runs",
+            ["dispatch", kind, field, name],
+        )
+    for path in rule.rule.where or {}:
+        why = impossible(path, rule.rule.sections)
+        if why:
+            warn(f"where {path!r}: {why}", ["where", path])
     return out
 
 
-def lint(cat: Catalog) -> list[Problem]:
-    """Every problem of the catalog: loader errors and refusals first, then rule warnings."""
-    problems = list(cat.problems)
+def config_problems(path: str | None = None) -> list[Problem]:
+    """An error for each key of config.yaml that settings.CONFIG_KEYS does not name."""
+    path = path or roots.config_file()
+    config, problem = read_config(path)
+    if problem or not config:
+        return []  # the loader reports a broken config.yaml itself
+    known = [tuple(k.split(".")) for k in CONFIG_KEYS]
+    lines = _Lines()
+    out = []
+
+    def walk(node: Any, keys: tuple[str, ...]) -> None:
+        for key, value in node.items():
+            here = (*keys, str(key))
+            if here in known:
+                continue
+            if any(k[: len(here)] == here for k in known) and isinstance(value, dict):
+                walk(value, here)
+                continue
+            dotted = ".".join(here)
+            hint = nearest(dotted, CONFIG_KEYS)
+            line, column = lines.at(path, list(here))
+            message = f"unknown key `{dotted}` in config.yaml" + (
+                f": did you mean `{hint}`?" if hint else f"; it knows {', '.join(CONFIG_KEYS)}"
+            )
+            out.append(Problem("error", path, line, message, column=column))
+
+    walk(config, ())
+    return out
+
+
+def lint(cat: Catalog, config: bool = False) -> list[Problem]:
+    """Every problem of the catalog: loader errors and refusals first, then rule warnings
+    (with `config`, the user's config.yaml keys first of all)."""
+    problems = config_problems() if config else []
+    problems += cat.problems
+    lines = _Lines()
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
-            problems.extend(rule_warnings(sensor, rule))
+            problems.extend(rule_warnings(sensor, rule, lines))
     return problems
 
 
@@ -119,11 +220,77 @@ def lint_paths(paths: list[str]) -> Catalog:
         files += sensor_files(p) if os.path.isdir(p) else [p]
     for path in files:
         got = read_sensor(path, None)
-        if isinstance(got, Problem):
-            cat.problems.append(got)
+        if isinstance(got, list):
+            cat.problems.extend(got)
             continue
         raw, _, sensor, wheres = got
         name = stem(path)
         rules = {n: LoadedRule(n, r, wheres[n], "file", path) for n, r in sensor.rules.items()}
         cat.sensors[name] = LoadedSensor(name, sensor, [Source("file", path)], rules, raw)
     return cat
+
+
+def target_problems(cat: Catalog, timeout: float = 3.0) -> list[Problem]:
+    """`--check-targets`: an error per rule whose consumer cannot be reached from here: a
+    file target whose nearest existing folder is not writable, a command that is not an
+    executable, an http/otlp endpoint that refuses a TCP connection (nothing is sent)."""
+    out = []
+    lines = _Lines()
+    for sensor in cat.sensors.values():
+        for rule in sensor.rules.values():
+            why = _unreachable(rule, timeout)
+            if why:
+                line, column = lines.at(rule.path, ["rules", rule.name, "dispatch"])
+                out.append(
+                    Problem(
+                        "error",
+                        rule.path,
+                        line,
+                        f"target check: {why}",
+                        sensor.name,
+                        rule.name,
+                        rule.layer,
+                        column,
+                    )
+                )
+    return out
+
+
+def _unreachable(rule: LoadedRule, timeout: float) -> str | None:
+    import shutil
+    import socket
+    from urllib.parse import urlsplit
+
+    target = rule.rule.dispatch.target
+    path = getattr(target, "path", None)
+    argv = getattr(target, "argv", None)
+    url = getattr(target, "url", None) or getattr(target, "endpoint", None)
+    host = getattr(target, "host", None)
+    if isinstance(host, str) and getattr(target, "protocol", "tcp") != "udp":
+        tls = getattr(target, "protocol", "tcp") == "tls"
+        port = getattr(target, "port", None) or (6514 if tls else 514)
+        url = f"tcp://{host}:{port}"  # syslog over tcp or tls: a connection, nothing sent
+    if isinstance(path, str):
+        folder = os.path.dirname(os.path.expanduser(path))
+        folder = folder.split("{", 1)[0].rstrip("/") or "/"  # up to the first placeholder
+        while not os.path.lexists(folder):
+            folder = os.path.dirname(folder)
+        if not os.path.isdir(folder):
+            return f"{folder} is not a folder, so {path} cannot be created"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{folder} is not writable here, so {path} cannot be created"
+    elif isinstance(argv, list) and argv:
+        exe = argv[0] if "/" in argv[0] else shutil.which(argv[0])
+        if not exe or not os.access(exe, os.X_OK) or os.path.isdir(exe):
+            return f"{argv[0]} is not an executable here"
+    elif isinstance(url, str):
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            socket.create_connection((host, port), timeout=timeout).close()
+        except (OSError, ValueError) as exc:
+            return f"{host}:{parts.port or ''} does not accept a connection ({exc})".replace(
+                ":()", "()"
+            )
+    return None

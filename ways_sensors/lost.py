@@ -75,6 +75,7 @@ def end_if_lost(disp: Dispatcher) -> bool:
         except OSError:
             pass
     drafts = _drafts(disp, last, face, payload, now)
+    disp.tally.apply(drafts)
     b["ended"] = True
     seq, out = b["seq"], bytearray()
     for d in drafts:

@@ -26,6 +26,8 @@ The text (exposition format 0.0.4; no sample timestamps, never a session id):
     ways_sensors_dead_letters{sensor="<sensor>",rule="<rule>"} <n>
     ways_sensors_dispatchers <n>                            gauge: live dispatchers
     ways_sensors_pending_sessions <n>                       gauge: sessions still owed records
+    ways_sensors_refused_files <n>                          gauge: sensor files the last
+                                                            index build refused (refusals.py)
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import stat
 import time
 from typing import Any
 
-from . import counters, delivery, events, roots
+from . import counters, delivery, events, refusals, roots
 from .layout import Layout
 
 INTERVAL = 5.0
@@ -95,8 +97,9 @@ _lines: dict[str, tuple[int, int, int]] = {}  # dead-letter file -> (inode, size
 
 
 def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
-    """{rule id: parked records}; a file that only grew is counted from where it was
-    last seen, so a big dead-letter file costs its new bytes only."""
+    """{rule id: parked records, its rotated older file included}; a file that only
+    grew is counted from where it was last seen, so a big dead-letter file costs its
+    new bytes only."""
     out: dict[str, int] = {}
     folder = delivery.deadletter_folder(layout)
     try:
@@ -104,7 +107,10 @@ def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
     except OSError:
         return out
     for name in names:
-        if not name.endswith(".jsonl"):
+        key = name[: -len(".jsonl")] if name.endswith(".jsonl") else None
+        if name.endswith(".jsonl" + delivery.ROTATED):
+            key = name[: -len(".jsonl" + delivery.ROTATED)]
+        if key is None:
             continue
         path = os.path.join(folder, name)
         try:
@@ -120,7 +126,7 @@ def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
         except OSError:
             continue
         _lines[path] = (st.st_ino, size, count)
-        out[name[: -len(".jsonl")]] = count
+        out[key] = out.get(key, 0) + count
     return out
 
 
@@ -158,6 +164,11 @@ def render(layout: Layout | None = None) -> str:
             "Live dispatchers (one per active session).",
         ),
         ("pending_sessions", len(layout.pending_sessions()), "Sessions with records still owed."),
+        (
+            "refused_files",
+            len({f.get("file") for f in refusals.read(layout)}),
+            "Sensor files refused by the last index build: their rules record nothing.",
+        ),
     ):
         lines += [
             f"# HELP {PREFIX}{gauge} {text}",

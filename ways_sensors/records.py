@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .events import iso_utc, log
+from .index import DEFAULT
 
 SCHEMA = "ways.sensor.record/1"
-DEFAULT_AGENT = "claude-code"  # records of entries that name no agent, and way events
+DEFAULT_AGENT = DEFAULT  # records of entries that name no agent, and way events
 WAY_EVENT = "WayEvent"
 # the fields `ways sensors emit` (and a hook-shaped input) wrap around a way_event's data
 _WAY_EVENT_ENVELOPE = frozenset(

@@ -17,6 +17,9 @@ What is removed, and by whom (layout.py has every path):
   at rule_seq 1, and `verify --rule` no longer expects its records.
 * Pending markers of sessions without a folder, and temporary files a SIGKILL left in
   the ledger folder.
+* A dead-letter file (delivery.py; its rotated `.1` too) nothing was parked in for
+  DEAD_LETTER_AGE, or for `abandoned_after` when that is longer: removed under its
+  flock, `retention.dead_letters_removed` logged with the rule and the records given up.
 * events.log is rotated by events.py (past events.LOG_MAX), errors.log by errors.py.
 
 The sweep is bounded: at most SCAN_MAX session folders looked at (SCAN_ENTRIES entries
@@ -45,6 +48,7 @@ MIN_AGE = 3600.0
 LEDGER_MAX = 10_000
 SCAN_MAX, SCAN_ENTRIES, REMOVE_MAX = 512, 4096, 32
 TMP_AGE = 3600.0
+DEAD_LETTER_AGE = 30 * 86400.0
 _AGE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -107,6 +111,7 @@ def sweep(layout: Layout | None = None, skip: str | None = None, now: float | No
                 events.log("retention.error", session=sid, error=type(exc).__name__)
         _prune_markers(layout)
         _prune_ledger(layout, now)
+        _prune_dead_letters(layout, now - max(age, DEAD_LETTER_AGE))
         return removed
     except Exception as exc:
         events.log("retention.error", error=type(exc).__name__)
@@ -227,6 +232,38 @@ def _prune_ledger(layout: Layout, now: float) -> None:
     for e in extra:
         os.unlink(e.path)
     events.log("retention.ledger_pruned", removed=len(extra), kept=LEDGER_MAX)
+
+
+def _prune_dead_letters(layout: Layout, cutoff: float) -> None:
+    """Remove the dead-letter files last written before `cutoff`, each under the flock
+    parkers take (delivery._append_bounded), so none is removed while a record goes in."""
+    from .delivery import count_lines
+
+    folder = layout.deadletters_dir()
+    try:
+        entries = [e for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for e in entries[:SCAN_MAX]:
+        if not e.name.endswith((".jsonl", ".jsonl.1")):
+            continue
+        try:
+            fd = secure.open_private(e.path, os.O_RDONLY, layout.root)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            st = os.fstat(fd)
+            if st.st_mtime >= cutoff or os.lstat(e.path).st_ino != st.st_ino:
+                continue
+            records = count_lines(e.path)
+            os.unlink(e.path)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        key = e.name.rsplit(".jsonl", 1)[0]
+        events.log("retention.dead_letters_removed", rule=key, records=records)
 
 
 # --- what `ways status` shows ------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from .index import DEFAULT
 from .spec import Section, sensor_schema
 
 
@@ -50,10 +51,10 @@ class Record(msgspec.Struct, omit_defaults=True):
     agent: Annotated[
         str,
         Meta(
-            description="The coding agent whose hook produced the record: claude-code, "
-            "codex, gemini, cursor or copilot (records without it came from claude-code)"
+            description=f"The coding agent whose hook produced the record: {DEFAULT}, "
+            f"codex, gemini, cursor or copilot (records without it came from {DEFAULT})"
         ),
-    ] = "claude-code"
+    ] = DEFAULT
     test: bool = False
     redactions: list[Redaction] | None = None
     chain: Chain | None = None

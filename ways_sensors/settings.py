@@ -34,6 +34,46 @@ if TYPE_CHECKING:
 PROJECT_SENSORS = "ways.project_sensors"
 METRICS_TEXTFILE = "ways.metrics_textfile"  # metrics.py: the Prometheus textfile
 RETENTION_ABANDONED = "ways.retention.abandoned_after"  # retention.py: the sweep's age
+DISPATCH_IDLE = "ways.dispatch_idle_seconds"  # commands/dispatch.py: the idle exit
+# Every key of the user's config.yaml: (default, what it takes, help). `ways settings`
+# and `lint` (an unknown config.yaml key is an error) both read this table, nothing else.
+CONFIG_KEYS: dict[str, tuple[Any, str, str]] = {
+    PROJECT_SENSORS: (
+        [],
+        "a list of project folders",
+        "projects whose .claude/ways-sensors/ files may load (user config.yaml only)",
+    ),
+    METRICS_TEXTFILE: (
+        None,
+        "an absolute file path (or ~/...), e.g. <textfile directory>/ways.prom",
+        "a Prometheus textfile the dispatchers rewrite with every rule's counters "
+        "(absolute or ~; user config.yaml only)",
+    ),
+    RETENTION_ABANDONED: (
+        "7d",
+        "a duration: 12h, 7d, 2w or seconds; at least 1h",
+        "sessions nothing wrote in for this long (they never ended) are removed "
+        "by the next dispatcher start (user config.yaml only; default 7d)",
+    ),
+    "ways.evidence.epoch_seconds": (
+        3600,
+        "a number of seconds above 0",
+        "how long one signing key of the evidence checkpoints lives before the next "
+        "replaces it and it is destroyed (evidence/keys.py; user config.yaml only)",
+    ),
+    "ways.witness": (
+        None,
+        "a list of {url, key} (a tlog-witness URL and its cosignature/v1 vkey)",
+        "witnesses asked to cosign each evidence checkpoint (evidence/witness.py; user "
+        "config.yaml only)",
+    ),
+    DISPATCH_IDLE: (
+        60,
+        "a number of seconds, 1 to 86400",
+        "seconds a session's dispatcher waits for new records before it exits; the next "
+        "hook event starts it again (1 to 86400; user config.yaml only; default 60)",
+    ),
+}
 TARGET_STRUCTS = {kind: t.Spec for kind, t in TARGETS.items()}
 
 
@@ -84,7 +124,9 @@ def describe(t: Any) -> str:
     if isinstance(t, mi.FloatType):
         return "number"
     if isinstance(t, mi.StrType):
-        return "text" + (f" matching {t.pattern}" if t.pattern else "")
+        from .specerrors import PATTERN_WORDS
+
+        return PATTERN_WORDS.get(t.pattern, "text") if t.pattern else "text"
     if isinstance(t, mi.ListType):
         return "a list of " + describe(t.item_type)
     if isinstance(t, mi.DictType):
@@ -102,22 +144,8 @@ def _desc(info: Any) -> str:
 
 
 def parse_key(text: str) -> Key:
-    if text == PROJECT_SENSORS:
-        return Key(
-            text, help="projects whose .claude/ways-sensors/ files may load (user config.yaml only)"
-        )
-    if text == METRICS_TEXTFILE:
-        return Key(
-            text,
-            help="a Prometheus textfile the dispatchers rewrite with every rule's counters "
-            "(absolute or ~; user config.yaml only)",
-        )
-    if text == RETENTION_ABANDONED:
-        return Key(
-            text,
-            help="sessions nothing wrote in for this long (they never ended) are removed "
-            "by the next dispatcher start (user config.yaml only; default 7d)",
-        )
+    if text in CONFIG_KEYS:
+        return Key(text, help=CONFIG_KEYS[text][2])
     parts = text.split(".")
     if parts[:2] != ["ways", "sensors"] or len(parts) < 4:
         raise UsageError(
@@ -184,8 +212,7 @@ def parse_key(text: str) -> Key:
 
 def all_keys(cat: Catalog) -> list[Key]:
     """Every key that has a value or a default in the loaded sensors."""
-    keys = [parse_key(PROJECT_SENSORS), parse_key(METRICS_TEXTFILE)]
-    keys.append(parse_key(RETENTION_ABANDONED))
+    keys = [parse_key(k) for k in CONFIG_KEYS]
     for s in cat.sensors.values():
         for f in ("description", "enabled"):
             keys.append(parse_key(f"ways.sensors.{s.name}.{f}"))

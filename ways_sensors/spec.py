@@ -17,7 +17,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from .projection import check_fields
-from .targets import PLANNED, TARGETS, names
+from .targets import TARGETS
 
 SPEC_VERSION = 1
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
@@ -63,10 +63,11 @@ MAX_BATCH_DELAY = 60.0
 DEFAULT_BATCH = (1, 0.0)  # a kind without BATCH_DEFAULT: one record per attempt
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
+DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m)?\s*$"  # specerrors.py words it for people
 DurationText = Annotated[
     str,
     Meta(
-        pattern=r"^\s*\d+(\.\d+)?\s*(ms|s|m)?\s*$",
+        pattern=DURATION_PATTERN,
         description="A duration: '500ms', '5s', '2m', or plain seconds",
     ),
 ]
@@ -183,10 +184,14 @@ else:  # one optional field per registered kind: the registry is the only list
 
 
 class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """One selection and one consumer. Fields and defaults are SPEC section 2's table."""
+    """One selection and one consumer (docs/sensors.md's table of rule fields)."""
 
     sections: Annotated[
-        list[Section], Meta(min_length=1, description="what the rule selects (SPEC section 5)")
+        list[Section],
+        Meta(
+            min_length=1,
+            description="the record sections the rule selects: " + ", ".join(SECTIONS),
+        ),
     ]
     dispatch: Annotated[
         Dispatch, Meta(description=f"the consumer: exactly one of {', '.join(TARGETS)}")
@@ -261,16 +266,17 @@ class SensorFile(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 
 class SpecError(ValueError):
-    """A sensor that fails the spec; `path` is the field path as a list of keys."""
+    """A sensor that fails the spec; `path` is the field path as a list of keys, and
+    `at` says whether the key there (an unknown or misplaced field) or its value is wrong."""
 
-    def __init__(self, message: str, path: list[str | int]):
+    def __init__(self, message: str, path: list[str | int], at: str = "key"):
         super().__init__(message)
         self.message = message
         self.path = path
+        self.at = at
 
 
 _PATH_RE = re.compile(r" - at `\$(.*)`$")
-_UNKNOWN_RE = re.compile(r"^unknown field `([^`]*)`$")
 
 
 def _split_path(text: str) -> list[str | int]:
@@ -291,22 +297,15 @@ def _convert(raw: Any, typ: Any, prefix: list[str | int]) -> Any:
     try:
         return msgspec.convert(raw, typ, strict=True)
     except msgspec.ValidationError as exc:
-        text = str(exc)
+        from .specerrors import mistakes_in  # the error path only: the words for people
+
+        found = mistakes_in(raw, typ, prefix)
+        if found:
+            raise found[0] from None
+        text = str(exc)  # the walker and msgspec disagree: still never the raw text
         m = _PATH_RE.search(text)
         path = _split_path(m.group(1)) if m else []
-        message = text[: m.start()] if m else text
-        message = message.replace("Object contains unknown field", "unknown field")
-        if path[-1:] == ["fields"] and message.startswith("Invalid enum value"):
-            message = "fields is the preset `metadata` or a mapping with include and exclude"
-        unknown = _UNKNOWN_RE.match(message)
-        if unknown and path and path[-1] == "dispatch":  # a target kind, not a typo'd field
-            kind = unknown.group(1)
-            message = (
-                f"the {kind} target is not yet supported; use {names()}"
-                if kind in PLANNED
-                else f"unknown target `{kind}`: use {names()}"
-            )
-        raise SpecError(message, prefix + path) from None
+        raise SpecError("this value is not of the kind the field takes", prefix + path) from None
 
 
 def decode_sensor(raw: Any) -> SensorFile:

@@ -66,6 +66,7 @@ A new segment is started when the newest one reaches SEGMENT_BYTES.
 """
 
 from . import secure
+from .index import DEFAULT
 from .layout import Layout
 from .roots import posix
 
@@ -76,7 +77,7 @@ if TYPE_CHECKING:
 MAGIC = b"WS1 "
 FIRST_SEGMENT = "0000000001.seg"
 WALK = 16  # frame headers a writer reads past the commit record before sealing instead
-DEFAULT_AGENT = "claude-code"  # entries without an `agent` field came from Claude Code
+DEFAULT_AGENT = DEFAULT  # entries without an `agent` field came from Claude Code
 SEGMENT_BYTES = 4 << 20
 
 

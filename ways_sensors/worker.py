@@ -56,6 +56,7 @@ from . import chain, counters, delivery, events, index, indexbuild, secure
 from .layers import LoadedRule
 from .layout import rule_key
 from .pipeline import dumps, finish, match
+from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import read_json
 from .spec import batch_for
 from .targets import Outcome
@@ -395,6 +396,7 @@ class Worker(threading.Thread):
             self.tally.count("dispatched", taken)
         if b.redactions:
             self.tally.count("redactions", b.redactions)
+        self.tally.flush()  # with the commit, not on a timer: a kill must not lose them
 
     def _deliver_pending(self) -> None:
         """Deliver the pending batch until the rule is done with it (delivery.settle):
@@ -402,6 +404,7 @@ class Worker(threading.Thread):
         recs = self.state["pending"]
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
+        tap.offer(f"{self.sensor}/{self.rule.name}", self.lines, self.disp.session.layout.root)
         if not self._until_settled(recs, split=True):
             return  # stopped: leave it pending on disk for the next dispatcher
         self.state["pending"] = None
@@ -423,14 +426,16 @@ class Worker(threading.Thread):
                     if not self._until_settled([rec]):
                         return False
                 return True
-            if delivery.settle(
+            settled = delivery.settle(
                 self.sensor,
                 self.rule,
                 recs,
                 outcome,
                 session=self.disp.session.id,
                 tally=self.tally,
-            ):
+            )
+            self.tally.flush()  # the attempt's counts, before the cursor moves on
+            if settled:
                 self.retrying = False
                 return True
             self.retrying = True

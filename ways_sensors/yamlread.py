@@ -3,8 +3,8 @@
 Every file ways reads that a user or a project controls goes through `read_yaml`: at
 most MAX_YAML_BYTES of a regular file (a FIFO never blocks), no aliases, nesting at most
 MAX_DEPTH, no duplicate keys, no value the loader cannot build. Whatever it refuses is
-a YamlError with the line to show; the caller refuses that file alone. `line_of` turns
-a spec error's path into the line of the node it names.
+a YamlError with the line to show; the caller refuses that file alone. `position`
+turns a spec error's path into the line and column of the node it names.
 """
 
 from __future__ import annotations
@@ -140,25 +140,28 @@ def _check_duplicate_keys(node: Any) -> None:
             _check_duplicate_keys(v)
 
 
-def line_of(node: Any, path: list[str | int]) -> int:
-    """The 1-based line of the deepest node the path reaches (the file's line 1 at worst)."""
+def position(node: Any, path: list[str | int], value: bool = False) -> tuple[int, int]:
+    """The 1-based (line, column) of the deepest key the path reaches, or, with `value`,
+    of the value under that key when the whole path is found (the file's start at worst)."""
     if node is None:
-        return 1
-    line = node.start_mark.line + 1
+        return 1, 1
+    mark = node.start_mark
     for part in path:
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 if getattr(k, "value", None) == part:
-                    line = k.start_mark.line + 1
+                    mark = k.start_mark
                     node = v
                     break
             else:
-                return line
+                return mark.line + 1, mark.column + 1
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
             if part >= len(node.value):
-                return line
+                return mark.line + 1, mark.column + 1
             node = node.value[part]
-            line = node.start_mark.line + 1
+            mark = node.start_mark
         else:
-            return line
-    return line
+            return mark.line + 1, mark.column + 1
+    if value:
+        mark = node.start_mark
+    return mark.line + 1, mark.column + 1

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..conftest import LAUNCHER, REPO
-from ..test_hook import dispatcher_lock
+from ..helpers import dispatcher_lock
 
 FIXTURES = REPO / "tests" / "fixtures"
 GEMINI = FIXTURES / "gemini-cli-0.61.0"

@@ -48,7 +48,7 @@ def test_way_events_carry_the_default_agent(install, tmp_path):
         input=json.dumps({"kind": "fired", "way": "example"}),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    from ..test_dispatcher import wait_until
+    from ..helpers import wait_until
 
     assert wait_until(lambda: records(out), timeout=30)
     assert records(out)[0]["agent"] == "claude-code"

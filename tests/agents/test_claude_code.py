@@ -15,8 +15,7 @@ from ways_sensors.agents.claude_code.builder import Builder
 from ways_sensors.agents.claude_code.tracker import Tracker
 
 from ..conftest import LAUNCHER, everything_sensor, payload
-from ..test_dispatcher import PY, SID, lines
-from ..test_hook import dispatcher_lock, entries
+from ..helpers import PY, SID, dispatcher_lock, entries, lines
 
 # names of the builder's own attributes and the old private handlers' helpers
 NOT_EVENTS = ["line", "sync", "queued", "queue_operation", "recovered", "fast_forward",

@@ -101,7 +101,7 @@ def test_a_claude_code_payload_on_claude_code_s_entry_stays_claude_code_s(instal
     body = {**payload("PreToolUse"), "tool_input": tool_input}
     r = install.hook(body)  # a nested look-alike of Cursor's keys is not Cursor
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-    from ..test_dispatcher import wait_until
+    from ..helpers import wait_until
 
     assert wait_until(lambda: records(out))
     assert [x["agent"] for x in records(out)] == ["claude-code"]

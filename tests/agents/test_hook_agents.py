@@ -12,7 +12,7 @@ import pytest
 from ways_sensors.hook import parse_args
 
 from ..conftest import LAUNCHER
-from ..test_hook import FORBIDDEN, dispatcher_lock, entries
+from ..helpers import FORBIDDEN, dispatcher_lock, entries
 from .fixtures import CODEX, COPILOT, CURSOR, GEMINI, everything, load
 
 TOOL_CALLS = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ..test_hook import dispatcher_lock, entries
+from ..helpers import dispatcher_lock, entries
 
 THEIRS = "/usr/local/bin/their-hook --flag"
 

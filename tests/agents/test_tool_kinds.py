@@ -16,7 +16,7 @@ from ways_sensors.agents.cursor.builder import TOOL_KINDS as CURSOR
 from ways_sensors.agents.gemini.builder import TOOL_KINDS as GEMINI
 
 from ..conftest import payload
-from ..test_hook import dispatcher_lock
+from ..helpers import dispatcher_lock
 from .fixtures import CODEX as CODEX_FX
 from .fixtures import COPILOT as COPILOT_FX
 from .fixtures import CURSOR as CURSOR_FX

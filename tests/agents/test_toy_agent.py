@@ -12,8 +12,7 @@ from ways_sensors import agents
 from ways_sensors.agents import protocols
 
 from ..conftest import everything_sensor, payload
-from ..test_dispatcher import PY, SID, lines
-from ..test_hook import dispatcher_lock, entries
+from ..helpers import PY, SID, dispatcher_lock, entries, lines
 from . import toy
 from .toy import adapter as toy_adapter
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+from ways_sensors.errors import NOT_DELIVERED
+
 from ..conftest import payload
+from ..helpers import SID, lines, wait_until
 from ..servers import Server
-from ..test_dispatcher import SID, lines, wait_until
 
 
 def test_fire_against_a_hanging_consumer_reports_the_timeout(install):
@@ -18,9 +20,13 @@ def test_fire_against_a_hanging_consumer_reports_the_timeout(install):
             f"    dispatch: {{http: {{url: '{server.url}'}}}}\n",
         )
         r = install.ways("sensors", "fire", "remote/r", "--section", "tool_call", "--json")
-        assert r.returncode == 1
+        assert r.returncode == NOT_DELIVERED
         [res] = json.loads(r.stdout)
-        assert (res["outcome"], res["cause"]) == ("retryable", "timeout")
+        assert (res["result"], res["outcome"], res["cause"]) == (
+            "timed out",
+            "retryable",
+            "timeout",
+        )
         assert res["timeout_s"] == 1.5
         assert 1500 <= res["duration_ms"] < 15000  # cut at the rule's timeout, not later
     finally:
@@ -37,8 +43,8 @@ def test_fire_tells_permanent_from_retryable_and_parks_nothing(install, tmp_path
         )
         fire = ("sensors", "fire", "remote/r", "--section", "tool_call")
         r = install.ways(*fire)
-        assert r.returncode == 1
-        assert "remote/r: permanent (refused: HTTP 400)" in r.stdout, r.stdout
+        assert r.returncode == NOT_DELIVERED
+        assert "remote/r: refused (HTTP 400, permanent)" in r.stdout, r.stdout
         [res] = json.loads(install.ways(*fire, "--json").stdout)
         assert (res["outcome"], res["cause"], res["detail"]) == ("retryable", "refused", "HTTP 429")
         assert res["retry_after"] == 3
@@ -71,9 +77,9 @@ def test_fire_delivers_a_masked_test_record_with_its_own_chain(install, tmp_path
         )
     )
     r = install.ways("sensors", "fire", "audit", "--section", "tool_call", "--input", str(src))
-    assert r.returncode == 0 and "audit/all: accepted" in r.stdout
+    assert r.returncode == 0 and "audit/all: delivered" in r.stdout
     [rec] = lines(out)
-    assert rec["test"] is True and rec["session_id"] == "ways-fire"
+    assert rec["test"] is True and rec["session_id"].startswith("ways-fire-")
     assert rec["chain"]["prev"] == "0" * 64
     assert "Zq4vB7nK2mXc9LpQ1rSt5Uw" not in json.dumps(rec)
     dry = install.ways("sensors", "fire", "audit/all", "--section", "session_end", "--dry-run")
@@ -107,3 +113,53 @@ def test_emit_hands_a_way_event_to_the_session(install, tmp_path):
         input=json.dumps({"kind": "other"}),
     )
     assert bad.returncode == 3
+
+
+def test_fire_never_leaves_a_chained_file_that_fails_verify(install, tmp_path):
+    """Fired twice into the rule's real chained file (shared, and per session), the
+    file still verifies: each fire is a session of its own, chained from rule_seq 1."""
+    shared = tmp_path / "shared.jsonl"
+    per = tmp_path / "per"
+    install.sensor(
+        "audit",
+        "enabled: true\nrules:\n"
+        f"  all:\n    dispatch: {{file: {{path: '{shared}'}}}}\n    chain: true\n"
+        f"  each:\n    sections: [tool_call]\n"
+        f"    dispatch: {{file: {{path: '{per}/{{session_id}}.jsonl'}}}}\n    chain: true\n",
+    )
+    for _ in range(2):
+        r = install.ways("sensors", "fire", "audit", "--section", "tool_call")
+        assert r.returncode == 0, r.stdout
+    assert len(lines(shared)) == 2 and len(list(per.glob("*.jsonl"))) == 2
+    for target in (str(shared), str(per)):
+        v = install.ways("sensors", "verify", target)
+        assert v.returncode == 0, v.stdout
+    v = install.ways("sensors", "verify", str(shared), "--rule", "audit/all")
+    assert v.returncode == 0, v.stdout
+
+
+def test_fire_says_where_is_not_applied_and_skips_disabled_rules(install, tmp_path):
+    out = tmp_path / "fired.jsonl"
+    install.sensor(
+        "probe",
+        "enabled: true\nrules:\n"
+        f"  picky:\n    sections: [tool_call]\n    where: {{data.tool_name: Nothing}}\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n"
+        f"  dormant:\n    sections: [tool_call]\n    enabled: false\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n",
+    )
+    r = install.ways("sensors", "fire", "probe", "--section", "tool_call")
+    assert r.returncode == 0, r.stdout
+    assert "probe/picky: delivered" in r.stdout and "`where` is not applied" in r.stdout
+    assert "probe/dormant: skipped (disabled)" in r.stdout
+    assert len(lines(out)) == 1
+    [res] = json.loads(
+        install.ways("sensors", "fire", "probe", "--section", "tool_call", "--json").stdout
+    )
+    assert (res["rule"], res["where_applied"], res["has_where"]) == ("probe/picky", False, True)
+    only_off = install.ways("sensors", "fire", "probe/dormant", "--section", "tool_call")
+    assert only_off.returncode == 2 and "--include-disabled" in only_off.stderr
+    asked = install.ways(
+        "sensors", "fire", "probe/dormant", "--section", "tool_call", "--include-disabled"
+    )
+    assert asked.returncode == 0 and "probe/dormant: delivered" in asked.stdout

@@ -359,3 +359,21 @@ def test_a_copied_sensor_cannot_be_enabled_through_a_side_door(install, tmp_path
         ("set", "ways.sensors.mine.rules.r", whole),
     ):
         _refused(install, install.ways("settings", *args), path)
+
+
+def test_dispatch_idle_seconds_is_a_known_key_with_one_default(install):
+    """The key the dispatcher reads (commands/dispatch.py) is one `settings` knows, with
+    the dispatcher's own default."""
+    from ways_sensors.dispatcher import IDLE
+
+    r = install.ways("settings", "get", "ways.dispatch_idle_seconds", "--json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["value"] == IDLE and got["layer"] == "default"
+    assert install.ways("settings", "set", "ways.dispatch_idle_seconds", "30").returncode == 0
+    got = json.loads(install.ways("settings", "get", "ways.dispatch_idle_seconds", "--json").stdout)
+    assert got["value"] == 30 and got["layer"] == "user"
+    r = install.ways("settings", "set", "ways.dispatch_idle_seconds", "soon")
+    assert r.returncode == 3 and "seconds from 1 to 86400" in r.stderr
+    listed = install.ways("settings", "list").stdout
+    assert "ways.dispatch_idle_seconds" in listed

@@ -17,7 +17,7 @@ from ways_sensors.evidence import merkle, note
 from ways_sensors.evidence.keys import Keyring
 
 from ..conftest import payload
-from ..test_dispatcher import SID, spool_directly
+from ..helpers import SID, spool_directly
 from . import independent as ind
 from .test_session import calls, dispatch, root_vkey
 from .witness_server import Witness

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ..conftest import payload
-from ..test_dispatcher import SID, spool_directly
+from ..helpers import SID, spool_directly
 from . import independent as ind
 
 PY = sys.executable

@@ -147,8 +147,8 @@ def test_the_dispatcher_creates_every_missing_folder_0700_under_any_umask(instal
     umask 000: each folder the file target creates is 0700, not only the last."""
     import os
 
+    from ..helpers import dispatcher_alive, wait_until
     from ..sessions import EXPECTED, SID, TOTAL, ScriptedSession
-    from ..test_dispatcher import dispatcher_alive, wait_until
 
     base = tmp_path / "audit"
     base.mkdir(mode=0o755)

@@ -72,7 +72,14 @@ def test_retryable_statuses(status):
     assert (out.status, out.cause, out.detail) == (RETRYABLE, REFUSED, f"HTTP {status}")
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 413, 422, 301])
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_credential_is_retried_not_a_verdict_on_the_record(status):
+    out = scripted(status)
+    assert (out.status, out.cause) == (RETRYABLE, REFUSED)
+    assert out.detail == f"HTTP {status}: credentials refused"
+
+
+@pytest.mark.parametrize("status", [400, 404, 410, 413, 422, 301])
 def test_permanent_statuses(status):
     out = scripted(status)
     assert (out.status, out.cause) == (PERMANENT, REFUSED)

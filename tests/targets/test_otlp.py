@@ -16,9 +16,9 @@ from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, REFUSED, RETRYABLE,
 from ways_sensors.targets import otlp as target
 from ways_sensors.targets.otlp import OtlpTarget
 
+from ..helpers import counters_of, wait_until
 from ..servers import Server, decode_otlp_logs, free_port
 from ..sessions import AGENT_ID, EXPECTED, PROMPT_ID, SID, TOTAL, ScriptedSession
-from ..test_dispatcher import counters_of, wait_until
 
 
 def record(n: int, section: str = "tool_call", **over) -> dict:
@@ -201,7 +201,19 @@ def test_retryable_statuses_honour_retry_after(status):
         server.close()
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 408, 413, 500, 501, 301])
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_credential_is_retried_with_the_backoff(status):
+    server = Server("otlp", script=[(status, {"Retry-After": "7"})])
+    try:
+        out = deliver(server)
+        assert (out.status, out.cause) == (RETRYABLE, REFUSED)
+        assert out.detail == f"HTTP {status}: credentials refused"
+        assert out.retry_after is None  # the backoff decides, not the header
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("status", [400, 404, 408, 413, 500, 501, 301])
 def test_every_other_status_is_permanent(status):
     server = Server("otlp", script=[(status, {"Retry-After": "7"})])
     try:

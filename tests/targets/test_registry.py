@@ -17,6 +17,7 @@ EXAMPLES = {  # a minimal valid spec per kind: a new kind adds its line here
     "http": {"url": "http://127.0.0.1:1/x"},
     "command": {"argv": ["true"]},
     "otlp": {"endpoint": "http://127.0.0.1:4318"},
+    "syslog": {"host": "127.0.0.1"},
 }
 
 

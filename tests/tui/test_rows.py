@@ -62,5 +62,5 @@ def test_events_log_lines_and_fire_outcomes_for_people():
     no = FireResult("s/r", "permanent", "refused", "HTTP 400", **base)
     slow = FireResult("s/r", "retryable", "timeout", "", **base)
     assert rows.outcome_text(ok).startswith("s/r: delivered in 12 ms (timeout 5s) at ")
-    assert "refused (refused: HTTP 400, permanent) in 12 ms" in rows.outcome_text(no)
+    assert "refused (HTTP 400, permanent) in 12 ms" in rows.outcome_text(no)
     assert "timed out in 12 ms" in rows.outcome_text(slow)

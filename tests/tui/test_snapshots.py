@@ -117,3 +117,31 @@ def test_the_preview(fixed, snap_compare):
         await pilot.pause()
 
     assert snap_compare(SensorsApp(), terminal_size=SIZE, run_before=preview)
+
+
+@pytest.mark.parametrize("size", [(80, 30), (160, 40)], ids=["80", "160"])
+def test_the_table_at_80_and_160_columns(fixed, snap_compare, size):
+    """MODE and DELIVERY are on screen at 160 columns; at 80, the detail pane has them."""
+    populate(fixed)
+
+    async def on_a_rule(pilot):
+        await on_row(pilot, "r:remote/collector")
+
+    assert snap_compare(SensorsApp(), terminal_size=size, run_before=on_a_rule)
+
+
+@pytest.mark.parametrize("size", [(80, 30), (160, 40)], ids=["80", "160"])
+def test_scrolled_right_with_the_filter_open(fixed, snap_compare, size):
+    """The rule's name stays in its pinned column after scrolling right, and the
+    columns keep their widths while the filter box is open."""
+    populate(fixed)
+
+    async def scrolled(pilot):
+        await on_row(pilot, "r:team/calls")
+        await pilot.press("slash", *"team")
+        await pilot.pause()
+        await pilot.press("enter")
+        pilot.app.screen.table.scroll_to(x=10_000, animate=False)
+        await pilot.pause()
+
+    assert snap_compare(SensorsApp(), terminal_size=size, run_before=scrolled)

@@ -229,3 +229,34 @@ def test_help_and_quit(tab):
 
     app = drive(scenario)
     assert app.return_code == 0
+
+
+def test_columns_keep_their_widths_and_the_name_stays_pinned(tab):
+    """The filter narrowing the rows (or a dialog) never changes a column's width; the
+    name column is fixed, so it stays on screen when the table scrolls right; the
+    detail pane names the selected rule's mode, delivery, target and where."""
+    tab.sensor("team", HAND_WRITTEN)
+    seen = {}
+
+    async def scenario(pilot):
+        main = main_screen(pilot)
+        table = main.table
+        before = {k.value: c.width for k, c in table.columns.items()}
+        await pilot.press("slash", *"calls")
+        await pilot.pause()
+        seen["narrowed"] = len(main.shown)
+        seen["same"] = before == {k.value: c.width for k, c in table.columns.items()}
+        await pilot.press("enter")
+        await select(pilot, "r:team/calls")
+        seen["fixed"] = table.fixed_columns
+        seen["first"] = next(iter(table.columns)).value
+        seen["detail"] = str(main.query_one("#detail").render())
+        await pilot.press("question_mark")
+        await pilot.pause()
+        seen["dialog"] = before == {k.value: c.width for k, c in table.columns.items()}
+
+    drive(scenario, size=(80, 30))
+    assert seen["narrowed"] < 6 and seen["same"] and seen["dialog"]
+    assert seen["fixed"] == 1 and seen["first"] == "name"
+    for words in ("mode: async", "delivery: best_effort", "where: tool_name=Bash", "to: file "):
+        assert words in seen["detail"], seen["detail"]

@@ -24,10 +24,11 @@ the spool (spool.py, whose entries name the agent that wrote them), the reconcil
 guarantees (commands/reconcile.py), the hook's raw-byte field scan (hook.py).
 
 Adding an agent: a new package `agents/<name>/` with its `adapter.py` (and its own
-modules behind it), its tests under tests/agents/, and its face, one entry in
-index.AGENTS (an agent registered at run time, like the tests' toy, is
-`register(face)`). `ways hook sensors --agent <name>` then serves it and
-`ways reconcile --agent <name>` wires it; nothing else changes.
+modules behind it; what every adapter shares is in agents/kit/: the adapter base, the
+bounded session-file reader, the builder and replay scaffolding), its tests under
+tests/agents/, and its face, one entry in index.AGENTS (an agent registered at run
+time, like the tests' toy, is `register(face)`). `ways hook sensors --agent <name>`
+then serves it and `ways reconcile --agent <name>` wires it; nothing else changes.
 """
 
 import sys

@@ -20,7 +20,7 @@ def idle_seconds(default: float) -> float:
 
     config, _ = read_config()
     ways = _ways if isinstance(_ways := config.get("ways"), dict) else {}
-    value = ways.get("dispatch_idle_seconds")
+    value = ways.get("dispatch_idle_seconds")  # settings.DISPATCH_IDLE
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400:
         return float(value)
     return default

@@ -199,6 +199,35 @@ def adapter_of(name: str) -> agents.Adapter:
 
 
 def run(args: argparse.Namespace) -> int:
+    code = _wire(args)
+    if code == 0 and not args.remove:
+        print(enabled_summary(args.project))
+    return code
+
+
+def enabled_summary(project: str | None) -> str:
+    """How many rules the hook will act on; with none, the one command that changes it
+    (a wired hook with no enabled rule records nothing, by design, and says nothing)."""
+    from ..layers import load
+
+    cat = load(os.path.abspath(project) if project else None)
+    on = [
+        f"{s.name}/{r.name}"
+        for s in cat.sensors.values()
+        if s.spec.enabled
+        for r in s.rules.values()
+        if r.rule.enabled
+    ]
+    if not on:
+        return (
+            "no rule is enabled, so nothing is recorded yet; turn on the shipped audit "
+            "sensor with: ways settings set ways.sensors.audit.enabled true"
+        )
+    shown = ", ".join(on[:5]) + (f" and {len(on) - 5} more" if len(on) > 5 else "")
+    return f"{len(on)} rule(s) enabled: {shown}"
+
+
+def _wire(args: argparse.Namespace) -> int:
     name = getattr(args, "agent", None) or agents.DEFAULT
     if name != "all":
         return _reconcile(name, adapter_of(name), args, args.settings)

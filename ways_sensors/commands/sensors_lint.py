@@ -5,8 +5,11 @@ or folders): those files alone, each validated on its own.
 
 JSON (stable): {"ok": bool, "sensors": [names that loaded],
   "errors": [problem], "warnings": [problem]}
-  problem = {"severity", "file", "line", "sensor", "rule", "layer", "message"}
-Human output: `file:line: error|warning: [sensor/rule:] message`, one per line.
+  problem = {"severity", "file", "line", "column", "sensor", "rule", "layer", "message"}
+  (column: 1-based, or null where only the line is known)
+Human output: `file:line[:column]: error|warning: [sensor/rule:] message`, one per line.
+Every mistake of a file is reported in one run, each on the line (and column) of the
+key or value at fault (specerrors.py).
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ def run(args: argparse.Namespace) -> int:
         from ..layers import load
 
         cat = load(args.project)
-    problems = lint(cat)
+    problems = lint(cat, config=not args.paths)
+    if args.check_targets:
+        from ..lint import target_problems
+
+        problems += target_problems(cat)
     errors = [p for p in problems if p.severity == "error"]
     warnings = [p for p in problems if p.severity == "warning"]
     if args.json:
@@ -45,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     for p in errors + warnings:
         where = f"{p.sensor}/{p.rule}: " if p.rule else ""
         sev = table.paint(p.severity, "red" if p.severity == "error" else "yellow")
-        print(f"{p.path}:{p.line}: {sev}: {where}{p.message}")
+        column = f":{p.column}" if p.column else ""
+        print(f"{p.path}:{p.line}{column}: {sev}: {where}{p.message}")
     valid = ", ".join(sorted(cat.sensors)) or "none"
     print(f"{len(errors)} error(s), {len(warnings)} warning(s); valid sensors: {valid}")
     return INVALID if errors else 0

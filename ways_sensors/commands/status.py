@@ -4,9 +4,17 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
   "events_log": path, "redaction_key": "ok" | "missing (created on first use)" |
-  "refused: <why>", "spool_faults": {"torn", "corrupt"}, "evidence": [{"rule",
-  "witness_conflicts", "witness_cosigned", "witness_resyncs", "witness_errors",
-  "checkpoint_errors"}] (rules with any)}
+  "refused: <why>", "spool_faults": {"torn", "corrupt"}, "refused": [{"file", "line",
+  "layer", "sensor", "rule", "enabled"}], "not_recording": [reason, ...],
+  "evidence": [{"rule", "witness_conflicts", "witness_cosigned", "witness_resyncs",
+  "witness_errors", "checkpoint_errors"}] (rules with any)}
+
+Refused sensor files come first: a file that breaks the spec is refused whole and its
+rules record nothing, so the first line names how many, which (file:line) and the
+command that shows why. Exit NOT_RECORDING (6) while an enabled sensor's file is
+refused, or a rule is `gone` (counted, no longer defined) while a session's dispatcher
+runs (`not_recording` lists why); else 0. `--prometheus` always exits 0 (its
+`refused_files` gauge says it).
 
 A witness conflict is an alarm, printed as ALARM below the table: a
 witness refused one of the rule's checkpoints (409) because it holds another history
@@ -32,9 +40,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 from .. import counters, table
+from ..errors import NOT_RECORDING
 from ..services import status as service
 from ..spoolread import read_faults
 
@@ -53,13 +63,19 @@ def run(args: argparse.Namespace) -> int:
 
         print(metrics.render(), end="")
         return 0
-    data: dict[str, Any] = service.snapshot().as_json()
+    snap = service.snapshot()
+    code = NOT_RECORDING if snap.not_recording else 0
+    data: dict[str, Any] = snap.as_json()
     rules = data["rules"]
     data["spool_faults"] = read_faults()
     data["evidence"] = evidence()
     if args.json:
         print(json.dumps({**data, "state": retention.usage()}, indent=2))
-        return 0
+        return code
+    first = snap.refused_line()
+    if first:
+        print(first)
+        print()
     headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
     rows = [
         [r["rule"], {True: "on", False: "off", None: "gone"}[r["enabled"]]]
@@ -83,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
             "their dispatcher restarts at their next hook event or any session start"
         )
     for d in data["dead_letters"]:
-        print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}")
+        older = " (and its .1)" if os.path.exists(d["path"] + ".1") else ""
+        print(f"{d['rule']}: {d['count']} record(s) refused for good, kept in {d['path']}{older}")
     print(f"redaction key: {data['redaction_key']}")
     faults = data["spool_faults"]
     if any(faults.values()):
@@ -101,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
             )
     print(f"failures are logged in {data['events_log']}")
     print(retention.describe(retention.usage()))
-    return 0
+    gone = [r for r in snap.not_recording if r.endswith(" gone")]
+    if gone:
+        print(f"rules gone while sessions run: {', '.join(g[:-5] for g in gone)}")
+    return code
 
 
 EVIDENCE = ("witness_conflicts", "witness_cosigned", "witness_resyncs", "witness_errors",

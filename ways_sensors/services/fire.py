@@ -4,8 +4,19 @@ The record is built from a hook payload as the agent sends it, or a bare `data`
 object (by default the agent adapter's example payload for the section), and goes through the same
 `finish` (masking, a chain of its own) and delivery.attempt (target and watchdog) as
 every other path, but not into the counters and never into a dead-letter file: a fire
-is a test. Fire records carry session id `ways-fire`, so they never enter a real
-session's chain. `ways sensors fire` and the sensors tab's `f` both come through here.
+is a test. `ways sensors fire` and the sensors tab's `f` both come through here.
+
+What a fire does, plainly:
+* Each fire is a session of its own, `ways-fire-<UTC time>-<random>`: its records are
+  marked `test: true` and chained from rule_seq 1, so a chained file it writes to (a
+  shared one, or the rule's per-session path) still passes `ways sensors verify`, and
+  it never enters a real session's chain.
+* `where` is not applied: the record goes to each rule whatever its conditions say
+  (FireResult.where says whether the rule has any), since a fire tests the target.
+* Disabled rules (or every rule of a disabled sensor) are skipped unless asked for
+  (`include_disabled`; the CLI's --include-disabled, the tab's `f` on one rule's row).
+* One vocabulary with the README and the tab: each attempt is `delivered`, `refused`
+  (the consumer said no or could not be reached; retryable or permanent) or `timed out`.
 """
 
 from __future__ import annotations
@@ -23,7 +34,15 @@ from ..records import WAY_EVENT, Draft, envelope, way_event
 from ..spec import SECTIONS
 from ..targets import ACCEPTED
 
-SESSION = "ways-fire"
+SESSION = "ways-fire"  # the prefix of every fire's own session id
+
+
+def session_id() -> str:
+    """A fresh session for one fire: its chain starts at rule_seq 1, alone."""
+    import os
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"{SESSION}-{stamp}-{os.urandom(4).hex()}"
 
 
 @dataclass(frozen=True)
@@ -40,15 +59,36 @@ class FireResult:
     duration_ms: float
     timeout_s: float
     at: float = 0.0  # unix time the attempt ended
+    where: bool = False  # the rule has `where` conditions (not applied by a fire)
+    session_id: str = ""
 
     @property
     def accepted(self) -> bool:
         return self.outcome == ACCEPTED
 
+    @property
+    def result(self) -> str:
+        """`delivered`, `timed out` or `refused`: the README's and the tab's words."""
+        if self.accepted:
+            return "delivered"
+        return "timed out" if self.cause == "timeout" else "refused"
+
+    def describe(self) -> str:
+        """`delivered`, `timed out`, or `refused (why, retryable|permanent)`."""
+        if self.result != "refused":
+            return self.result
+        why = (
+            self.detail
+            if self.cause == "refused"
+            else ": ".join(x for x in (self.cause, self.detail) if x)
+        )
+        return f"refused ({why}, {self.outcome})" if why else f"refused ({self.outcome})"
+
     def as_json(self) -> dict[str, Any]:
         """One entry of `ways sensors fire --json` (stable; `at` is not part of it)."""
         return {
             "rule": self.rule,
+            "result": self.result,
             "outcome": self.outcome,
             "cause": self.cause,
             "detail": self.detail,
@@ -56,6 +96,9 @@ class FireResult:
             "killed": self.killed,
             "duration_ms": self.duration_ms,
             "timeout_s": self.timeout_s,
+            "where_applied": False,
+            "has_where": self.where,
+            "session_id": self.session_id,
         }
 
 
@@ -63,6 +106,7 @@ class FireResult:
 class Fired:
     records: list[dict[str, Any]]  # every record built, as the consumer receives it
     results: list[FireResult] = field(default_factory=list)  # empty on a dry run
+    skipped: list[str] = field(default_factory=list)  # disabled rules not fired
 
     @property
     def accepted(self) -> bool:
@@ -94,6 +138,7 @@ def fire(
     data: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
     dry_run: bool = False,
     cat: Catalog | None = None,
+    include_disabled: bool = False,
 ) -> Fired:
     """Fire `section` at `target` (sensor, or sensor/rule): every rule of it selecting
     the section gets the record(s); `dry_run` builds them and stops before dispatch.
@@ -113,13 +158,25 @@ def fire(
     ]
     if not rules:
         raise UsageError(f"no rule of {target} selects {section}")
+    skipped = []
+    if not include_disabled:
+        on = [r for r in rules if sensor.spec.enabled and r.rule.enabled]
+        skipped = [f"{sensor.name}/{r.name}" for r in rules if r not in on]
+        if not on:
+            raise UsageError(
+                f"{target}: every rule selecting {section} is disabled",
+                hint="--include-disabled fires them anyway",
+            )
+        rules = on
     if data is None:
         data = agents.adapter(agents.DEFAULT).example(section)
     made = drafts(section, data() if callable(data) else data)
     if not made:
         raise UsageError(f"the input gives no {section} record")
     try:
-        return _send(sensor.name, rules, made, cat.project, dry_run)
+        fired = _send(sensor.name, rules, made, cat.project, dry_run)
+        fired.skipped.extend(skipped)
+        return fired
     finally:
         from ..targets import http
 
@@ -129,19 +186,21 @@ def fire(
 def _send(
     sensor: str, rules: list[LoadedRule], made: list[Draft], project: str, dry_run: bool
 ) -> Fired:
+    from ..chain import GENESIS
+
     records: list[dict[str, Any]] = []
     results: list[FireResult] = []
+    sid = session_id()
     for rule in rules:
+        prev = GENESIS
         for i, d in enumerate(made, 1):
-            rec = envelope(d, i, SESSION, project)
-            out, _ = finish(rec, sensor, rule, i, "0" * 64, test=True)
+            rec = envelope(d, i, sid, project)
+            out, prev = finish(rec, sensor, rule, i, prev, test=True)
             records.append(out)
             if dry_run:
                 continue
             t0 = time.monotonic()
-            outcome = delivery.attempt(
-                sensor, rule, [out], session=SESSION, tally=None, origin="fire"
-            )
+            outcome = delivery.attempt(sensor, rule, [out], session=sid, tally=None, origin="fire")
             ms = (time.monotonic() - t0) * 1000
             results.append(
                 FireResult(
@@ -154,6 +213,8 @@ def _send(
                     round(ms, 1),
                     rule.rule.timeout_s,
                     time.time(),
+                    bool(rule.rule.where),
+                    sid,
                 )
             )
     return Fired(records, results)

@@ -7,9 +7,8 @@ field when the sensor comes from a lower layer, after validating the merge the w
 would produce; every write goes through yamlwrite.py. A rule created here starts
 `enabled: false` and waits for its preview; every set and unset passes the merged
 sensor before and after through the preview gate (previews.refuse_enabling), so no
-key, whole rule or sensor flag switches an unseen rule on. `ways.project_sensors` lives
-in the user's config.yaml only, and takes named folders: never an empty one, which a
-path join would turn into the current folder.
+key, whole rule or sensor flag switches an unseen rule on. The keys that live in the
+user's config.yaml only (`ways.project_sensors`, ...) are set by user_config.py.
 """
 
 from __future__ import annotations
@@ -23,9 +22,7 @@ from .. import previews, roots, yamlwrite
 from ..errors import InvalidError, OverriddenError, UsageError
 from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
 from ..settings import (
-    METRICS_TEXTFILE,
-    PROJECT_SENSORS,
-    RETENTION_ABANDONED,
+    CONFIG_KEYS,
     Key,
     all_keys,
     describe,
@@ -35,7 +32,7 @@ from ..settings import (
     plain,
 )
 from ..spec import SpecError
-from . import project_folder
+from . import project_folder, user_config
 
 LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
 
@@ -116,31 +113,12 @@ def parse_value(text: str) -> Any:
 
 def resolve(key: Key, cat: Catalog) -> Setting:
     """The key's effective value, the layer and file that set it, and its default."""
-    if key.text == PROJECT_SENSORS:
+    if key.text in CONFIG_KEYS:
         cfg, _ = read_config()
-        found, value = dig(cfg, ("ways", "project_sensors"))
-        return Setting(
-            key.text,
-            value if found else [],
-            "user" if found else "default",
-            [],
-            roots.config_file(),
-        )
-    if key.text == METRICS_TEXTFILE:
-        cfg, _ = read_config()
-        found, value = dig(cfg, ("ways", "metrics_textfile"))
-        return Setting(
-            key.text,
-            value if found else None,
-            "user" if found else "default",
-            None,
-            roots.config_file(),
-        )
-    if key.text == RETENTION_ABANDONED:
-        cfg, _ = read_config()
-        found, value = dig(cfg, tuple(RETENTION_ABANDONED.split(".")))
+        found, value = dig(cfg, tuple(key.text.split(".")))
+        default = CONFIG_KEYS[key.text][0]
         layer = "user" if found else "default"
-        return Setting(key.text, value if found else "7d", layer, "7d", roots.config_file())
+        return Setting(key.text, value if found else default, layer, default, roots.config_file())
     sensor = cat.sensors.get(key.sensor or "")
     if sensor is None:
         raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
@@ -172,18 +150,10 @@ def list_settings(project: str | None = None) -> list[Setting]:
 
 def help_for(key: str) -> KeyHelp:
     parsed = parse_key(key)
-    if parsed.info is not None:
-        kind = describe(parsed.info.type)
-    elif parsed.text == PROJECT_SENSORS:
-        kind = "a list of project folders"
-    elif parsed.text == METRICS_TEXTFILE:
-        kind = "an absolute file path (or ~/...), e.g. <textfile directory>/ways.prom"
-    elif parsed.text == RETENTION_ABANDONED:
-        return KeyHelp(
-            parsed.text, "a duration: 12h, 7d, 2w or seconds; at least 1h", "7d", parsed.help
-        )
-    else:
-        kind = "a YAML mapping"
+    if parsed.text in CONFIG_KEYS:
+        default, kind, _ = CONFIG_KEYS[parsed.text]
+        return KeyHelp(parsed.text, kind, default, parsed.help)
+    kind = describe(parsed.info.type) if parsed.info is not None else "a YAML mapping"
     return KeyHelp(parsed.text, kind, parsed.default, parsed.help)
 
 
@@ -241,103 +211,13 @@ def _validate_with(
     previews.refuse_enabling(sensor_name, before, after)
 
 
-def _project_folders(value: Any, current: Any) -> list[str]:
-    """The new `ways.project_sensors` list: `value` is one folder to add or the whole
-    list. An empty or blank name is refused: joined to a path it means the current one."""
-    refused = InvalidError(
-        f"{PROJECT_SENSORS} takes a list of folders (or one folder to add); "
-        "an empty name is refused, since it would trust the current folder",
-        hint=f"name the folder: ways settings set {PROJECT_SENSORS} /path/to/project",
-    )
-    if isinstance(value, str):
-        if not value.strip():
-            raise refused
-        if current is None:
-            current = []
-        if not isinstance(current, list):
-            raise InvalidError(
-                f"{roots.config_file()}: {PROJECT_SENSORS} is not a list of folders",
-                hint=f"set the whole list: ways settings set {PROJECT_SENSORS} '[DIR, ...]'",
-            )
-        value = [*current, value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise refused
-    return list(dict.fromkeys(os.path.abspath(os.path.expanduser(v)) for v in value))
-
-
-def _set_project_sensors(value: Any, project: str | None) -> SetResult:
-    if project:
-        raise UsageError(
-            "ways.project_sensors lives in your user config.yaml only: a project "
-            "cannot allow itself",
-            hint="run it without --project",
-        )
-    cfg, problem = read_config()
-    if problem:
-        raise InvalidError(f"{roots.config_file()}: {problem.message}")
-    folders = _project_folders(value, dig(cfg, ("ways", "project_sensors"))[1])
-    yamlwrite.set_value(roots.config_file(), ["ways", "project_sensors"], folders)
-    return SetResult(PROJECT_SENSORS, folders, roots.config_file())
-
-
-_REFUSED = {
-    "inside_state_root": "inside the state root",
-    "inside_config_root": "inside the config root",
-    "inside_cache_root": "inside the cache root",
-    "not_a_regular_file": "not a regular file",
-    "not_a_metrics_file": "a file that is not a metrics textfile of ours",
-}
-
-
-def _set_metrics_textfile(value: Any, project: str | None) -> SetResult:
-    from ..metrics import RefusedPath, check_path, textfile_path
-
-    if project:
-        raise UsageError(f"{METRICS_TEXTFILE} lives in your user config.yaml only")
-    try:
-        if not isinstance(value, str) or not textfile_path({"ways": {"metrics_textfile": value}}):
-            raise ValueError(f"{METRICS_TEXTFILE} takes a file path")
-    except ValueError as exc:
-        raise InvalidError(
-            str(exc), hint=f"ways settings set {METRICS_TEXTFILE} ~/x.prom"
-        ) from None
-    try:  # the dispatchers would refuse it anyway; say so now
-        check_path(os.path.expanduser(value))
-    except RefusedPath as exc:
-        raise InvalidError(
-            f"{METRICS_TEXTFILE}: {value} is {_REFUSED.get(exc.reason, exc.reason)}, "
-            "which the textfile would replace",
-            hint="name a file of its own, e.g. <textfile collector folder>/ways.prom",
-        ) from None
-    except OSError:
-        pass  # unreadable now; the dispatcher checks again before each write
-    yamlwrite.set_value(roots.config_file(), ["ways", "metrics_textfile"], value)
-    return SetResult(METRICS_TEXTFILE, value, roots.config_file())
-
-
-def _set_retention(value: Any, project: str | None) -> SetResult:
-    from ..retention import parse_age
-
-    if project:
-        raise UsageError(f"{RETENTION_ABANDONED} lives in your user config.yaml only")
-    try:
-        parse_age(value)
-    except ValueError as exc:
-        raise InvalidError(str(exc), hint=f"ways settings set {RETENTION_ABANDONED} 7d") from None
-    yamlwrite.set_value(roots.config_file(), RETENTION_ABANDONED.split("."), value)
-    return SetResult(RETENTION_ABANDONED, value, roots.config_file())
-
-
 def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     """Write `value` (already parsed: parse_value) at the user layer or `project`'s."""
     parsed = parse_key(key)
     project = project_folder(project)
-    if parsed.text == PROJECT_SENSORS:
-        return _set_project_sensors(value, project)
-    if parsed.text == METRICS_TEXTFILE:
-        return _set_metrics_textfile(value, project)
-    if parsed.text == RETENTION_ABANDONED:
-        return _set_retention(value, project)
+    if parsed.text in user_config.SETTERS:
+        value, path = user_config.SETTERS[parsed.text](value, project)
+        return SetResult(parsed.text, value, path)
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
@@ -410,7 +290,7 @@ def _overridden(
 def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
     project = project_folder(project)
-    if parsed.text in (PROJECT_SENSORS, METRICS_TEXTFILE, RETENTION_ABANDONED):
+    if parsed.text in CONFIG_KEYS:
         if project:
             raise UsageError(f"{parsed.text} lives in your user config.yaml only")
         path = parsed.text.split(".")

@@ -4,7 +4,9 @@ A snapshot holds every rule's counters (counters.py: the totals the dispatchers 
 the blocking path add), rules that have counters but no longer exist ("gone"), the
 live dispatchers (a session whose `dispatch.lock` someone holds), the sessions still
 owed records, the dead-letter files with their counts, the redaction key's state, and
-the last lines of the content-free events log. Reading it takes no lock that a
+the last lines of the content-free events log, and the sensor files refused (a refused
+file records nothing: `ways status` names it first and exits NOT_RECORDING). Reading
+it takes no lock that a
 dispatcher waits for, so the sensors tab can take one about once a second.
 """
 
@@ -14,9 +16,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import counters, delivery, metrics
+from .. import counters, delivery, metrics, refusals
 from ..layers import Catalog, load
 from ..layout import Layout, rule_key, rule_label, split_rule_key
+from ..refusals import Refusal
 
 KINDS = counters.KINDS
 
@@ -71,6 +74,26 @@ class Snapshot:
     events_log: str
     redaction_key: str  # "ok", "missing (created on first use)" or "refused: <why>"
     events: list[str] = field(default_factory=list)  # the last lines, oldest first
+    refused: list[Refusal] = field(default_factory=list)  # sensor files refused (refusals.py)
+
+    @property
+    def not_recording(self) -> list[str]:
+        """Why `ways status` exits NOT_RECORDING: an enabled sensor file refused, or a
+        rule gone (counted, no longer defined) while a session's dispatcher runs."""
+        why = [f"{r.file}:{r.line} refused" for r in self.refused if r.enabled]
+        if self.dispatchers:
+            why += [f"{r.rule} gone" for r in self.rules if r.enabled is None]
+        return why
+
+    def refused_line(self) -> str | None:
+        """The first line of `ways status` and the tab when a file is refused."""
+        if not self.refused:
+            return None
+        files = ", ".join(f"{r.file}:{r.line}" for r in self.refused)
+        return (
+            f"{len(self.refused)} sensor file(s) refused, recording nothing they define: "
+            f"{files}; `ways sensors lint` shows why"
+        )
 
     def rule(self, rule_id: str) -> RuleStatus | None:
         """The status of `sensor/rule`, or None."""
@@ -88,6 +111,8 @@ class Snapshot:
             "dead_letters": [d.as_json() for d in self.dead_letters],
             "events_log": self.events_log,
             "redaction_key": self.redaction_key,
+            "refused": [r.as_json() for r in self.refused],
+            "not_recording": self.not_recording,
         }
 
 
@@ -185,4 +210,5 @@ def snapshot(
         events_log=layout.events_log(),
         redaction_key=redaction_key(),
         events=tail(layout.events_log(), events_tail),
+        refused=refusals.of(cat),
     )

@@ -22,8 +22,11 @@ whole, and a consumer may see a record twice (at-least-once). The worker (worker
 passes batches as the rule's `batch:` allows; the blocking path and `fire` pass one
 record. What each kind does with more than one: file appends all lines in one write();
 command sends all lines on one stdin (with `input: args`, one run per record); http
-posts one request per batch in its `format` (a JSON array or NDJSON) when the rule is
-batched, else one request per record; otlp one request per batch. `ctx` holds the
+posts one request per batch in its `format` (a JSON array, NDJSON or HEC envelopes)
+when the rule is batched, else one request per record; otlp one request per batch.
+What a record becomes on the wire (the record itself, an OCSF event, an ECS document, a
+HEC envelope) is the format layer's (formats/): a target picks a format by name and
+frames what it makes; no format knows a transport. `ctx` holds the
 placeholders `session_id`, `sensor`, `rule` and `date` (the first record's; file takes
 each record's own date), and `max_records`, the rule's batch size (above 1: the rule
 is batched). A consumer that accepts a batch but drops part of it (OTLP's
@@ -38,7 +41,7 @@ supported instead of "unknown field". Moving a kind from PLANNED to TARGETS ship
 
 from __future__ import annotations
 
-from . import command, file, http, otlp
+from . import command, file, http, otlp, syslog
 from .base import (
     ACCEPTED,
     ERROR,
@@ -56,6 +59,7 @@ TARGETS: dict[str, Target] = {
     "http": http,
     "command": command,
     "otlp": otlp,
+    "syslog": syslog,
 }
 PLANNED: tuple[str, ...] = ()
 

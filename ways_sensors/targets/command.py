@@ -1,8 +1,9 @@
 """The `command` target: run argv without a shell; exit 0 is acceptance.
 
 The record goes on stdin as one JSON line (`input: stdin`, the default) or as the last
-argument (`input: args`). A batch goes on one stdin, one line per record, or as one
-run per record with `input: args`. stdout and stderr go to /dev/null: a consumer's
+argument (`input: args`), as it is or mapped (`format: ocsf` or `ecs`, formats/). A
+batch goes on one stdin, one line per record, or as one run per record with
+`input: args`. stdout and stderr go to /dev/null: a consumer's
 chatter never reaches a terminal or Claude Code.
 
 Killing at the deadline takes every descendant, not only the process group: a
@@ -46,6 +47,10 @@ class CommandTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
     argv: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
     input: Literal["stdin", "args"] = "stdin"
+    format: Annotated[
+        Literal["json", "ocsf", "ecs"],
+        Meta(description="each record as it is (json), an OCSF event or an ECS document"),
+    ] = "json"
     env: dict[str, str] = {}
     cwd: str | None = None
 
@@ -205,6 +210,10 @@ def _run(
 def deliver(
     spec: CommandTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
 ) -> Outcome:
+    if spec.format != "json":
+        from .. import formats
+
+        batch = [Item(i.record, formats.encode(spec.format, i.record, i.line)) for i in batch]
     if spec.input != "args":
         return _run(spec, list(spec.argv), b"".join(i.line + b"\n" for i in batch), deadline)
     outcome = accepted()

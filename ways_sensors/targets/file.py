@@ -16,7 +16,9 @@ new files 0600, since they hold session content. Folders that already exist are 
 as they are: they are the user's.
 A batch's lines for one file are written with one `write()` on an O_APPEND descriptor,
 so concurrent writers (several sessions, the blocking path) never interleave.
-`format: text` writes one readable line: time, section, agent, and a summary.
+`format` picks each line's document (formats/): `json`, the record as it is (the
+default, and the only one `ways sensors verify` reads); `text`, one readable line;
+`ocsf` or `ecs`, the record mapped for a SIEM (docs/security.md).
 
 Failures: a path that is a folder, runs through a file, is too long, loops, or is
 refused by permissions or a read-only file system is permanent (the same write can
@@ -28,17 +30,15 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
 from ..roots import makedirs_private
-from ..utf8 import ERRORS
 from .base import ERROR, TIMEOUT, Item, Outcome, accepted, permanent, retryable
 
 
@@ -46,11 +46,25 @@ class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     """Append one line per record to a file; placeholders {session_id} {date} {sensor} {rule}."""
 
     path: Annotated[str, Meta(min_length=1)]
-    format: Literal["json", "text"] = "json"
+    format: Annotated[
+        Literal["json", "text", "ocsf", "ecs"],
+        Meta(
+            description="each line: the record (json), a readable line (text), an OCSF "
+            "event or an ECS document (docs/security.md)"
+        ),
+    ] = "json"
 
     def __post_init__(self) -> None:
         if not (self.path.startswith("/") or self.path.startswith("~")):
             raise ValueError("a file target's path must be absolute or start with ~")
+        for name in _PLACEHOLDER_RE.findall(self.path):
+            if name not in PLACEHOLDERS:  # else a folder literally named {sesion_id}
+                import difflib
+
+                close = difflib.get_close_matches(name, PLACEHOLDERS, n=1)
+                hint = f": did you mean {{{close[0]}}}?" if close else ""
+                known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+                raise ValueError(f"unknown placeholder {{{name}}}{hint} (the path takes {known})")
 
 
 Spec = FileTarget
@@ -76,6 +90,7 @@ PERMANENT_ERRNOS = frozenset(
 
 
 PLACEHOLDERS = ("session_id", "date", "sensor", "rule")
+_PLACEHOLDER_RE = re.compile(r"\{([^{}/]*)\}")
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
@@ -109,30 +124,6 @@ def expand(path: str, ctx: Mapping[str, str]) -> str:
     if not os.path.isabs(out):
         raise UnsafePath("the path is not absolute")
     return out
-
-
-def text_line(record: dict[str, Any]) -> str:
-    data = record.get("data") or {}
-    section = record.get("section", "")
-    if section in ("tool_call", "tool_result"):
-        detail = (
-            data.get("input")
-            if section == "tool_call"
-            else (data.get("output") if data.get("status") == "success" else data.get("error"))
-        )
-        summary = f"{data.get('tool_name')} {data.get('status', '')} ".replace("  ", " ")
-        summary += json.dumps(detail, ensure_ascii=False, default=str)[:2000]
-    elif section in ("user_prompt", "assistant_response", "queued_message"):
-        summary = str(data.get("prompt") or data.get("text") or "")[:2000]
-    else:
-        summary = json.dumps(
-            {k: v for k, v in data.items() if k != "extra"}, ensure_ascii=False, default=str
-        )
-    agent = record.get("agent_type", "")
-    if record.get("agent_id"):
-        agent += f"({record['agent_id']})"
-    line = f"{record.get('timestamp')} #{record.get('rule_seq')} {section} {agent} {summary}"
-    return line.replace("\r", "\\r").replace("\n", "\\n")
 
 
 class LockTimeout(Exception):
@@ -204,17 +195,19 @@ def deliver(
     if time.monotonic() >= deadline:
         return retryable(TIMEOUT, "deadline passed before the write")
     by_path: dict[str, bytearray] = {}  # one write per file; {date} may differ per record
+    if spec.format != "json":
+        from .. import formats  # only when mapping: the blocking path writes json as it is
     for record, line in batch:
         date = str(record.get("timestamp") or "")[:10] or ctx.get("date", "")
         try:
             path = expand(spec.path, {**ctx, "date": date})
         except UnsafePath as exc:
             return permanent(ERROR, str(exc))
-        text = text_line(record).encode("utf-8", ERRORS) if spec.format == "text" else line
-        by_path.setdefault(path, bytearray()).extend(text + b"\n")
+        doc = line if spec.format == "json" else formats.encode(spec.format, record, line)
+        by_path.setdefault(path, bytearray()).extend(doc + b"\n")
     for path, data in by_path.items():
         try:
-            _append(path, bytes(data), deadline, spec.format == "json")
+            _append(path, bytes(data), deadline, spec.format != "text")
         except LockTimeout:
             return retryable(TIMEOUT, "the file stayed locked by another writer")
         except OSError as exc:

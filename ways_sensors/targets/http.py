@@ -9,6 +9,12 @@ One request per record, its body the record's JSON object, unless the rule is ba
     ndjson   one record per line, each ending in a newline,
              content-type application/x-ndjson
 
+    ocsf, ecs    each record as an OCSF event or an ECS document (formats/); a batch
+                 is a JSON array of them
+    splunk_hec   each record in a Splunk HEC envelope; a batch is the envelopes one
+                 per line, one request, batched or not; HEC's answers are read as
+                 targets/hec.py says (codes, channel, indexer acknowledgement)
+
 A `content-type` header in the spec wins. The whole batch is one outcome: a refusal
 retries or parks every record of it (delivery.py).
 
@@ -21,7 +27,10 @@ response body are read (raw, never decompressed), the rest is discarded with the
 connection: a consumer answering gigabytes costs nothing.
 
 Failures: connection errors, timeouts, 408, 429 and 5xx are retryable (with the
-server's `Retry-After` on 429 and 503, in seconds or as an HTTP date); an unset header
+server's `Retry-After` on 429 and 503, in seconds or as an HTTP date), and so are 401
+and 403 (detail `HTTP 401: credentials refused`): an expired token says nothing about
+the record, so the rule waits and tries again with the backoff, logging each attempt,
+rather than parking everything until the token is renewed; an unset header
 variable, a header value HTTP cannot carry, a redirect (never followed) and any other
 4xx are permanent. asyncio and httpx are imported at the first delivery, not with the
 registry.
@@ -52,10 +61,11 @@ class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     url: Annotated[str, Meta(pattern=r"^https?://")]
     headers: dict[str, str] = {}
     format: Annotated[
-        Literal["array", "ndjson"],
+        Literal["array", "ndjson", "ocsf", "ecs", "splunk_hec"],
         Meta(
-            description="a batched rule's request body: a JSON array of records, or "
-            "NDJSON (one record per line); an unbatched rule posts one JSON object"
+            description="the records as they are, a batch as a JSON array (array) or "
+            "one per line (ndjson); OCSF events or ECS documents (a batch as a JSON "
+            "array); Splunk HEC event envelopes (splunk_hec, docs/security.md)"
         ),
     ] = "array"
 
@@ -65,6 +75,7 @@ SECRET_FIELDS: tuple[str, ...] = ("headers",)
 
 BODY_CAP = 64 * 1024
 RETRYABLE_STATUS = frozenset({408, 429})
+AUTH_STATUS = frozenset({401, 403})  # retried with backoff: about the credential, not the record
 RETRY_AFTER_STATUS = frozenset({429, 503})
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _local = threading.local()
@@ -109,6 +120,8 @@ def classify(status: int, retry_after_header: str | None) -> Outcome:
     if 200 <= status < 300:
         return accepted(str(status))
     detail = f"HTTP {status}"
+    if status in AUTH_STATUS:  # an expired or revoked credential: the alarm is ours
+        return retryable(REFUSED, detail + ": credentials refused")
     if status >= 500 or status in RETRYABLE_STATUS:
         wait = retry_after(retry_after_header) if status in RETRY_AFTER_STATUS else None
         return retryable(REFUSED, detail, wait)
@@ -166,27 +179,67 @@ async def _post(url: str, headers: dict[str, str], body: bytes) -> tuple[int, st
         return resp.status_code, resp.headers.get("retry-after"), bytes(got)
 
 
-def _send(spec: HttpTarget, headers: dict[str, str], line: bytes, deadline: float) -> Outcome:
+def _send(
+    spec: HttpTarget, headers: dict[str, str], line: bytes, deadline: float, url: str = ""
+) -> Outcome:
+    outcome, _ = _exchange(spec, headers, line, deadline, url)
+    return outcome
+
+
+def _exchange(
+    spec: HttpTarget, headers: dict[str, str], line: bytes, deadline: float, url: str = ""
+) -> tuple[Outcome, bytes]:
+    """One request: its outcome and (at most BODY_CAP bytes of) the answer's body."""
     import asyncio
 
     import httpx
 
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        return retryable(TIMEOUT, "deadline passed before the request")
+        return retryable(TIMEOUT, "deadline passed before the request"), b""
     try:
-        status, wait, _ = _loop().run_until_complete(
-            asyncio.wait_for(_post(spec.url, headers, line), timeout=remaining)
+        status, wait, body = _loop().run_until_complete(
+            asyncio.wait_for(_post(url or spec.url, headers, line), timeout=remaining)
         )
     except asyncio.TimeoutError:
-        return retryable(TIMEOUT, "cut at the rule timeout")
+        return retryable(TIMEOUT, "cut at the rule timeout"), b""
     except (httpx.UnsupportedProtocol, httpx.InvalidURL, httpx.LocalProtocolError) as exc:
-        return permanent(ERROR, type(exc).__name__)  # the same request can never be sent
+        return permanent(ERROR, type(exc).__name__), b""  # the same request can never be sent
     except UnicodeError as exc:  # a header value HTTP cannot carry
-        return permanent(ERROR, type(exc).__name__)
+        return permanent(ERROR, type(exc).__name__), b""
     except Exception as exc:  # httpx.TransportError, OSError, ...: the consumer was unreachable
-        return retryable(ERROR, type(exc).__name__)
-    return classify(status, wait)
+        return retryable(ERROR, type(exc).__name__), b""
+    outcome = classify(status, wait)
+    if spec.format == "splunk_hec":
+        from . import hec
+
+        outcome = hec.refine(outcome, status, body)
+    return outcome, body
+
+
+def _send_hec(spec: HttpTarget, headers: dict[str, str], body: bytes, deadline: float) -> Outcome:
+    """One HEC request, then, when HEC answers with an ackId, its indexing confirmed
+    (targets/hec.py)."""
+    from . import hec
+
+    headers.setdefault("x-splunk-request-channel", hec.CHANNEL)
+    outcome, answer = _exchange(spec, headers, body, deadline)
+    ack_id = hec.answer(answer).get("ackId") if outcome.accepted else None
+    where = hec.ack_url(spec.url)
+    if not isinstance(ack_id, int) or where is None:
+        return outcome
+    wait = 0.05
+    query = b'{"acks":[%d]}' % ack_id
+    while True:
+        polled, answer = _exchange(spec, headers, query, deadline, where)
+        if polled.accepted and hec.acked(answer, ack_id):
+            return outcome
+        if not polled.accepted:
+            return polled
+        if time.monotonic() + wait >= deadline:
+            return retryable(TIMEOUT, f"HEC did not confirm ackId {ack_id} by the deadline")
+        time.sleep(wait)
+        wait = min(wait * 2, 1.0)
 
 
 def _batched(ctx: Mapping[str, str]) -> bool:
@@ -203,16 +256,26 @@ def deliver(
         headers = {k: expand_header(v) for k, v in spec.headers.items()}
     except MissingEnv as exc:
         return permanent(ERROR, f"header variable {exc.args[0]} is not set")
+    docs = [i.line for i in batch]
+    if spec.format in ("ocsf", "ecs", "splunk_hec"):
+        from .. import formats
+
+        docs = [formats.encode(spec.format, i.record, i.line) for i in batch]
+    if spec.format == "splunk_hec":
+        headers.setdefault("content-type", "application/json")
+        return _send_hec(spec, headers, formats.body(docs, "lines"), deadline)
     if _batched(ctx):
+        from .. import formats
+
         if spec.format == "ndjson":
             headers.setdefault("content-type", "application/x-ndjson")
-            return _send(spec, headers, b"".join(i.line + b"\n" for i in batch), deadline)
+            return _send(spec, headers, formats.body(docs, "lines"), deadline)
         headers.setdefault("content-type", "application/json")
-        return _send(spec, headers, b"[" + b",".join(i.line for i in batch) + b"]", deadline)
+        return _send(spec, headers, formats.body(docs, "array"), deadline)
     headers.setdefault("content-type", "application/json")
     outcome = accepted()
-    for item in batch:  # an unbatched rule's batch is one record; one request each anyway
-        outcome = _send(spec, headers, item.line, deadline)
+    for doc in docs:  # an unbatched rule's batch is one record; one request each anyway
+        outcome = _send(spec, headers, doc, deadline)
         if not outcome.accepted:
             break
     return outcome

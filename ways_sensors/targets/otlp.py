@@ -33,6 +33,8 @@ Responses, as the OTLP specification says:
                              is above 0 is still accepted, its count carried in
                              Outcome.rejected (counted as rejected, never retried)
     429, 502, 503, 504       retryable, honouring Retry-After (seconds or an HTTP date)
+    401, 403                 retryable with the backoff (an expired or revoked credential
+                             is an alarm about the consumer, not a verdict on the record)
     no connection, a torn    retryable (error); the deadline passing: retryable (timeout)
     response
     any other status         permanent (3xx are never followed); so is an unset header
@@ -77,6 +79,7 @@ LOGS_PATH = "/v1/logs"
 SERVICE_NAME = "ways-sensors"
 AGENT_NAME = "claude-code"  # the harness whose hooks produce the records
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
+AUTH_STATUS = frozenset({401, 403})  # retried with backoff: about the credential, not the record
 SEVERITY = {"INFO": 9, "WARN": 13}  # OTLP SeverityNumber
 
 
@@ -297,6 +300,8 @@ def classify(status: int, retry_after_header: str | None, body: bytes) -> Outcom
             return accepted(f"{status}, partial success: {count} rejected", rejected=count)
         return accepted(str(status))
     detail = f"HTTP {status}"
+    if status in AUTH_STATUS:  # an expired or revoked credential: the alarm is ours
+        return retryable(REFUSED, detail + ": credentials refused")
     if status in RETRYABLE_STATUS:
         return retryable(REFUSED, detail, retry_after(retry_after_header))
     if 300 <= status < 400:

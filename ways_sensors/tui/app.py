@@ -90,7 +90,8 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="top", markup=False)
         yield Input(placeholder="filter: rows narrow as you type; enter ends", id="filter")
-        yield SensorTable(cursor_type="row", zebra_stripes=True, id="table")
+        # the name column stays on screen when the table scrolls right
+        yield SensorTable(cursor_type="row", zebra_stripes=True, id="table", fixed_columns=1)
         yield Static(id="detail", markup=False)
         yield Static(id="message", markup=False)
         yield Static(id="live", markup=False)
@@ -132,8 +133,9 @@ class MainScreen(Screen[None]):
         self.shown = model.narrow(self.rows, filt)
         columns = list(model.COLUMNS)
         table.clear(columns=True)
+        width = model.widths(self.rows)
         for k, h in columns:
-            table.add_column(h, key=k)
+            table.add_column(h, key=k, width=width[k])
         for row in self.shown:
             table.add_row(*(styled(row, k) for k, _ in columns), key=row.key)
         keys = [r.key for r in self.shown]
@@ -269,15 +271,16 @@ class MainScreen(Screen[None]):
         rules = [row.rule] if row.rule else list(row.sensor_row.rules)
         shots = [(r.id, r.sections[0]) for r in rules if r.sections]
         self.say("firing " + ", ".join(f"{rid} ({sec})" for rid, sec in shots) + " ...")
-        self.fire_all(shots)
+        self.fire_all(shots, bool(row.rule))  # one rule's row asks for it, even disabled
 
     @work(thread=True, exclusive=True, group="fire")
-    def fire_all(self, shots: list[tuple[str, str]]) -> None:
+    def fire_all(self, shots: list[tuple[str, str]], include_disabled: bool = False) -> None:
         lines = []
         for rid, section in shots:
             try:
-                fired: Fired = fire(rid, section)
+                fired: Fired = fire(rid, section, include_disabled=include_disabled)
                 lines += [model.outcome_text(r) for r in fired.results]
+                lines += [f"{s}: skipped (disabled)" for s in fired.skipped]
             except WaysError as exc:
                 lines.append(f"{rid}: {exc.message}")
         self.app.call_from_thread(self.say, "\n".join(lines))

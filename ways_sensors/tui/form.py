@@ -26,6 +26,11 @@ from ..services import edit
 from .rows import home_short
 
 
+def on_off(name: str, value: bool) -> str:
+    """A checkbox's label, carrying its state in words (readable under NO_COLOR)."""
+    return f"{name}: {'yes' if value else 'no'}"
+
+
 class RuleForm(Screen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "save"),
@@ -78,7 +83,10 @@ class RuleForm(Screen[str | None]):
         wid = f"field-{f.name}"
         if f.kind == "bool":
             widget = Checkbox(
-                f.name, bool(value), id=wid, disabled=self.new and f.name == "enabled"
+                on_off(f.name, bool(value)),
+                bool(value),
+                id=wid,
+                disabled=self.new and f.name == "enabled",
             )
         elif f.kind == "choice":
             options = [(c, c) for c in f.choices]
@@ -129,6 +137,9 @@ class RuleForm(Screen[str | None]):
         self._changed(event.text_area.id, event.text_area.text)
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        f = self._field(event.checkbox.id)
+        if f is not None:  # the state in words: a checkbox shows it only by colour
+            event.checkbox.label = on_off(f.name, event.value)
         self._changed(event.checkbox.id, event.value)
 
     def on_select_changed(self, event: Select.Changed) -> None:

@@ -31,18 +31,18 @@ COUNTS = (  # (column key, heading, counter kind or "dead" for dead letters)
     ("lost", "LOST", "lost"),
     ("dead", "DEAD", "dead"),
 )
-COLUMNS = (  # where it goes and whether it works first; how it selects and sends after
+COLUMNS = (  # the rule, whether and how it sends, where to; the counts; how it selects
     ("name", "SENSOR / RULE"),
-    ("layer", "LAYER"),
     ("state", "STATE"),
+    ("mode", "MODE"),
+    ("delivery", "DELIVERY"),
+    ("timeout", "TIMEOUT"),
     ("target", "TARGET"),
+    ("layer", "LAYER"),
     ("off", "OFF-MACHINE"),
     *((k, h) for k, h, _ in COUNTS),
     ("sections", "SECTIONS"),
     ("where", "CONDITION"),
-    ("mode", "MODE"),
-    ("timeout", "TIMEOUT"),
-    ("delivery", "DELIVERY"),
     ("chain", "CHAIN"),
     ("redact", "REDACT"),
     ("fields", "FIELDS"),
@@ -117,7 +117,9 @@ def _rule_row(s: SensorRow, r: RuleRow, last: bool) -> Row:
         "off": r.off_text,
     }
     detail = (
-        f"{r.id}  {r.layer}: {file_shown(r.layer, r.file)}\n"
+        f"{r.id}  {_rule_state(r, s.enabled)}   {r.layer}: {file_shown(r.layer, r.file)}\n"
+        f"mode: {r.mode}   delivery: {r.delivery}   timeout: {r.timeout:g}s   "
+        f"chain: {'yes' if r.chain else 'no'}   redact: {r.redact}   fields: {r.fields}\n"
         f"sections: {', '.join(r.sections)}   where: {r.condition or 'every record'}\n"
         f"to: {home_short(r.destination)}"
     )
@@ -198,6 +200,17 @@ def count(rows: list[Row], snap: Snapshot) -> None:
             row.cells[k] = str(row.counts[k]) if row.counts else ""
 
 
+def widths(rows: list[Row]) -> dict[str, int]:
+    """Each column's width from every row (not the shown ones) and its heading, so the
+    columns keep their widths while the filter narrows the rows or a dialog is open."""
+    out = {}
+    for k, h in COLUMNS:
+        out[k] = max([len(h), *(len(r.cells.get(k, "")) for r in rows)])
+    for k, _, _ in COUNTS:
+        out[k] = max(out[k], 5)  # room for a count that grows while the tab is open
+    return out
+
+
 def narrow(rows: list[Row], text: str) -> list[Row]:
     """The rows whose text holds every word of `text` (case-insensitive)."""
     words = text.lower().split()
@@ -217,6 +230,9 @@ def live_lines(snap: Snapshot) -> list[str]:
     dead = sum(d.count for d in snap.dead_letters)
     if dead:
         lines[0] += f"   dead letters: {dead} in {len(snap.dead_letters)} file(s)"
+    refused = snap.refused_line()
+    if refused:
+        lines.insert(0, refused)
     if snap.events:
         lines += [event_line(e) for e in snap.events]
     else:
@@ -242,13 +258,7 @@ def event_line(line: str) -> str:
 
 def outcome_text(r: FireResult) -> str:
     """`delivered`, `refused (...)` or `timed out`, with the time it took and when."""
-    if r.accepted:
-        what = "delivered"
-    elif r.cause == "timeout":
-        what = "timed out"
-    else:
-        why = ": ".join(x for x in (r.cause, r.detail) if x)
-        what = f"refused ({why}, {r.outcome})" if why else f"refused ({r.outcome})"
+    what = r.describe()  # services/fire.py: the same words as `ways sensors fire`
     at = time.strftime("%H:%M:%S", time.localtime(r.at))
     return f"{r.rule}: {what} in {r.duration_ms:.0f} ms (timeout {r.timeout_s:g}s) at {at}"
 

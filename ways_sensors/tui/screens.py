@@ -1,13 +1,16 @@
 """The sensors tab's other screens: a rule's preview, the help, and two small dialogs.
 
 The preview is services/preview.py's, the same as `ways sensors test`: the records the
-rule would have sent on the project's newest recorded session (or the one named),
-masked, nothing dispatched; showing it marks the rule's preview seen.
+rule would have sent on the project's newest recorded session (or the one named by id
+or by its transcript's path), masked, nothing dispatched; showing it marks the rule's
+preview seen. Why the other records were not sent comes from services/explain.py, as
+`ways sensors explain` says it: the commonest reasons, counted.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import ClassVar
 
 from textual import work
@@ -18,6 +21,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Label, Static
 
 from ..errors import WaysError
+from ..services import explain
 from ..services.preview import Preview, preview, seen
 from .rows import home_short
 
@@ -124,7 +128,11 @@ class PreviewScreen(Screen[str | None]):
 
     def compose(self) -> ComposeResult:
         yield Static(f"Preview of {self.rule}: replaying ...", id="summary", markup=False)
-        yield Input(placeholder="session id (empty: the newest); enter replays it", id="session")
+        yield Input(
+            placeholder="a session id or a transcript file's path (empty: the newest); "
+            "enter replays it",
+            id="session",
+        )
         with VerticalScroll(id="records"):
             yield Static(id="sent", markup=False)
         yield Static(id="seen", markup=False)
@@ -139,12 +147,17 @@ class PreviewScreen(Screen[str | None]):
 
     @work(thread=True, exclusive=True, group="preview")
     def run_preview(self, session: str | None) -> None:
+        """`session` is an id, or a path to a session file (it holds a / or ends .jsonl)."""
+        path = None
+        if session and ("/" in session or session.endswith((".jsonl", ".json"))):
+            path, session = os.path.abspath(os.path.expanduser(session)), None
         try:
-            result = preview(self.rule, session=session, mark=False)
+            result = preview(self.rule, session=session, transcript=path, mark=False)
+            missed = explain.missed(self.rule, result.transcript)
         except WaysError as exc:
             self.app.call_from_thread(self.failed, exc)
             return
-        self.app.call_from_thread(self.show, result)
+        self.app.call_from_thread(self.show, result, missed)
 
     def failed(self, exc: WaysError) -> None:
         if not self.is_attached:  # dismissed while the replay ran
@@ -154,11 +167,12 @@ class PreviewScreen(Screen[str | None]):
             "s names another session; the rule stays as it is"
         )
 
-    def show(self, p: Preview) -> None:
+    def show(self, p: Preview, missed: list[tuple[str, int]] | None = None) -> None:
         if not self.is_attached:  # dismissed while the replay ran: not seen
             return
         self.result = p
-        self.query_one("#summary", Static).update(summary(p))
+        why = "".join(f"\n  {n} not sent: {reason}" for reason, n in (missed or [])[:3])
+        self.query_one("#summary", Static).update(summary(p) + why)
         body = "\n".join(json.dumps(r, indent=2, ensure_ascii=False) for r in p.sent[:SHOWN])
         if len(p.sent) > SHOWN:
             body += f"\n... {len(p.sent) - SHOWN} more: `ways sensors test {p.rule} --json`"

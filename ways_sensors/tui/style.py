@@ -4,7 +4,7 @@ CSS = """
 #top { height: 1; background: $boost; padding: 0 1; }
 #filter { height: 3; }
 #table { height: 1fr; }
-#detail { height: 3; padding: 0 1; color: $text-muted; }
+#detail { height: 4; padding: 0 1; color: $text-muted; }
 #message { height: auto; max-height: 4; padding: 0 1; color: $warning; }
 #live { height: 4; padding: 0 1; background: $boost; color: $text-muted; }
 NameDialog, ConfirmDialog, HelpScreen { align: center middle; }

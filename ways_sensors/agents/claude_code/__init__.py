@@ -11,4 +11,6 @@ wiring.py      what `ways reconcile` wires into `settings.json`, and where
 examples.py    example payloads per section (`ways sensors fire`)
 """
 
-NAME = "claude-code"
+from ...index import DEFAULT as NAME  # Claude Code is the default agent
+
+__all__ = ["NAME"]

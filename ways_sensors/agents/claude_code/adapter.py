@@ -8,10 +8,10 @@ and `offline_drafts`, `ways reconcile` wires through `settings_path`, `wire` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ...records import Draft
 from ..drafting import event_of
+from ..kit.adapter import Offline
 from . import NAME, examples
 from .builder import HANDLERS, Builder
 from .replay import Replay, find_transcript
@@ -41,14 +41,8 @@ def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
     return Builder(Tracker.from_json(state) if state else None, transcript=transcript)
 
 
-def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
-    event = event_of(payload) or ""
-    body = {**examples.COMMON, **payload, "transcript_path": ""}
-    return Builder(transcript=False).build(event, body, ts_ns)
-
-
-def example(section: str) -> dict[str, Any]:
-    return examples.payload(section)
+_kit = Offline(new_builder, examples.COMMON, examples.EXAMPLES, blank={"transcript_path": ""})
+offline_drafts, example = _kit.offline_drafts, _kit.example
 
 
 def find_session_file(project: str, session: str | None = None) -> str | None:

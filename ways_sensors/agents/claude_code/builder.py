@@ -23,6 +23,7 @@ from ...events import iso_utc
 from ...records import Draft
 from .. import tool_kinds
 from ..drafting import split_mcp
+from ..kit import building
 from ..kit.building import guarded
 from . import links, usage
 from .tracker import MakeDraft, Tracker
@@ -260,24 +261,12 @@ class Builder:
             if not turn.stopped and turn.text:
                 out.append(self.tracker.recovered(turn, draft))
         self.tracker.turns = []
-        out.append(
-            draft("session_end", {"reason": p.get("reason"), "extra": _extra(p, {"reason"})})
-        )
+        out.append(draft("session_end", building.session_end(p, _extra)))
         return out
 
     def pre_compact(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         self.tracker.compact_trigger = p.get("trigger")
-        return [
-            draft(
-                "compaction",
-                {
-                    "phase": "before",
-                    "trigger": p.get("trigger"),
-                    "instructions": p.get("custom_instructions"),
-                    "extra": _extra(p, {"trigger", "custom_instructions"}),
-                },
-            )
-        ]
+        return [draft("compaction", building.compaction(p, _extra))]
 
     def post_compact(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         summary = p.get("compact_summary")

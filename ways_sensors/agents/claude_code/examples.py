@@ -78,7 +78,3 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "last_assistant_message": "API Error: 529 Overloaded. This is a server-side issue.",
     },
 }
-
-
-def payload(section: str) -> dict[str, Any]:
-    return {**COMMON, **EXAMPLES[section]}

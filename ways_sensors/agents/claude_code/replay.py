@@ -17,13 +17,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Any
 
 from ...records import Draft
 from ..kit import sessionfile
+from ..kit.replaying import Recording, ts_ns
 from . import transcript
 from .builder import Builder
 
@@ -82,16 +81,6 @@ def _dirs(folder: str) -> list[str]:
         return []
 
 
-def _ts(obj: dict[str, Any], fallback: int) -> int:
-    t = obj.get("timestamp")
-    if isinstance(t, str):
-        try:
-            return int(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() * 1e9)
-        except ValueError:
-            pass
-    return fallback
-
-
 class Replay:
     """Hook payloads from a transcript, and the drafts the builder makes of them."""
 
@@ -105,46 +94,18 @@ class Replay:
         self.done_agents: set[str] = set()
 
     def drafts(self) -> Iterator[Draft]:
-        with tempfile.TemporaryDirectory() as tmp:
-            scratch = os.path.join(tmp, "transcript.jsonl")
-            builder = Builder()
-
-            def build(event: str, payload: dict[str, Any], ts: int, size: int = -1) -> list[Draft]:
-                body = {
-                    "session_id": self.session_id,
-                    "transcript_path": scratch,
-                    **payload,
-                    "hook_event_name": event,
-                }
-                drafts = builder.build(event, body, ts, size)
-                for d in drafts:  # name the recorded transcript, not the scratch copy
-                    extra = d.data.get("extra")
-                    if isinstance(extra, dict) and extra.get("transcript_path") == scratch:
-                        extra["transcript_path"] = self.path
-                return drafts
-
-            with open(scratch, "ab") as out:
-                ts, started = 0, False
-                for line_objs in self._lines():
-                    for obj in line_objs:
-                        ts = _ts(obj, ts)
-                        if not started and isinstance(obj.get("timestamp"), str):
-                            started = True  # at the first line that says when
-                            yield from build("SessionStart", {"source": "startup"}, ts, 0)
-                        out.write(json.dumps(obj).encode() + b"\n")
-                        out.flush()
-                        for event, payload in self._payloads(obj):
-                            yield from build(event, payload, ts)
-                # the end of the recording: replies never answered by a Stop, but no
-                # session_end record (the transcript does not say the session ended)
-                for d in build("SessionEnd", {"reason": "replay"}, ts):
-                    if d.section != "session_end":
-                        yield d
-
-    def _lines(self) -> Iterator[list[dict[str, Any]]]:
-        for _, objs in sessionfile.iter_lines(self.path, self.stats):
-            if objs:
-                yield objs
+        with Recording(Builder(), self.session_id, self.path, "transcript.jsonl") as rec:
+            ts, started = 0, False
+            for _, objs in sessionfile.iter_lines(self.path, self.stats):
+                for obj in objs:
+                    ts = ts_ns(obj.get("timestamp"), ts)
+                    if not started and isinstance(obj.get("timestamp"), str):
+                        started = True  # at the first line that says when
+                        yield from rec.build("SessionStart", {"source": "startup"}, ts, 0)
+                    rec.copy(json.dumps(obj).encode() + b"\n")
+                    for event, payload in self._payloads(obj):
+                        yield from rec.build(event, payload, ts)
+            yield from rec.end(ts)  # replies never answered by a Stop
 
     def _payloads(
         self, obj: dict[str, Any], agent: tuple[str, str] | None = None

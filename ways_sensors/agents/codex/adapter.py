@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...records import Draft
 from ..drafting import event_of
+from ..kit.adapter import Offline, session_file_check
 from . import NAME
 from .builder import HANDLERS, Builder
 from .replay import Replay
@@ -72,28 +72,16 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
-def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
-    return Builder(state, transcript=transcript)
-
-
-def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
-    body = {**COMMON, **payload, "transcript_path": None}
-    return Builder(transcript=False).build(event_of(body) or "", body, ts_ns)
-
-
-def example(section: str) -> dict[str, Any]:
-    return {**COMMON, **EXAMPLES[section]}
+_kit = Offline(Builder, COMMON, EXAMPLES, blank={"transcript_path": None})
+new_builder, offline_drafts, example = _kit.new_builder, _kit.offline_drafts, _kit.example
 
 
 def find_session_file(project: str, session: str | None = None) -> str | None:
     return find_rollout(session, None if session else project)
 
 
-def is_session_file(path: str, head: bytes) -> bool:
-    """A rollout: `.../sessions/YYYY/MM/DD/rollout-*.jsonl`, or a first line of type
-    session_meta."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return name.startswith("rollout-") or b'"type":"session_meta"' in head.replace(b" ", b"")
+# A rollout: `.../sessions/YYYY/MM/DD/rollout-*.jsonl`, or a first line of type session_meta.
+is_session_file = session_file_check("rollout-", b'"type":"session_meta"')
 
 
 def replay(path: str) -> Replay:

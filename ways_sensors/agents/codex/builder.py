@@ -23,6 +23,7 @@ from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, subagent_of, text_or_empty, tool_data
+from ..kit import building
 from ..kit.building import guarded
 from ..kit.sessionfile import ReadStats
 from . import NAME, rollout
@@ -194,32 +195,16 @@ class Builder:
         return out
 
     def session_start(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {"source": p.get("source"), "model": p.get("model")}
-        return [drafts("session_start", {**data, "extra": _extra(p, {"source", "model"})})]
+        return [drafts("session_start", building.session_start(p, _extra))]
 
     def session_end(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        out = self._release(final=True)
-        data = {"reason": p.get("reason"), "extra": _extra(p, {"reason"})}
-        out.append(drafts("session_end", data))
-        return out
+        return [*self._release(final=True), drafts("session_end", building.session_end(p, _extra))]
 
     def pre_compact(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {
-            "phase": "before",
-            "trigger": p.get("trigger"),
-            "instructions": p.get("custom_instructions"),
-            "extra": _extra(p, {"trigger", "custom_instructions"}),
-        }
-        return [drafts("compaction", data)]
+        return [drafts("compaction", building.compaction(p, _extra))]
 
     def post_compact(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {
-            "phase": "after",
-            "trigger": p.get("trigger"),
-            "instructions": None,
-            "extra": _extra(p, {"trigger"}),
-        }
-        return [drafts("compaction", data)]
+        return [drafts("compaction", building.compaction(p, _extra, "after"))]
 
 
 def _extra(p: dict[str, Any], used: set[str]) -> dict[str, Any]:

@@ -10,25 +10,13 @@ outcome exactly where it would have live.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
-from datetime import datetime
-from typing import Any
 
 from ...records import Draft
+from ..kit.replaying import Recording, ts_ns
 from ..kit.sessionfile import ReadStats
 from . import rollout
 from .builder import Builder
-
-
-def _ts(obj: dict[str, Any], fallback: int) -> int:
-    t = obj.get("timestamp")
-    if isinstance(t, str):
-        try:
-            return int(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() * 1e9)
-        except ValueError:
-            pass
-    return fallback
 
 
 def session_of(path: str) -> str:
@@ -51,30 +39,13 @@ class Replay:
         self.session_id = session_of(path)
 
     def drafts(self) -> Iterator[Draft]:
-        with tempfile.TemporaryDirectory() as tmp:
-            scratch = os.path.join(tmp, "rollout.jsonl")
-            builder = Builder()
-            replayer = rollout.Replayer()
-
-            def build(event: str, payload: dict[str, Any], ts: int) -> list[Draft]:
-                body = {"session_id": self.session_id, "transcript_path": scratch, **payload}
-                drafts = builder.build(event, {**body, "hook_event_name": event}, ts)
-                for d in drafts:  # name the recorded rollout, not the scratch copy
-                    extra = d.data.get("extra")
-                    if isinstance(extra, dict) and extra.get("transcript_path") == scratch:
-                        extra["transcript_path"] = self.path
-                return drafts
-
+        replayer = rollout.Replayer()
+        with Recording(Builder(), self.session_id, self.path, "rollout.jsonl") as rec:
             ts = 0
-            with open(scratch, "ab") as out:
-                for line, objs in rollout.iter_lines(self.path, self.stats):
-                    out.write(line)
-                    out.flush()
-                    for obj in objs:
-                        ts = _ts(obj, ts)
-                        for event, payload in replayer.payloads(obj):
-                            yield from build(event, payload, ts)
-                # the end of the recording: results still parked, but no session_end record
-                for d in build("SessionEnd", {"reason": "replay"}, ts):
-                    if d.section != "session_end":
-                        yield d
+            for line, objs in rollout.iter_lines(self.path, self.stats):
+                rec.copy(line)
+                for obj in objs:
+                    ts = ts_ns(obj.get("timestamp"), ts)
+                    for event, payload in replayer.payloads(obj):
+                        yield from rec.build(event, payload, ts)
+            yield from rec.end(ts)  # results still parked

@@ -28,6 +28,7 @@ from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, tool_data
+from ..kit import building
 from ..pairing import CallQueue, Twins, input_key
 from . import NAME
 
@@ -159,20 +160,13 @@ class Builder:
         return self._subagent(p, drafts, "stop")
 
     def pre_compact(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {
-            "phase": "before",
-            "trigger": p.get("trigger"),
-            "instructions": p.get("custom_instructions"),
-            "extra": _extra(p, {"trigger", "custom_instructions"}),
-        }
-        return [drafts("compaction", data)]
+        return [drafts("compaction", building.compaction(p, _extra))]
 
     def session_start(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {"source": p.get("source"), "model": None, "extra": _extra(p, {"source"})}
-        return [drafts("session_start", data)]
+        return [drafts("session_start", building.session_start(p, _extra, model=False))]
 
     def session_end(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        return [drafts("session_end", {"reason": p.get("reason"), "extra": _extra(p, {"reason"})})]
+        return [drafts("session_end", building.session_end(p, _extra))]
 
 
 def _extra(p: dict[str, Any], used: set[str]) -> dict[str, Any]:

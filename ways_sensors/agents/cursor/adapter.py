@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...errors import UsageError
-from ...records import Draft
 from ..drafting import event_of
+from ..kit.adapter import Offline, unreplayable
 from . import NAME
 from .builder import HANDLERS, Builder
 from .wiring import EVENTS as WIRED_EVENTS
@@ -64,28 +63,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
-def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
-    return Builder(state, transcript=transcript)
+_kit = Offline(Builder, COMMON, EXAMPLES, blank=None)
+new_builder, offline_drafts, example = _kit.new_builder, _kit.offline_drafts, _kit.example
 
 
-def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
-    body = {**COMMON, **payload}
-    return Builder().build(event_of(body) or "", body, ts_ns)
-
-
-def example(section: str) -> dict[str, Any]:
-    return {**COMMON, **EXAMPLES[section]}
-
-
-def find_session_file(project: str, session: str | None = None) -> str | None:
-    return None
-
-
-def replay(path: str) -> Any:
-    raise UsageError(
-        "ways sensors test cannot read Cursor's session files",
-        hint="replay a Claude Code, Codex or Gemini CLI session instead",
-    )
+find_session_file, replay = unreplayable("Cursor")
 
 
 if TYPE_CHECKING:  # the type checker holds the adapter to its Protocol

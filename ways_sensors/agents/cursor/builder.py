@@ -29,6 +29,7 @@ from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, text_or_empty, tool_data
+from ..kit import building
 from ..pairing import CallQueue, Twins, input_key
 from . import NAME
 
@@ -214,20 +215,13 @@ class Builder:
         return self._subagent(p, drafts, "stop")
 
     def pre_compact(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {
-            "phase": "before",
-            "trigger": p.get("trigger"),
-            "instructions": p.get("custom_instructions"),
-            "extra": _extra(p, {"trigger", "custom_instructions"}),
-        }
-        return [drafts("compaction", data)]
+        return [drafts("compaction", building.compaction(p, _extra))]
 
     def session_start(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {"source": p.get("source"), "model": p.get("model")}
-        return [drafts("session_start", {**data, "extra": _extra(p, {"source", "model"})})]
+        return [drafts("session_start", building.session_start(p, _extra))]
 
     def session_end(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        return [drafts("session_end", {"reason": p.get("reason"), "extra": _extra(p, {"reason"})})]
+        return [drafts("session_end", building.session_end(p, _extra))]
 
 
 def _extra(p: dict[str, Any], used: set[str]) -> dict[str, Any]:

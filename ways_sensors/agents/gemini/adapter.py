@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...records import Draft
 from ..drafting import event_of
+from ..kit.adapter import Offline, session_file_check
 from . import NAME, chats
 from .builder import HANDLERS, Builder
 from .replay import Replay
@@ -62,30 +62,16 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
-def new_builder(state: str | None = None, transcript: bool = True) -> Builder:
-    return Builder(state, transcript=transcript)
-
-
-def offline_drafts(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
-    body = {**COMMON, **payload, "transcript_path": ""}
-    return Builder(transcript=False).build(event_of(body) or "", body, ts_ns)
-
-
-def example(section: str) -> dict[str, Any]:
-    return {**COMMON, **EXAMPLES[section]}
+_kit = Offline(Builder, COMMON, EXAMPLES, blank={"transcript_path": ""})
+new_builder, offline_drafts, example = _kit.new_builder, _kit.offline_drafts, _kit.example
 
 
 def find_session_file(project: str, session: str | None = None) -> str | None:
     return chats.find_chat(session, project)
 
 
-def is_session_file(path: str, head: bytes) -> bool:
-    """A chat file: `.../chats/session-*.jsonl`, or a first line that is a chat header."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    compact = head.replace(b" ", b"")
-    return name.startswith("session-") or (
-        b'"projectHash"' in compact and b'"sessionId"' in compact
-    )
+# A chat file: `.../chats/session-*.jsonl`, or a first line that is a chat header.
+is_session_file = session_file_check("session-", b'"projectHash"', b'"sessionId"')
 
 
 def replay(path: str) -> Replay:

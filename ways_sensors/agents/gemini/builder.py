@@ -29,7 +29,7 @@ from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, text_or_empty, tool_data
-from ..kit import sessionfile
+from ..kit import building, sessionfile
 from ..kit.building import guarded
 from ..pairing import CallQueue
 from . import NAME, chats
@@ -163,11 +163,10 @@ class Builder:
         return [drafts("tool_result", data)]
 
     def session_start(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = {"source": p.get("source"), "model": None, "extra": _extra(p, {"source"})}
-        return [drafts("session_start", data)]
+        return [drafts("session_start", building.session_start(p, _extra, model=False))]
 
     def session_end(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        return [drafts("session_end", {"reason": p.get("reason"), "extra": _extra(p, {"reason"})})]
+        return [drafts("session_end", building.session_end(p, _extra))]
 
 
 def _extra(p: dict[str, Any], used: set[str]) -> dict[str, Any]:

@@ -32,3 +32,36 @@ def guarded(payload: Mapping[str, Any], stats: ReadStats, read: Callable[[], T],
     finally:
         if stats.too_long > before:
             events.log("transcript.line_too_long", session=session, lines=stats.too_long - before)
+
+
+# --- the data of the records every agent makes the same way (SPEC section 5) ---------------
+
+Extra = Callable[[dict[str, Any], set[str]], dict[str, Any]]  # the builder's data.extra
+
+
+def session_start(p: dict[str, Any], extra: Extra, model: bool = True) -> dict[str, Any]:
+    """A session_start's data: `source`, and `model` when the agent's payload has one."""
+    if not model:
+        return {"source": p.get("source"), "model": None, "extra": extra(p, {"source"})}
+    data = {"source": p.get("source"), "model": p.get("model")}
+    return {**data, "extra": extra(p, {"source", "model"})}
+
+
+def session_end(p: dict[str, Any], extra: Extra) -> dict[str, Any]:
+    """A session_end's data: the `reason` the agent gave."""
+    return {"reason": p.get("reason"), "extra": extra(p, {"reason"})}
+
+
+def compaction(p: dict[str, Any], extra: Extra, phase: str = "before") -> dict[str, Any]:
+    """A compaction's data before it (with the user's `custom_instructions`) or after."""
+    if phase == "before":
+        used = {"trigger", "custom_instructions"}
+        instructions = p.get("custom_instructions")
+    else:
+        used, instructions = {"trigger"}, None
+    return {
+        "phase": phase,
+        "trigger": p.get("trigger"),
+        "instructions": instructions,
+        "extra": extra(p, used),
+    }

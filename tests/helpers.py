@@ -1,0 +1,239 @@
+"""Helpers the test modules share: the session the recorded payloads belong to, the
+real hook and dispatcher driven and watched from outside, waiting without sleeping
+longer than needed. One module, so no test module imports another."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+
+from ways_sensors import spool
+
+from .conftest import ALL_SECTIONS, LAUNCHER, payload
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+SID = payload("SessionStart")["session_id"]  # the recorded session's (tests/fixtures)
+
+
+SESSION = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreToolUse-in-subagent",
+    "PostToolUseFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "PreCompact",
+    "SessionEnd",
+]
+
+
+PY = sys.executable
+
+
+def wait_until(pred, timeout=30.0, step=0.05):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
+def lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def dispatcher_alive(install, sid=SID) -> bool:
+    lock = install.sessions() / sid / "dispatch.lock"
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def dispatcher_pid(install, sid=SID) -> int | None:
+    try:
+        return json.loads((install.sessions() / sid / "dispatcher.json").read_text())["pid"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def play(install, names=SESSION, **overrides):
+    for name in names:
+        p = {**payload(name), **overrides}
+        r = install.hook(p)
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+
+
+def sections_list():
+    return "[" + ", ".join(ALL_SECTIONS) + "]"
+
+
+def status(install) -> dict:
+    r = install.ways("status", "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def counters_of(install, rule: str) -> dict:
+    return next(r["counters"] for r in status(install)["rules"] if r["rule"] == rule)
+
+
+def spool_directly(install, entries: list[tuple[str, dict]]) -> None:
+    """Append entries with the hook's own spool writer (fast, for large runs)."""
+    for event, p in entries:
+        body = p if isinstance(p, bytes) else json.dumps(p).encode()
+        spool.append(SID, event, time.time_ns(), str(install.project), body, layout=install.layout)
+
+
+def start_dispatcher(install):
+    import subprocess
+
+    return subprocess.Popen(
+        [str(Path(PY).parent / "ways"), "sensors", "dispatch", "--session", SID],
+        env=install.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+@contextmanager
+def dispatcher_lock(install, session_id=SID):
+    """Hold the session's dispatch lock, so the hook believes a dispatcher runs and the
+    spool stays as the hook left it."""
+    folder = install.sessions() / session_id
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in (install.state_root, install.sessions(), folder):  # 0700, as ways makes them
+        p.chmod(0o700)
+    fd = os.open(folder / "dispatch.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def entries(install, session_id=SID):
+    return spool.read_all(session_id, install.layout)
+
+
+MODULES_AT_EXIT = """
+import sys
+sys.argv = [{launcher!r}, "hook", "sensors"]
+import posix
+real_exit = posix._exit
+def record_and_exit(code):
+    with open({out!r}, "w") as f:
+        f.write("\\n".join(sorted(sys.modules)))
+    real_exit(code)
+posix._exit = record_and_exit
+exec(compile(open({launcher!r}).read(), {launcher!r}, "exec"), {{"__file__": {launcher!r},
+     "__name__": "__main__"}})
+"""
+
+
+def modules_on_path(install, tmp_path, data: bytes) -> set[str]:
+    out = tmp_path / "modules.txt"
+    code = MODULES_AT_EXIT.format(launcher=str(LAUNCHER), out=str(out))
+    r = subprocess.run(
+        [sys.executable, "-S", "-c", code], input=data, capture_output=True, env=install.env
+    )
+    assert r.returncode == 0, r.stderr
+    return set(out.read_text().split())
+
+
+# typing and __future__: layout.py's TypeGuard is for type checkers only
+FORBIDDEN = {"yaml", "msgspec", "httpx", "json", "subprocess", "re", "site", "ruamel", "typing"}
+
+
+FORBIDDEN |= {"__future__"}
+
+
+def wait_for_open(pid: int, path: str) -> None:
+    """Until process `pid` holds `path` open (a waiter keeps its lock file open)."""
+
+    def holds() -> bool:
+        try:
+            return path in {f.path for f in psutil.Process(pid).open_files()}
+        except psutil.Error:
+            return False
+
+    assert wait_until(holds), f"{pid} never opened {path}"
+
+
+def spawn(install, *args: str) -> subprocess.Popen:
+    """The real `ways` command, started and left running."""
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "ways"), *args],
+        env=install.env,
+        cwd=install.project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def load_corpus():
+    secrets = [json.loads(x) for x in (CORPUS / "secrets.jsonl").read_text().splitlines()]
+    clean = [json.loads(x) for x in (CORPUS / "clean.jsonl").read_text().splitlines()]
+    return secrets, clean
+
+
+def written_by(p: dict, lines: list[dict]) -> int | None:
+    """The main transcript's line the client had written when it sent `p` (None: the
+    event says nothing about the main transcript, e.g. a subagent's or a prompt's)."""
+
+    def blocks(i):
+        content = (lines[i].get("message") or {}).get("content")
+        return content if isinstance(content, list) else []
+
+    event = p["hook_event_name"]
+    if p.get("agent_id"):
+        return None
+    for i in range(len(lines)):
+        if event == "PreToolUse":
+            hit = any(
+                b.get("type") == "tool_use" and b.get("id") == p["tool_use_id"] for b in blocks(i)
+            )
+        elif event in ("PostToolUse", "PostToolUseFailure"):
+            hit = any(
+                b.get("type") == "tool_result" and b.get("tool_use_id") == p["tool_use_id"]
+                for b in blocks(i)
+            )
+        elif event == "Stop":
+            hit = lines[i].get("type") == "assistant" and any(
+                b.get("text") == p["last_assistant_message"] for b in blocks(i)
+            )
+        elif event == "SessionStart" and p.get("source") == "compact":
+            hit = lines[i].get("subtype") == "compact_boundary"
+        elif event == "SessionEnd":
+            return len(lines) - 1
+        else:
+            return None
+        if hit:
+            return i
+    raise AssertionError(f"{event} {p.get('tool_use_id')} has no line in the transcript")

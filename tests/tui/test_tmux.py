@@ -1,0 +1,111 @@
+"""`ways sensors tui` under tmux, a real terminal emulator: what is on screen, as text.
+
+tmux draws the tab in a pane of a fixed size and `capture-pane` gives the screen as a
+person sees it (no colour: `-p` without `-e`), so these assert on the screen itself:
+the rule's name still there after scrolling right, MODE and DELIVERY on screen at 160
+columns without scrolling. scripts/test.sh installs tmux on Debian when it is missing.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from .conftest import HAND_WRITTEN
+
+WAYS = str(Path(sys.executable).parent / "ways")
+
+
+class Tmux:
+    def __init__(self, env: dict[str, str], cwd: Path, size: tuple[int, int]):
+        assert shutil.which("tmux"), "tmux is needed: scripts/test.sh installs it on Debian"
+        self.name = f"ways-{uuid.uuid4().hex[:8]}"
+        self.sock = str(cwd / "tmux.sock")  # a server of our own, never the user's
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k != "TMUX")
+        cmd = f"env {exports} TERM=xterm-256color {WAYS} sensors tui"
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            self.name,
+            "-x",
+            str(size[0]),
+            "-y",
+            str(size[1]),
+            "-c",
+            str(cwd),
+            cmd,
+        )
+
+    def tmux(self, *args: str) -> str:
+        r = subprocess.run(
+            ["tmux", "-S", self.sock, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait_for(self, text: str, timeout: float = 30) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            shown = self.screen()
+            if text in shown:
+                return shown
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never on screen:\n{self.screen()}")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.name, *keys)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", self.sock, "kill-server"], capture_output=True, timeout=30)
+
+
+def _header(screen: str) -> str:
+    return next(line for line in screen.splitlines() if "SENSOR / RULE" in line)
+
+
+def test_name_column_stays_after_scrolling_right_at_80_columns(install):
+    install.sensor("team", HAND_WRITTEN)
+    t = Tmux(install.env, install.project, (80, 30))
+    try:
+        t.wait_for("live dispatchers")
+        t.keys("/")
+        t.wait_for("filter: rows narrow")
+        t.keys("calls")
+        t.wait_for("├ calls")
+        t.keys("Enter")  # the filter ends; the table has the keys
+        time.sleep(0.5)
+        first = _header(t.screen())
+        t.keys(*["Right"] * 40)
+        screen = t.wait_for("OFF-MACHIN")  # scrolled right, past STATE and MODE
+        header = _header(screen)
+        assert header != first and "STATE" not in header, header
+        row = next(ln for ln in screen.splitlines() if "├ calls" in ln)
+        assert row.strip().startswith("├ calls"), screen  # the pinned name column
+        t.keys("q")
+    finally:
+        t.close()
+
+
+def test_mode_and_delivery_on_screen_at_160_columns(install):
+    install.sensor("team", HAND_WRITTEN)
+    t = Tmux(install.env, install.project, (160, 40))
+    try:
+        screen = t.wait_for("live dispatchers")
+        header = _header(screen)
+        for heading in ("STATE", "MODE", "DELIVERY", "TIMEOUT", "TARGET"):
+            assert heading in header, header
+        t.keys("q")
+    finally:
+        t.close()

@@ -1,0 +1,46 @@
+"""`ways sensors tap RULE|SENSOR ... [--pretty]`: the records rules deliver, live.
+
+Prints each record a tapped rule's worker hands its target, exactly as delivered
+(numbered, masked, chained), one JSON line each, or with `--pretty` one short line
+(time, sensor/rule#rule_seq, section, a summary), until Ctrl-C (exit 0). It never
+changes delivery or the counters (services/tap.py). A name with no `/` taps every rule
+of that sensor. Exit 2 when a name matches no rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from ..errors import UsageError
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..layers import load
+    from ..services.tap import Tap, pretty
+
+    cat = load(args.project)
+    for name in args.names:
+        sensor, _, rule = name.partition("/")
+        known = cat.sensors.get(sensor)
+        if known is None or (rule and rule not in known.rules):
+            raise UsageError(f"no rule or sensor {name!r}", hint="`ways sensors list` shows them")
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    tap = Tap(list(args.names))
+    print(f"tapping {', '.join(args.names)}; Ctrl-C ends", file=sys.stderr, flush=True)
+    try:
+        for line in tap.records(lambda: stopping):
+            text = pretty(line) if args.pretty else line.decode("utf-8", "replace")
+            print(text, flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        tap.close()
+    return 0

@@ -1,0 +1,205 @@
+"""What a reply cost: its model and token counts priced offline, never a guess.
+
+Hooks see tokens, not dollars. The dispatcher prices every reply it builds with
+`genai-prices` (a maintained table of model prices, bundled with the package: nothing is
+fetched at run time), at the price in force at the record's own time, so building the
+same record again gives the same cost. The hook never imports this module.
+
+What a priced record carries (formats owned here):
+
+    assistant_response (and a subagent's `stop` with usage totals), inside data.usage:
+      "cost": {"currency": "USD", "amount": 0.008625, "model": "claude-sonnet-4-5",
+               "source": "genai-prices", "version": "0.2.3"}
+    or, when no price can be had, no `cost` and
+      "cost_missing": "no price for model 'x' in genai-prices 0.2.3"   (or another why)
+
+    session_end, as data.cost: the session's replies summed, subagents' included
+      {"currency": "USD", "amount": 0.52, "replies": 12, "unpriced": 1,
+       "source": "genai-prices", "version": "0.2.3"}
+
+`amount` is a JSON number (USD; the table's Decimal rounded to 12 places). The token
+counts are the record's: Claude Code's `input_tokens` leaves out cached tokens, so the
+price is asked for `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`
+input tokens of which the two cache counts are cache reads and writes. A reply of
+several API calls is priced as that many equal calls (its sums shared out evenly), so a
+price tier that applies per request (more than 200k input tokens) is not crossed by the
+sum of several small calls.
+
+The session total lives in the build cursor (`Tally`, a few numbers, no content) so a
+dispatcher that restarts goes on counting; a record is priced once, when it is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+SOURCE = "genai-prices"
+CURRENCY = "USD"
+MAX_MODEL = 200  # characters: a longer "model" is no model name, and is not looked up
+# which provider's price a model name means, per coding agent (the table finds one by
+# the name alone when the agent is not listed)
+PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini": "google"}
+_TOKENS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+_table: Any = None  # the genai_prices module, imported at the first reply with usage
+
+
+def _prices() -> Any:
+    global _table
+    if _table is None:
+        import genai_prices
+
+        _table = genai_prices
+    return _table
+
+
+def version() -> str:
+    try:
+        return str(_prices().__version__)
+    except ImportError:
+        return "absent"
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _when(timestamp: Any) -> datetime | None:
+    if isinstance(timestamp, str):
+        try:
+            return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return None
+
+
+def price(model: Any, usage: Any, agent: str | None, timestamp: Any) -> dict[str, Any] | str:
+    """The cost of one reply: the `cost` object, or why there is none (a string)."""
+    if not isinstance(model, str) or not model.strip():
+        return "no model named"
+    if len(model) > MAX_MODEL:
+        return "the model name is too long to look up"
+    if not isinstance(usage, dict):
+        return "no usage"
+    try:
+        table = _prices()
+    except ImportError:
+        return f"{SOURCE} is not installed"
+    inp, out, cread, cwrite = (_count(usage.get(k)) for k in _TOKENS)
+    calls = max(1, _count(usage.get("api_calls")))
+    provider = PROVIDERS.get(agent or "")
+    when = _when(timestamp)
+    # `calls` equal calls of the sums' quotients, then each leftover token (fewer than
+    # `calls` of each kind) as a call of its own: exact for a per-token price
+    split = [divmod(v, calls) for v in (inp, out, cread, cwrite)]
+    shares = [(calls, [q for q, _ in split])]
+    for i, (_, r) in enumerate(split):
+        if r:
+            shares.append((r, [1 if j == i else 0 for j in range(4)]))
+    total, priced_model = Decimal(0), model
+    try:
+        for n, (i_, o_, cr_, cw_) in shares:
+            u = table.Usage(
+                input_tokens=i_ + cr_ + cw_,
+                output_tokens=o_,
+                cache_read_tokens=cr_,
+                cache_write_tokens=cw_,
+            )
+            calc = _calc(table, u, model, provider, when)
+            total += Decimal(calc.total_price) * n
+            priced_model = calc.model.id
+    except LookupError:
+        return f"no price for model {model!r} in {SOURCE} {version()}"
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        return f"{SOURCE} could not price this usage ({type(exc).__name__})"
+    return {
+        "currency": CURRENCY,
+        "amount": _amount(total),
+        "model": priced_model,
+        "source": SOURCE,
+        "version": version(),
+    }
+
+
+def _calc(table: Any, usage: Any, model: str, provider: str | None, when: Any) -> Any:
+    """The table's price, from the agent's provider first, then from any that has it."""
+    if provider:
+        try:
+            return table.calc_price(
+                usage, model, provider_id=provider, genai_request_timestamp=when
+            )
+        except LookupError:
+            pass
+    return table.calc_price(usage, model, genai_request_timestamp=when)
+
+
+def _amount(value: Decimal) -> float:
+    return float(round(value, 12))
+
+
+class Tally:
+    """The session's running total, kept in the build cursor as a plain dict:
+    `{"amount": "<decimal>", "replies": n, "unpriced": k}`."""
+
+    def __init__(self, state: Any = None) -> None:
+        ok = isinstance(state, dict)
+        self.amount = _decimal(state.get("amount")) if ok else Decimal(0)
+        self.replies = _count(state.get("replies")) if ok else 0
+        self.unpriced = _count(state.get("unpriced")) if ok else 0
+
+    def state(self) -> dict[str, Any]:
+        return {"amount": str(self.amount), "replies": self.replies, "unpriced": self.unpriced}
+
+    def apply(self, drafts: Iterable[Any]) -> None:
+        """Price every reply among one event's drafts (data.usage.cost or cost_missing),
+        count it in the session's total, and give a session_end that total."""
+        for d in drafts:
+            data = d.data if isinstance(d.data, dict) else None
+            if data is None:
+                continue
+            if d.section == "assistant_response":
+                if self._price(d, data):
+                    self.replies += 1
+                elif isinstance(data.get("usage"), dict):
+                    self.unpriced += 1
+            elif d.section == "subagent" and data.get("phase") == "stop":
+                self._price(d, data)  # its replies are counted once, as assistant_response
+            elif d.section == "session_end":
+                data["cost"] = {
+                    "currency": CURRENCY,
+                    "amount": _amount(self.amount),
+                    "replies": self.replies,
+                    "unpriced": self.unpriced,
+                    "source": SOURCE,
+                    "version": version(),
+                }
+
+    def _price(self, d: Any, data: dict[str, Any]) -> bool:
+        usage = data.get("usage")
+        if not isinstance(usage, dict):
+            return False
+        got = price(data.get("model"), usage, getattr(d, "agent", None), d.timestamp)
+        if isinstance(got, str):
+            usage.pop("cost", None)
+            usage["cost_missing"] = got
+            return False
+        usage.pop("cost_missing", None)
+        usage["cost"] = got
+        if d.section == "assistant_response":
+            self.amount += Decimal(str(got["amount"]))
+        return True
+
+
+def _decimal(value: Any) -> Decimal:
+    try:
+        return Decimal(str(value)) if value is not None else Decimal(0)
+    except (InvalidOperation, ValueError):
+        return Decimal(0)
