@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ways_sensors.targets import ACCEPTED, Item
+from ways_sensors.targets import ACCEPTED, Context, Item
 from ways_sensors.targets import file as file_target
 from ways_sensors.worker import encode_cursor
 
@@ -410,7 +410,7 @@ def items(n: int, size: int = 100) -> list[Item]:
     return out
 
 
-CTX = {"session_id": "s", "sensor": "a", "rule": "b", "date": "2026-11-30"}
+CTX = Context("a", "b", session_id="s", date="2026-11-30")
 
 
 def test_a_cut_json_record_is_truncated_and_other_unended_lines_are_kept(tmp_path):
@@ -437,11 +437,11 @@ def test_a_cut_json_record_is_truncated_and_other_unended_lines_are_kept(tmp_pat
 
 WRITER = """
 import json, sys, time
-from ways_sensors.targets import Item, file
+from ways_sensors.targets import Context, Item, file
 recs = [{"rule_seq": i + 1, "pad": "x" * 65536} for i in range(int(sys.argv[2]))]
 batch = [Item(r, json.dumps(r).encode()) for r in recs]
 print("ready", flush=True)
-file.deliver(file.FileTarget(path=sys.argv[1]), batch, {}, time.monotonic() + 60)
+file.deliver(file.FileTarget(path=sys.argv[1]), batch, Context("a", "b"), time.monotonic() + 60)
 """
 
 

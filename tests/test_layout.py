@@ -130,7 +130,8 @@ def test_a_torn_journal_is_cut_back_in_process_under_an_explicit_root(tmp_path, 
     first = Dispatcher(SID, layout=lay)
     first.session.create()
     first.recover()
-    first._commit(frame(b'{"seq":1}'))
+    first.journal.stage({"seq": 1})
+    first.journal.commit()
     committed = first.build["journal"]
     assert committed == [FIRST_SEGMENT, len(frame(b'{"seq":1}'))]
     seg = os.path.join(lay.journal_dir(SID), FIRST_SEGMENT)
@@ -139,6 +140,6 @@ def test_a_torn_journal_is_cut_back_in_process_under_an_explicit_root(tmp_path, 
     second = Dispatcher(SID, layout=lay)
     second.recover()
     assert os.path.getsize(seg) == committed[1]
-    assert second.read_journal(FIRST_SEGMENT, 0) == [(committed[1], {"seq": 1})]
+    assert second.journal.read_from((FIRST_SEGMENT, 0)) == [(committed[1], {"seq": 1})]
     assert sorted(os.listdir(tmp_path)) == ["state"]
     assert os.environ["XDG_STATE_HOME"] == "/nonexistent/not-here"

@@ -107,10 +107,24 @@ def test_a_key_of_the_wrong_length_is_refused(state, size):
     refused(state, "bytes, not 32")
 
 
-def test_a_0644_key_is_refused(state):
-    (state / "redaction.key").write_bytes(os.urandom(32))
+def test_a_0644_key_of_ours_is_repaired_and_used(state):
+    """A restore left it 0644: ours, so repaired to 0600 (as the state root is) and
+    used, the same key: tokens do not change."""
+    key = os.urandom(32)
+    (state / "redaction.key").write_bytes(key)
     (state / "redaction.key").chmod(0o644)
-    refused(state, "mode 0644")
+    assert redact.install_key() == key
+    assert stat.S_IMODE((state / "redaction.key").stat().st_mode) == 0o600
+    assert redact.key_status() == "ok"
+
+
+def test_a_loose_key_with_a_second_link_is_refused(state, tmp_path):
+    key = state / "redaction.key"
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o640)
+    os.link(key, tmp_path / "alias")
+    refused(state, "2 links")
+    assert stat.S_IMODE(key.stat().st_mode) == 0o640
 
 
 def test_a_symlinked_key_is_refused_and_its_target_untouched(state, tmp_path):

@@ -291,3 +291,71 @@ def test_status_shows_the_state_roots_size(install, tmp_path):
     assert state["root"] == str(install.state_root) and state["abandoned_after_s"] == 7 * 86400
     line = install.ways("status").stdout.splitlines()[-1]
     assert line.startswith(f"state: {install.state_root} holds ") and "7 day(s)" in line
+
+
+def test_a_session_that_owes_records_is_never_swept(install, tmp_path):
+    """Issue 22, defect 1: an ended session whose at_least_once consumer was down, older
+    than `abandoned_after`, is kept by the next start's sweep, and the resumer that start
+    brings delivers what it owed once the consumer is back."""
+    out, up = tmp_path / "out.jsonl", tmp_path / "up"
+    install.config("ways:\n  dispatch_idle_seconds: 1\n  retention:\n    abandoned_after: 1h\n")
+    consumer = f"test -f '{up}' && cat >> '{out}'"
+    install.sensor(
+        "owed",
+        f"""\
+        rules:
+          r:
+            sections: [session_start, user_prompt, session_end]
+            delivery: at_least_once
+            timeout: 2s
+            dispatch: {{command: {{argv: [sh, -c, "{consumer}"]}}}}
+        """,
+    )
+    start(install, "owes-1")
+    p = {"session_id": "owes-1", "hook_event_name": "SessionEnd", "reason": "other"}
+    assert install.hook(p).returncode == 0
+    marker = install.state_root / "pending" / "owes-1"
+    assert wait_until(lambda: marker.exists(), timeout=60)
+    stop_dispatcher(install, "owes-1")
+    age(install.sessions() / "owes-1", 3 * 3600)  # past the configured hour
+    # a week-old backoff must not hide it: the resumer is due at once
+    (install.state_root / "resume" / "backoff.json").unlink(missing_ok=True)
+    (install.state_root / "resume" / "next").unlink(missing_ok=True)
+    up.touch()  # the consumer is back
+
+    start(install, "fresh-2")  # its dispatcher sweeps; the hook starts the resumer
+    mine = lambda: [r["section"] for r in records(out) if r["session_id"] == "owes-1"]  # noqa: E731
+    assert wait_until(lambda: len(mine()) == 3, timeout=60), records(out)
+    assert mine() == ["session_start", "user_prompt", "session_end"]
+    assert not [e for e in logged(install, "retention.session_removed") if e["session"] == "owes-1"]
+    assert wait_until(lambda: not marker.exists())
+
+
+def test_a_killed_dispatchers_undelivered_records_keep_the_session(install, tmp_path):
+    """No marker (its dispatcher was SIGKILLed before it could leave one), records in
+    the journal no cursor passed: kept and marked, not removed."""
+    out, up = tmp_path / "out.jsonl", tmp_path / "up"
+    install.config("ways:\n  retention:\n    abandoned_after: 1h\n")
+    consumer = f"test -f '{up}' && cat >> '{out}'"
+    install.sensor(
+        "owed",
+        f"""\
+        rules:
+          r:
+            sections: [session_start, user_prompt]
+            delivery: at_least_once
+            timeout: 2s
+            dispatch: {{command: {{argv: [sh, -c, "{consumer}"]}}}}
+        """,
+    )
+    start(install, "killed-1")
+    cursor = install.sessions() / "killed-1" / "cursors" / "owed.r.json"
+    assert wait_until(lambda: cursor.exists() and json.loads(cursor.read_text())["pending"])
+    stop_dispatcher(install, "killed-1")
+    assert not (install.state_root / "pending" / "killed-1").exists()
+    age(install.sessions() / "killed-1", 3 * 3600)
+    start(install, "fresh-3")
+    assert wait_until(lambda: logged(install, "retention.session_kept"), timeout=60)
+    assert (install.sessions() / "killed-1").is_dir()
+    assert (install.state_root / "pending" / "killed-1").exists()
+    assert not logged(install, "retention.session_removed")

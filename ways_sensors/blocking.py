@@ -29,7 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .layers import LoadedRule
+    from .rules import LoadedRule
 
 # after the shared deadline, how long the hook waits for its jobs to finish killing what
 # they started (a command's whole tree: freeze, find, kill) and to log it; within the
@@ -56,7 +56,7 @@ def run(
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
     _site()  # before anything that needs site-packages (msgspec, yaml)
-    from . import agents, counters, delivery, events, index, indexbuild, records, secure, spool
+    from . import agents, counters, delivery, events, index, records, rules, secure, spool
     from .chain import GENESIS
     from .pipeline import finish, match
     from .session import Session, write_json
@@ -67,46 +67,45 @@ def run(
     if payload is None:
         events.log("blocking.unreadable_payload", hook_event=event)
         return
-    rules = indexbuild.enabled_rules(index.current(project), mode="blocking")
+    blocking = rules.enabled(index.current(project), mode="blocking")
     builder = agents.adapter(agent or agents.DEFAULT).new_builder(transcript=False)
     drafts = builder.build(event, payload, ts_ns)
     envs = [records.envelope(d, None, session_id, project) for d in drafts]
     start = started if started is not None else time.monotonic()
     jobs = []
-    for n, (rid, (sensor, rule)) in enumerate(rules.items()):
+    for n, rule in enumerate(blocking.values()):
         if time.monotonic() >= start + BLOCKING_CAP:  # `where` runs inside the cap too
-            events.log("blocking.deadline", session=session_id, unevaluated=len(rules) - n)
+            events.log("blocking.deadline", session=session_id, unevaluated=len(blocking) - n)
             break
-        jobs += [(rid, sensor, rule, rec) for rec in envs if match(rule, rec)]
+        jobs += [(rule, rec) for rec in envs if match(rule, rec)]
     if not jobs:
         return
     session = Session(session_id)
     session.create()
-    shared = start + min(BLOCKING_CAP, max(rule.rule.timeout_s for _, _, rule, _ in jobs))
+    shared = start + min(BLOCKING_CAP, max(rule.spec.timeout_s for rule, _ in jobs))
     retry: list[dict] = []
     done = threading.Semaphore(0)
 
-    def number(rid: str, sensor: str, rule: LoadedRule, rec: dict[str, Any]) -> dict[str, Any]:
+    def number(rule: LoadedRule, rec: dict[str, Any]) -> dict[str, Any]:
         layout = session.layout
-        fd = secure.open_private(layout.head_lock(session_id, rid), os.O_RDWR | os.O_CREAT)
+        fd = secure.open_private(layout.head_lock(session_id, rule.key), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            rule_seq, prev = layout.rule_head(session_id, sensor, rule.name) or (0, GENESIS)
-            out, h = finish(rec, sensor, rule, rule_seq + 1, prev, deadline=shared)
-            write_json(layout.head(session_id, rid), {"rule_seq": rule_seq + 1, "hash": h})
+            rule_seq, prev = layout.rule_head(session_id, rule.sensor, rule.name) or (0, GENESIS)
+            out, h = finish(rec, rule, rule_seq + 1, prev, deadline=shared)
+            write_json(layout.head(session_id, rule.key), {"rule_seq": rule_seq + 1, "hash": h})
             return out
         finally:
             os.close(fd)
 
-    def one(rid: str, sensor: str, rule: LoadedRule, rec: dict[str, Any]) -> None:
-        tally = counters.Tally(rid)
+    def one(rule: LoadedRule, rec: dict[str, Any]) -> None:
+        tally = counters.Tally(rule.key)
         try:
-            out = number(rid, sensor, rule, rec)
+            out = number(rule, rec)
             tally.count("dispatched")
             if out.get("redactions"):
                 tally.count("redactions", len(out["redactions"]))
             outcome = delivery.attempt(
-                sensor,
                 rule,
                 [out],
                 session=session_id,
@@ -115,14 +114,14 @@ def run(
                 not_after=shared,
             )
             settled = delivery.settle(
-                sensor, rule, [out], outcome, session=session_id, tally=tally, origin="blocking"
+                rule, [out], outcome, session=session_id, tally=tally, origin="blocking"
             )
             if not settled:  # at_least_once and retryable: the dispatcher tries again
-                retry.append({"rule": rid, "record": out})
+                retry.append({"rule": rule.key, "record": out})
         except Exception as exc:
             events.log(
                 "blocking.error",
-                sensor=sensor,
+                sensor=rule.sensor,
                 rule=rule.name,
                 session=session_id,
                 error=type(exc).__name__,

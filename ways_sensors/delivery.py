@@ -80,12 +80,12 @@ from . import events, secure
 from .layout import Layout, rule_key
 from .pipeline import dumps
 from .spec import batch_for
-from .targets import ERROR, TARGETS, Item, Outcome
+from .targets import ERROR, TARGETS, Context, Item, Outcome
 from .targets.base import retryable
 
 if TYPE_CHECKING:
     from .counters import Tally
-    from .layers import LoadedRule
+    from .rules import LoadedRule
 
 BACKOFF_FIRST, BACKOFF_CAP = 0.25, 30.0
 DEADLETTER_MAX = 8 << 20  # bytes in one dead-letter file before it is rotated
@@ -94,7 +94,6 @@ FAILURE_COUNTERS = {"timeout": "timeouts", "refused": "refusals", "error": "erro
 
 
 def attempt(
-    sensor: str,
     rule: LoadedRule,
     records: Sequence[dict[str, Any]],
     *,
@@ -109,19 +108,21 @@ def attempt(
     past `not_after`; counted into `tally` (None: `fire`, whose test records stay out of
     the totals) and logged on failure. `lines` are the records' JSON when the caller
     has them already (the worker encodes each record once)."""
-    r = rule.rule
+    r = rule.spec
     started = time.monotonic()
     deadline = started + r.timeout_s
     if not_after is not None:
         deadline = min(deadline, not_after)
     first = records[0]
-    ctx = {
-        "session_id": str(first.get("session_id", "")),
-        "sensor": sensor,
-        "rule": rule.name,
-        "date": str(first.get("timestamp", ""))[:10],
-        "max_records": str(batch_for(r)[0]),
-    }
+    max_records, max_delay = batch_for(r)
+    ctx = Context(
+        rule.sensor,
+        rule.name,
+        session_id=str(first.get("session_id", "")),
+        date=str(first.get("timestamp", ""))[:10],
+        max_records=max_records,
+        max_delay=max_delay,
+    )
     try:
         if lines is None or len(lines) != len(records):
             lines = [dumps(rec) for rec in records]
@@ -137,7 +138,7 @@ def attempt(
         if dropped:  # the consumer dropped part of the batch: counted, logged, not retried
             events.log(
                 f"{origin}.partial",
-                sensor=sensor,
+                sensor=rule.sensor,
                 rule=rule.name,
                 session=session,
                 rule_seq=first.get("rule_seq"),
@@ -152,7 +153,7 @@ def attempt(
             tally.count("kills")
     events.log(
         f"{origin}.{outcome.cause or ERROR}",
-        sensor=sensor,
+        sensor=rule.sensor,
         rule=rule.name,
         session=session,
         rule_seq=first.get("rule_seq"),
@@ -166,8 +167,13 @@ def attempt(
     return outcome
 
 
+def close(rule: LoadedRule) -> None:
+    """Let the rule's target release what this thread's attempts hold (Target.close): a
+    worker as it exits, `fire` as it ends."""
+    TARGETS[rule.spec.dispatch.kind].close()
+
+
 def settle(
-    sensor: str,
     rule: LoadedRule,
     records: Sequence[dict[str, Any]],
     outcome: Outcome,
@@ -180,10 +186,10 @@ def settle(
     they must be attempted again (the caller waits `next_wait`, or spools them)."""
     if outcome.accepted:
         return True
-    if rule.rule.delivery != "at_least_once":
+    if rule.spec.delivery != "at_least_once":
         tally.count("lost", records_in(records))
         return True
-    if outcome.permanent and park(sensor, rule.name, records, outcome, session, origin):
+    if outcome.permanent and park(rule, records, outcome, session, origin):
         tally.count("rejected", records_in(records))
         return True
     tally.count("retries")
@@ -215,8 +221,7 @@ def deadletter_path(sensor: str, rule: str, layout: Layout | None = None) -> str
 
 
 def park(
-    sensor: str,
-    rule: str,
+    rule: LoadedRule,
     records: Sequence[dict[str, Any]],
     outcome: Outcome,
     session: str,
@@ -231,24 +236,24 @@ def park(
         "reason": outcome.detail,
     }
     head = json.dumps(meta, ensure_ascii=True, separators=(",", ":"))[:-1].encode()
-    path = deadletter_path(sensor, rule)
+    path = deadletter_path(rule.sensor, rule.name)
     try:
         data = b"".join(head + b',"record":' + dumps(rec) + b"}\n" for rec in records)
         secure.ensure_private_dir(deadletter_folder(), Layout().root)
-        _append_bounded(path, data, sensor, rule, session)
+        _append_bounded(path, data, rule.sensor, rule.name, session)
     except Exception as exc:  # OSError (a full disk), or a record that cannot be encoded
         events.log(
             f"{origin}.dead_letter_failed",
-            sensor=sensor,
-            rule=rule,
+            sensor=rule.sensor,
+            rule=rule.name,
             session=session,
             error=type(exc).__name__,
         )
         return False
     events.log(
         f"{origin}.dead_letter",
-        sensor=sensor,
-        rule=rule,
+        sensor=rule.sensor,
+        rule=rule.name,
         session=session,
         rule_seq=records[0].get("rule_seq"),
         records=len(records),

@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import fcntl
 import os
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, lost, metrics, pricing, records, roots, spool, utf8
-from .journal import FIRST_SEGMENT, Journal, frame
+from . import agents, events, index, lost, metrics, pricing, records, roots, spool
+from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
 from .secure import UnsafeState, ensure_private_dir, open_private
@@ -51,51 +50,23 @@ RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled b
 RETRY_SECTION = "__retry__"
 FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
-WORKER_NAP = 60.0  # an idle worker's longest sleep, should a notification be missed
 
 
 class Dispatcher:
     """One session's dispatcher: its lifecycle, the build loop and the rule sync; the
-    journal is journal.py's, each rule's delivery its worker's (worker.py)."""
+    journal is journal.py's, each rule's delivery its worker's (worker.py), and neither
+    sees the dispatcher: a worker is handed the journal, the session and its rule."""
 
     def __init__(self, session_id: str, idle: float = IDLE, layout: Layout | None = None):
         self.session = Session(session_id, layout)
-        self.journal = Journal(self.session.journal)
+        self.journal = Journal(self.session.journal, session_id, self._commit_build)
         self.idle = idle
-        self.cond = threading.Condition()
-        self.generation = 0  # bumped under `cond` at each journal commit
         self.workers: dict[str, Worker] = {}
         self.retiring: dict[str, Worker] = {}  # replaced workers finishing an attempt
         self.spool = Reader(session_id, self.session.layout)
         self.ledger: dict[str, Any] = {}
         self.rules_key = ""
         self._lock_fd: int | None = None
-
-    # --- the journal (read by workers, written by the main thread) ----------------------
-
-    def journal_end(self) -> tuple[str, int]:
-        j = self.build["journal"]
-        return j[0], j[1]
-
-    def segment_after(self, seg: str) -> str | None:
-        return self.journal.segment_after(seg, self.build["journal"][0])
-
-    def read_journal(self, seg: str, offset: int) -> list[tuple[int, Any]] | None:
-        """Committed records after (seg, offset) (journal.py `Journal.read`)."""
-        return self.journal.read(seg, offset, self.journal_end())
-
-    def wait_for_records(
-        self, seen: int, stop: threading.Event, timeout: float = WORKER_NAP
-    ) -> None:
-        """Sleep until the journal grows past generation `seen`, or `stop` is set (the
-        setter calls `wake_workers`), at most `timeout` (a batch lingering for more)."""
-        with self.cond:
-            if self.generation == seen and not stop.is_set():
-                self.cond.wait(timeout)
-
-    def wake_workers(self) -> None:
-        with self.cond:
-            self.cond.notify_all()
 
     # --- start and recovery ----------------------------------------------------------
 
@@ -135,7 +106,7 @@ class Dispatcher:
                 "trackers": dict(kept) if isinstance(kept, dict) else {},
             }
         self.build = b
-        self.journal.cut_back(*b["journal"])
+        self.journal.restore(tuple(b["journal"]), int(b["seq"]), bool(b.get("ended")))
         states = b.get("trackers") or {}
         old = b.pop("tracker", None)  # a build cursor from before agents: Claude Code's
         if old:
@@ -152,14 +123,12 @@ class Dispatcher:
 
     def build_step(self) -> int:
         """Build every complete spool frame not yet built; returns how many."""
-        import json
-
         b = self.build
         seg, off = b["spool"]
         frames, nxt = self.spool.read(seg, off)
         if nxt:  # `seg` is finished: move on, drop it
             b["spool"] = [nxt, 0]
-            self._commit(b"")
+            self.journal.commit()
             try:
                 os.unlink(os.path.join(self.session.spool, seg))
             except FileNotFoundError:
@@ -167,7 +136,6 @@ class Dispatcher:
         if not frames:
             return 0
         self.sync_rules()  # a rule added since the last look sees these records too
-        out = bytearray()
         built = 0
         for start, end, body in frames:
             entry = spool.parse_entry(body, seg, off + start)
@@ -180,17 +148,8 @@ class Dispatcher:
                 b["project"] = entry.project
             payload = records.parse_payload(entry.payload)
             if entry.event == RETRY_EVENT and payload is not None:
-                out += frame(
-                    json.dumps(
-                        {
-                            "section": RETRY_SECTION,
-                            "retry_for": payload.get("rule"),
-                            "record": payload.get("record"),
-                        },
-                        ensure_ascii=False,
-                        separators=(",", ":"),
-                    ).encode("utf-8", utf8.ERRORS)
-                )
+                rule, rec = payload.get("rule"), payload.get("record")
+                self.journal.stage({"section": RETRY_SECTION, "retry_for": rule, "record": rec})
                 continue
             if payload is None:
                 events.log(
@@ -202,18 +161,8 @@ class Dispatcher:
                 continue
             event, drafts = built_entry
             self.tally.apply(drafts)
-            seq, built_frames = b["seq"], []
             try:
-                for d in drafts:
-                    seq += 1
-                    rec = records.envelope(d, seq, self.session.id, entry.project)
-                    built_frames.append(
-                        frame(
-                            json.dumps(
-                                rec, ensure_ascii=False, separators=(",", ":"), default=str
-                            ).encode("utf-8", utf8.ERRORS)
-                        )
-                    )
+                self.journal.stage_drafts(drafts, entry.project)
             except Exception as exc:  # nesting too deep to encode: never block the spool
                 events.log(
                     "dispatch.unencodable_entry",
@@ -222,9 +171,7 @@ class Dispatcher:
                     error=type(exc).__name__,
                 )
                 continue
-            b["seq"] = seq
-            out += b"".join(built_frames)
-        self._commit(bytes(out))
+        self.journal.commit()
         return built
 
     def _drafts(
@@ -243,9 +190,9 @@ class Dispatcher:
                 return None
             event = agents.adapter(entry.agent).event_of(payload) or event
             if event == face.END_EVENT:
-                self.build["ended"] = True
+                self.journal.ended = True
             elif event == face.START_EVENT:
-                self.build["ended"] = False
+                self.journal.ended = False
             return event, builder.build(event, payload, entry.ts_ns, entry.transcript_size)
         except Exception as exc:
             events.log(
@@ -266,21 +213,14 @@ class Dispatcher:
             self.builders[agent] = builder
         return builder
 
-    def _commit(self, data: bytes) -> None:
-        """Append built records to the journal, then commit the build cursor."""
-        b = self.build
-        seg, size = b["journal"]
-        if data:
-            seg, size = self.journal.append(seg, size, data)
-        b["journal"] = [seg, size]
+    def _commit_build(self) -> None:
+        """Commit the build cursor (the journal calls it after each append it covers)."""
+        b, j = self.build, self.journal
+        b["journal"], b["seq"], b["ended"] = list(j.end), j.seq, j.ended
         for agent, builder in self.builders.items():
             b["trackers"][agent] = builder.state()
         b["cost"] = self.tally.state()
         write_json(self.session.build, b)
-        if data:
-            with self.cond:
-                self.generation += 1
-                self.cond.notify_all()
 
     # --- rules -----------------------------------------------------------------------------
 
@@ -293,17 +233,18 @@ class Dispatcher:
         self.rules_key, wanted = load_rules(self.project)
         for rid, worker in list(self.workers.items()):
             current = wanted.get(rid)
-            if current is None or current[1].rule != worker.rule.rule:
+            if current is None or not current.same(worker.rule):
                 worker.retire(deactivate=current is None)
                 self.retiring[rid] = worker
                 del self.workers[rid]
-        self.wake_workers()
-        for rid, (sensor, rule) in wanted.items():
+        self.journal.wake()
+        for rid, rule in wanted.items():
             if rid not in self.workers:
                 old = self.retiring.get(rid)
                 if old is not None:
                     old.deactivate_on_exit = False  # wanted again: its cursor goes on
-                w = Worker(self, sensor, rule, after=old if old and old.is_alive() else None)
+                after = old if old and old.is_alive() else None
+                w = Worker(self.journal, self.session, rule, after=after)
                 self.workers[rid] = w
                 w.start()
 
@@ -313,10 +254,7 @@ class Dispatcher:
     def clean_journal(self) -> None:
         self.retiring = {rid: w for rid, w in self.retiring.items() if w.is_alive()}
         everyone = self._every_worker()
-        if not everyone:
-            keep = self.build["journal"][0]
-        else:
-            keep = min(w.state["segment"] for w in everyone)
+        keep = min((w.state["segment"] for w in everyone), default=self.journal.end[0])
         self.journal.drop_before(keep)
 
     # --- the main loop ---------------------------------------------------------------------
@@ -361,7 +299,7 @@ class Dispatcher:
                     w.tally.flush()
             metrics.tick()  # the Prometheus textfile, when configured and due
             workers = list(self.workers.values())
-            if self.build.get("ended"):
+            if self.journal.ended:
                 ended_at = ended_at or now
                 if self._spool_drained() and all(w.done() for w in workers):
                     return "session_end"
@@ -370,10 +308,14 @@ class Dispatcher:
             else:
                 ended_at = None
             idle = now - last_frame > self.idle and all(w.idle for w in workers)
-            if idle and not lost.end_if_lost(self):  # True: a dead client's end to drain
+            if idle and not self._end_if_lost():  # True: a dead client's end to drain
                 return "idle"
             poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)
             time.sleep(poll)
+
+    def _end_if_lost(self) -> bool:
+        s = self.session
+        return lost.end_if_lost(self.journal, s.spool, self.idle, self._builder, self.tally)
 
     def _spool_drained(self) -> bool:
         return self.spool.drained(*self.build["spool"])
@@ -385,7 +327,7 @@ class Dispatcher:
         everyone = self._every_worker()
         for w in everyone:
             w.stop.set()
-        self.wake_workers()
+        self.journal.wake()
         for w in everyone:
             w.join()  # each flushes its counts as it exits
         self.retiring.clear()
@@ -399,8 +341,8 @@ class Dispatcher:
                 self.workers.clear()
                 self.rules_key = ""
                 return False
-            if reason == "session_end" and not owes and self.build.get("ended"):
-                s.leave(self.build["seq"], self.ledger)  # the ledger; the folder goes
+            if reason == "session_end" and not owes and self.journal.ended:
+                s.leave(self.journal.seq, self.ledger)  # the ledger; the folder goes
                 s.mark_pending(False)
             else:
                 s.mark_pending(bool(owes) or not drained, owes)

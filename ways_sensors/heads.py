@@ -66,7 +66,7 @@ def rule_template(sensor: str, rule: str) -> tuple[bool, Template | None]:
     if r is None:  # a refused project layer still defines it, though it never ran
         found = load(with_project=True).sensors.get(sensor)
         return bool(found and rule in found.rules), None
-    d = r.rule.dispatch
+    d = r.spec.dispatch
     if d.kind != "file" or d.target.format != "json":
         return True, None
     return True, Template(os.path.expanduser(d.target.path), sensor, rule)

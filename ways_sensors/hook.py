@@ -310,7 +310,7 @@ def _transcript_size(path: str | None) -> int:
         return -1
     try:
         return posix.stat(path).st_size
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which nothing can open
         return 0
 
 

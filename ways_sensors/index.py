@@ -13,10 +13,17 @@ its adapter package plus its entry in AGENTS.
 The compiled rule index:
 
 One index per project, at `<cache>/indexes/<tail>-<fnv1a32>.idx`, replaced atomically
-(temporary file, then rename) by whoever finds it stale: the hook itself, or any
-command that loads rules. Its key is the path, size and mtime of every sensor file and
-folder in the layers and of config.yaml, plus the package version and the project; a
-key that differs, a file that fails the checks below, or no file at all means rebuild.
+(a temporary file made O_EXCL beside it, then renamed: secure.replace_private) by
+whoever finds it stale: the hook itself, or any command that loads rules. The cache is
+treated like the state root (secure.py): the root and `indexes/` are made 0700 and
+must be real folders of ours (a looser one of ours is tightened, another user's is
+refused and logged, when an index is written), and an index is trusted only when it
+is a regular file of ours with one link, opened without following links
+(`trusted_fd`): its key names only what `stat` shows, so a file anybody else could
+have written is never read as rules. The key
+is the path, size and mtime of every sensor file and folder in the layers and of
+config.yaml, plus the package version and the project; a key that differs, a file that
+fails the checks below or `trusted_fd`'s, or no file at all means rebuild.
 
 Layout (UTF-8 text; the hook parses only the first lines, without a JSON library):
 
@@ -347,10 +354,46 @@ def parse(data: str) -> Index | None:
     return Index(asyn, block, key, tail[6:])
 
 
-def read(project: str) -> Index | None:
+_NOFOLLOW = getattr(posix, "O_NOFOLLOW", 0) | getattr(posix, "O_CLOEXEC", 0) | posix.O_NONBLOCK
+_FMT, _DIR, _REG = 0o170000, 0o040000, 0o100000
+
+
+def _ours(st: "posix.stat_result", kind: int) -> bool:
+    """A `kind` (folder or regular file) of ours that nobody else can write (a file:
+    with one link, so it is no alias of a file elsewhere)."""
+    return (
+        st.st_mode & _FMT == kind
+        and st.st_uid == posix.geteuid()
+        and not st.st_mode & 0o022
+        and (kind == _DIR or st.st_nlink == 1)
+    )
+
+
+def trusted_fd(path: str) -> int | None:
+    """A read-only descriptor on the cache file `path` when it is a regular file of
+    ours with one link that nobody else can write, opened without following links;
+    else None. The cache is treated like the state root (secure.py): a file another
+    user planted, or one anybody else could change, is never trusted, whatever key it
+    holds; the slow path rebuilds it, taking the folders back (0700) and refusing,
+    logged, what is not ours. Only the file is checked here, through its descriptor
+    (one fstat: the hook runs this every event): a folder another user can write lets
+    them remove or replace our file, never make one of theirs pass for ours."""
     try:
-        fd = posix.open(index_path(project), posix.O_RDONLY)
+        fd = posix.open(path, posix.O_RDONLY | _NOFOLLOW)
     except OSError:
+        return None
+    try:
+        if _ours(posix.fstat(fd), _REG):
+            return fd
+    except OSError:
+        pass
+    posix.close(fd)
+    return None
+
+
+def read(project: str) -> Index | None:
+    fd = trusted_fd(index_path(project))
+    if fd is None:
         return None
     try:
         chunks = []

@@ -1,14 +1,14 @@
 """Building the compiled rule index (index.py holds its format and the reading half).
 
 Run when an index's key changed: by the hook in a forked child under a time budget
-(`_build_within`), by the dispatcher and the commands without one. `enabled_rules`
-turns an index back into rules, for the dispatcher and the blocking path.
+(`_build_within`), by the dispatcher and the commands without one. rules.enabled turns
+an index back into rules, for the dispatcher and the blocking path.
 """
 
 import sys
 
 from . import roots
-from .index import MAGIC, Index, compute_key, index_path, parse, read
+from .index import MAGIC, Index, compute_key, index_path, parse, read, trusted_fd
 from .roots import posix
 
 
@@ -72,7 +72,7 @@ def build(project: str, key: str | None = None) -> Index:
     rules = []
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
-            r = rule.rule
+            r = rule.spec
             enabled = sensor.spec.enabled and r.enabled
             if enabled:
                 (block if r.mode == "blocking" else asyn).update(r.sections)
@@ -87,18 +87,10 @@ def build(project: str, key: str | None = None) -> Index:
                 }
             )
     text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}))
-    path = index_path(project)
     try:
-        roots.makedirs_private(path.rpartition("/")[0])
-        tmp = "%s.%d.tmp" % (path, posix.getpid())
-        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
-        try:
-            posix.write(fd, text.encode("utf-8", "surrogateescape"))
-        finally:
-            posix.close(fd)
-        posix.rename(tmp, path)
+        _write(index_path(project), text)
     except OSError:
-        pass  # a read-only cache only costs speed: the next run rebuilds again
+        pass  # a read-only or refused cache only costs speed: the next run rebuilds again
     parsed = parse(text)
     assert parsed is not None
     return parsed
@@ -151,7 +143,7 @@ def _build_within(project: str, key: str, budget: float) -> Index:
             return idx
         return build(project, key)  # an unwritable cache; the build just took < budget
     if status is None:
-        _remove("%s.%d.tmp" % (index_path(project), pid))
+        _remove_temporaries(index_path(project))
     _mark_bad(bad, key)
     kind = "index.build_over_budget" if status is None else "index.build_failed"
     events.log(kind, budget_s=budget, blocking_rules="skipped")
@@ -189,9 +181,8 @@ def _fallback(project: str, key: str) -> Index:
 def _marked_bad(bad: str, key: str) -> bool:
     import time
 
-    try:
-        fd = posix.open(bad, posix.O_RDONLY)
-    except OSError:
+    fd = trusted_fd(bad)
+    if fd is None:
         return False
     try:
         age = time.time() - posix.fstat(fd).st_mtime
@@ -204,44 +195,35 @@ def _marked_bad(bad: str, key: str) -> bool:
 
 
 def _mark_bad(bad: str, key: str) -> None:
-    tmp = "%s.%d.tmp" % (bad, posix.getpid())
     try:
-        roots.makedirs_private(bad.rpartition("/")[0])
-        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
-        try:
-            posix.write(fd, key.encode("utf-8", "surrogateescape"))
-        finally:
-            posix.close(fd)
-        posix.rename(tmp, bad)
-    except OSError:
-        _remove(tmp)
-
-
-def _remove(path: str) -> None:
-    try:
-        posix.unlink(path)
+        _write(bad, key)
     except OSError:
         pass
 
 
-def enabled_rules(idx: Index, mode: str | None = None) -> dict:
-    """{rule id: (sensor, LoadedRule)} of the index's enabled rules (optionally one mode)."""
-    import json
+def _write(path: str, text: str) -> None:
+    """Replace the cache file `path` as a state file is replaced (secure.py): its
+    folders checked up from the cache root (0700, ours, no links), a temporary file
+    made O_EXCL and renamed over a target that must be absent or a file of ours. A
+    planted link at any name is refused and logged, never written through."""
+    from . import secure
 
-    from .conditions import compile_where
-    from .layers import LoadedRule
-    from .layout import rule_key
-    from .spec import decode_rule
+    root = roots.cache_root()
+    secure.ensure_private_dir(path.rpartition("/")[0], root)
+    secure.replace_private(path, text.encode("utf-8", "surrogateescape"), root)
 
-    out = {}
-    for item in json.loads(idx.rules_text).get("rules", []):
-        if not item.get("enabled"):
-            continue
-        rule = decode_rule(item["spec"])
-        if mode and rule.mode != mode:
-            continue
-        loaded = LoadedRule(
-            item["rule"], rule, compile_where(rule.where, rule.match), item["layer"], item["file"]
-        )
-        out[rule_key(item["sensor"], item["rule"])] = (item["sensor"], loaded)
-    return out
+
+def _remove_temporaries(path: str) -> None:
+    """The temporary files a killed build left beside `path` (secure.replace_private's
+    `.<name>.<random>.tmp`); a concurrent build whose file goes only fails its rename."""
+    folder, _, name = path.rpartition("/")
+    try:
+        names = posix.listdir(folder)
+    except OSError:
+        return
+    for n in names:
+        if n.startswith("." + name + ".") and n.endswith(".tmp"):
+            try:
+                posix.unlink(folder + "/" + n)
+            except OSError:
+                pass

@@ -19,22 +19,36 @@ committed; the next dispatcher cuts it away (`cut_back`) before building again, 
 record in the journal is built once and numbered once. A frame that does not parse is
 read as None (the worker skips it); a record is read with msgspec, or json where it
 cannot (`decode`).
+
+The one encoder (`encode`): a record as compact JSON, non-ASCII kept, a value that is not
+JSON as its str(), made UTF-8 with utf8.ERRORS (a lone surrogate becomes U+FFFD), so a
+journal holds valid UTF-8 only. Everything that appends goes through `stage`: the build
+loop, its retry entries and the lost-session check (lost.py).
+
+The interface the rest of the dispatcher sees (`Journal`): the writer stages records and
+`commit`s them (append, then the owner's durable commit, then readers are woken); a
+reader asks for the committed `end`, `read`s from a position and `wait`s for growth.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
 
-from . import secure
+from . import records, secure
 from .spool import scan_frames
+from .utf8 import ERRORS
 
 MAGIC = b"WJ1 "
 SEGMENT_BYTES = 4 << 20
 FIRST_SEGMENT = "0000000001.seg"
+
+Position = tuple[str, int]  # (segment name, byte offset)
 
 
 _decoder = msgspec.json.Decoder()
@@ -42,8 +56,9 @@ _decoder = msgspec.json.Decoder()
 
 def decode(body: bytes | None) -> Any:
     """A frame's record; None when it does not parse. msgspec reads it three times as
-    fast as json.loads; json.loads takes what msgspec refuses: a lone surrogate passed
-    through (json reads bytes with surrogatepass, as the dispatcher wrote them), NaN."""
+    fast as json.loads; json.loads takes what msgspec refuses: NaN and Infinity (which
+    `encode` writes for such floats, as json does) and the lone surrogates an older
+    version's lost-session check passed through (json reads bytes with surrogatepass)."""
     if body is None:
         return None
     try:
@@ -60,6 +75,12 @@ def frame(record_json: bytes) -> bytes:
     return MAGIC + str(len(record_json)).encode() + b"\n" + record_json + b"\n"
 
 
+def encode(record: dict[str, Any]) -> bytes:
+    """A record as one journal frame: the one encoder (the module docstring says how)."""
+    body = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    return frame(body.encode("utf-8", ERRORS))
+
+
 def segments(folder: str) -> list[str]:
     try:
         return sorted(n for n in os.listdir(folder) if n.endswith(".seg"))
@@ -72,10 +93,89 @@ def next_segment(name: str) -> str:
 
 
 class Journal:
-    """One session's journal folder; positions are (segment name, byte offset)."""
+    """One session's journal: its segment files, the committed end, the last `seq` given
+    and whether a session end was built into it; readers sleep on it until it grows.
 
-    def __init__(self, folder: str) -> None:
+    Written only by the dispatcher's main thread (`stage`, `commit`), read by every rule's
+    worker (`end`, `read`, `segment_after`, `wait`). `commit` calls the owner's `on_commit`
+    (the dispatcher's build cursor, which records `end`, `seq` and `ended`) between the
+    append and the wake-up, so no reader sees a record the owner has not committed."""
+
+    def __init__(
+        self, folder: str, session_id: str, on_commit: Callable[[], None] | None = None
+    ) -> None:
         self.folder = folder
+        self.session_id = session_id
+        self.on_commit = on_commit
+        self.end: Position = (FIRST_SEGMENT, 0)  # committed: readers never read past it
+        self.seq = 0  # the last number given to a record (staged ones included)
+        self.ended = False  # a session end is in the journal (the dispatcher may drain)
+        self.generation = 0  # bumped at each commit that appended
+        self._cond = threading.Condition()
+        self._staged = bytearray()
+
+    # --- the writer ----------------------------------------------------------------------
+
+    def restore(self, end: Position, seq: int, ended: bool) -> None:
+        """Recovery: the committed state of a build cursor; what lies beyond `end` was
+        appended but not committed, and is cut away."""
+        self.end, self.seq, self.ended = (end[0], end[1]), seq, ended
+        self._staged.clear()
+        self.cut_back(*self.end)
+
+    def stage(self, record: dict[str, Any]) -> None:
+        """Encode one record for the next commit (an unencodable one raises, staging
+        nothing)."""
+        self._staged += encode(record)
+
+    def stage_drafts(self, drafts: Iterable[records.Draft], project: str) -> int:
+        """Number the drafts after `seq`, envelope and encode them for the next commit;
+        all or none (an unencodable one raises, staging and numbering nothing). Returns
+        how many were staged."""
+        seq, out = self.seq, []
+        for d in drafts:
+            seq += 1
+            out.append(encode(records.envelope(d, seq, self.session_id, project)))
+        self._staged += b"".join(out)
+        n, self.seq = seq - self.seq, seq
+        return n
+
+    def commit(self) -> None:
+        """Append what was staged, let the owner commit (`on_commit`), wake the readers."""
+        data = bytes(self._staged)
+        self._staged.clear()
+        if data:
+            self.end = self.append(*self.end, data)
+        if self.on_commit is not None:
+            self.on_commit()
+        if data:
+            with self._cond:
+                self.generation += 1
+                self._cond.notify_all()
+
+    # --- the readers -----------------------------------------------------------------------
+
+    def read_from(self, at: Position) -> list[tuple[int, Any]] | None:
+        """Committed records after `at` (`read`, up to the committed end)."""
+        return self.read(at[0], at[1], self.end)
+
+    def next_segment(self, seg: str) -> str | None:
+        """The segment after `seg`, if it is committed."""
+        return self.segment_after(seg, self.end[0])
+
+    def wait(self, seen: int, stop: threading.Event, timeout: float) -> None:
+        """Sleep until the journal grows past generation `seen`, or `stop` is set (the
+        setter calls `wake`), at most `timeout`."""
+        with self._cond:
+            if self.generation == seen and not stop.is_set():
+                self._cond.wait(timeout)
+
+    def wake(self) -> None:
+        """Wake every reader (one was told to stop)."""
+        with self._cond:
+            self._cond.notify_all()
+
+    # --- the segment files -----------------------------------------------------------------
 
     def segments(self) -> list[str]:
         return segments(self.folder)

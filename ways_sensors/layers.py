@@ -17,7 +17,8 @@ from typing import Any
 
 from . import roots
 from .conditions import ConditionError, Where, compile_where
-from .spec import NAME_RE, Rule, SensorFile, SpecError, decode_sensor
+from .rules import LoadedRule
+from .spec import NAME_RE, SensorFile, SpecError, decode_sensor
 from .yamlread import YamlError, position, read_yaml
 
 LAYERS = ("shipped", "user", "project")
@@ -52,15 +53,6 @@ class Problem:
 
 @dataclass
 class Source:
-    layer: str
-    path: str
-
-
-@dataclass
-class LoadedRule:
-    name: str
-    rule: Rule
-    where: Where
     layer: str
     path: str
 
@@ -275,6 +267,6 @@ def load(project: str | None = None, *, with_project: bool | None = None) -> Cat
         rules = {}
         for rname, rule in sensor.rules.items():
             origin = rule_origin.get((name, rname), sources[-1])
-            rules[rname] = LoadedRule(rname, rule, wheres[rname], origin.layer, origin.path)
+            rules[rname] = LoadedRule(name, rname, rule, wheres[rname], origin.layer, origin.path)
         cat.sensors[name] = LoadedSensor(name, sensor, sources, rules, raw)
     return cat

@@ -27,7 +27,6 @@ from typing import Any
 from . import roots
 from .layers import (
     Catalog,
-    LoadedRule,
     LoadedSensor,
     Problem,
     Source,
@@ -38,6 +37,7 @@ from .layers import (
 )
 from .projection import carries_content
 from .recordpaths import impossible
+from .rules import LoadedRule
 from .settings import CONFIG_KEYS
 from .specerrors import nearest
 from .targets import TARGETS
@@ -51,37 +51,37 @@ _SECRETISH = re.compile(r"^(Bearer|Basic|Token)\s+\S{8,}$|^[A-Za-z0-9_\-./+=]{20
 
 def destination(rule: LoadedRule) -> str:
     """A short human description of where a rule's records go (the target says)."""
-    d = rule.rule.dispatch
+    d = rule.spec.dispatch
     return TARGETS[d.kind].destination(d.target)
 
 
 def off_machine(rule: LoadedRule) -> bool:
     """True when the rule may send session content off this machine (the target says)."""
-    d = rule.rule.dispatch
+    d = rule.spec.dispatch
     return TARGETS[d.kind].off_machine(d.target)
 
 
 def content_off_machine(rule: LoadedRule) -> bool:
     """True when session content may leave this machine: an off-machine target, and
     `fields:` that keeps some free text of the rule's sections."""
-    return off_machine(rule) and carries_content(rule.rule.fields, rule.rule.sections)
+    return off_machine(rule) and carries_content(rule.spec.fields, rule.spec.sections)
 
 
 def host(rule: LoadedRule) -> str:
     """The host records go to (`a command` for a command target)."""
     from urllib.parse import urlsplit
 
-    target = rule.rule.dispatch.target
+    target = rule.spec.dispatch.target
     url = getattr(target, "url", None) or getattr(target, "endpoint", None)
     if isinstance(url, str):
         return urlsplit(url).hostname or url
-    return f"a {rule.rule.dispatch.kind}"
+    return f"a {rule.spec.dispatch.kind}"
 
 
 def literal_secrets(rule: LoadedRule) -> list[tuple[str, str]]:
     """(field, name) of each value in the target's SECRET_FIELDS that looks like a
     credential written out instead of a `${ENV_NAME}` reference."""
-    d = rule.rule.dispatch
+    d = rule.spec.dispatch
     out = []
     for field in TARGETS[d.kind].SECRET_FIELDS:
         values = getattr(d.target, field, None) or {}
@@ -96,7 +96,7 @@ def literal_secrets(rule: LoadedRule) -> list[tuple[str, str]]:
 def unset_variables(rule: LoadedRule) -> list[tuple[str, str, str]]:
     """(field, name, VAR) of each `${VAR}` in the target's SECRET_FIELDS that this shell
     leaves unset."""
-    d = rule.rule.dispatch
+    d = rule.spec.dispatch
     out = []
     for field in TARGETS[d.kind].SECRET_FIELDS:
         for name, value in (getattr(d.target, field, None) or {}).items():
@@ -145,11 +145,11 @@ def rule_warnings(
             f"({destination(rule)}); `fields: metadata` would send ids, names, times, "
             "sizes and keyed hashes instead"
         )
-    if rule.rule.batch is not None and rule.rule.mode == "blocking":
+    if rule.spec.batch is not None and rule.spec.mode == "blocking":
         warn("batch has no effect on a blocking rule: the hook sends each record at once")
-    if rule.rule.redact == "none":
+    if rule.spec.redact == "none":
         warn(f"redact: none dispatches unmasked session content to {destination(rule)}")
-    kind = rule.rule.dispatch.kind
+    kind = rule.spec.dispatch.kind
     for field, name in literal_secrets(rule):
         warn(
             f"{field}: {name!r} holds a literal secret; write it as ${{ENV_NAME}} and set "
@@ -162,8 +162,8 @@ def rule_warnings(
             "dispatcher refuses the dispatch unless it is set where the dispatcher runs",
             ["dispatch", kind, field, name],
         )
-    for path in rule.rule.where or {}:
-        why = impossible(path, rule.rule.sections)
+    for path in rule.spec.where or {}:
+        why = impossible(path, rule.spec.sections)
         if why:
             warn(f"where {path!r}: {why}", ["where", path])
     return out
@@ -225,7 +225,9 @@ def lint_paths(paths: list[str]) -> Catalog:
             continue
         raw, _, sensor, wheres = got
         name = stem(path)
-        rules = {n: LoadedRule(n, r, wheres[n], "file", path) for n, r in sensor.rules.items()}
+        rules = {
+            n: LoadedRule(name, n, r, wheres[n], "file", path) for n, r in sensor.rules.items()
+        }
         cat.sensors[name] = LoadedSensor(name, sensor, [Source("file", path)], rules, raw)
     return cat
 
@@ -261,7 +263,7 @@ def _unreachable(rule: LoadedRule, timeout: float) -> str | None:
     import socket
     from urllib.parse import urlsplit
 
-    target = rule.rule.dispatch.target
+    target = rule.spec.dispatch.target
     path = getattr(target, "path", None)
     argv = getattr(target, "argv", None)
     url = getattr(target, "url", None) or getattr(target, "endpoint", None)

@@ -2,9 +2,10 @@
 
 A client that is killed (SIGKILL, a crash, a closed machine) sends no SessionEnd, so
 without this its consumers would never see the session end. When a session's
-dispatcher is about to exit idle, `end_if_lost` checks, in this order:
+dispatcher is about to exit idle, `end_if_lost` (handed the session's journal, spool
+folder, builders and cost tally, never the dispatcher) checks, in this order:
 
-1. no session end was built (`build.json`'s `ended`; it also keeps this to once);
+1. no session end was built (the journal's `ended`; it also keeps this to once);
 2. the newest hook entry of an agent in the spool is older than the idle period;
 3. the client is gone: the spool header's `ppid` (the hook's parent, which is the
    client because `ways reconcile` wires the hook with `exec`) names no live process,
@@ -18,7 +19,7 @@ dispatcher is about to exit idle, `end_if_lost` checks, in this order:
 Then it builds the agent's end event through the session's own builder (so replies
 the transcript still holds come out first, as at a real end), marks those records
 `hook_event: null`, gives the `session_end` `synthesized: true` and `last_seen` (the
-newest hook entry's time), appends them to the journal and sets `ended`: the
+newest hook entry's time), commits them to the journal with `ended` set: the
 dispatcher drains them like a real end and exits. A session resumed later starts a
 new dispatcher, and its real SessionEnd is recorded as usual.
 
@@ -32,14 +33,17 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, records, spool
+from . import agents, events, pricing, records, spool
 from .events import iso_utc
-from .journal import frame
+from .journal import Journal
 
 if TYPE_CHECKING:
-    from .dispatcher import Dispatcher
+    from .agents.protocols import SessionBuilder
+
+BuilderFor = Callable[[str], "SessionBuilder | None"]  # the session's builder for an agent
 
 OWN_EVENTS = frozenset({records.WAY_EVENT, "WaysRetry"})  # ways' own spool entries
 PARENTS_CHECKED = 8  # the newest agent entries whose parents must agree
@@ -47,19 +51,20 @@ SLACK_NS = 2 * 10**9  # /proc start times are coarse
 WAIT_IDLES = 4  # a dead client's file still growing after this many idle periods: not lost
 
 
-def end_if_lost(disp: Dispatcher) -> bool:
+def end_if_lost(
+    journal: Journal, spool_dir: str, idle: float, builder_for: BuilderFor, cost: pricing.Tally
+) -> bool:
     """Whether the dispatcher must not exit idle yet: True when it appended a made-up
     session end (to drain), or when the client is gone but its session file grew within
     the idle period (to look again; for at most WAIT_IDLES idle periods)."""
-    b = disp.build
-    if b.get("ended"):
+    if journal.ended:
         return False
-    newest = _newest_entries(disp.session.spool)
+    newest = _newest_entries(spool_dir)
     if not newest:
         return False
     last = newest[-1][0]
     now = time.time_ns()
-    idle_ns = int(disp.idle * 1e9)
+    idle_ns = int(idle * 1e9)
     if now - last.ts_ns < idle_ns or not _client_gone(newest):
         return False
     face = agents.face(last.agent)
@@ -74,38 +79,36 @@ def end_if_lost(disp: Dispatcher) -> bool:
                 return now - last.ts_ns < WAIT_IDLES * idle_ns
         except OSError:
             pass
-    drafts = _drafts(disp, last, face, payload, now)
-    disp.tally.apply(drafts)
-    b["ended"] = True
-    seq, out = b["seq"], bytearray()
-    for d in drafts:
-        seq += 1
-        rec = records.envelope(d, seq, disp.session.id, last.project)
-        body = json.dumps(rec, ensure_ascii=False, separators=(",", ":"), default=str)
-        out += frame(body.encode("utf-8", "surrogatepass"))
-    b["seq"] = seq
-    disp._commit(bytes(out))
-    events.log("dispatch.session_lost", session=disp.session.id, records=len(drafts))
+    drafts = _drafts(journal.session_id, builder_for(last.agent), last, face, payload, now)
+    cost.apply(drafts)
+    journal.stage_drafts(drafts, last.project)
+    journal.ended = True
+    journal.commit()
+    events.log("dispatch.session_lost", session=journal.session_id, records=len(drafts))
     return True
 
 
 def _drafts(
-    disp: Dispatcher, last: spool.Entry, face: Any, payload: dict[str, Any], now: int
+    sid: str,
+    builder: SessionBuilder | None,
+    last: spool.Entry,
+    face: Any,
+    payload: dict[str, Any],
+    now: int,
 ) -> list[records.Draft]:
     """The agent's end event built by the session's builder, marked as made up."""
     end = {
-        face.SESSION_FIELD.decode(): disp.session.id,
+        face.SESSION_FIELD.decode(): sid,
         face.EVENT_FIELD.decode(): face.END_EVENT,
         "reason": "lost",
     }
     for key in (face.TRANSCRIPT_FIELD, b"cwd"):
         if key and key.decode() in payload:
             end[key.decode()] = payload[key.decode()]
-    builder = disp._builder(last.agent)
     try:
         drafts = builder.build(face.END_EVENT, end, now, -1) if builder else []
     except Exception as exc:  # the end must go out even if the transcript is hostile
-        events.log("dispatch.build_error", session=disp.session.id, error=type(exc).__name__)
+        events.log("dispatch.build_error", session=sid, error=type(exc).__name__)
         drafts = []
     if not any(d.section == "session_end" for d in drafts):
         drafts.append(records.Draft("session_end", "", iso_utc(now), {"reason": "lost"}))

@@ -25,12 +25,12 @@ from typing import Any
 import msgspec
 
 from . import chain
-from .layers import LoadedRule
+from .rules import LoadedRule
 from .utf8 import ERRORS
 
 
 def match(rule: LoadedRule, record: dict[str, Any]) -> bool:
-    return record.get("section") in rule.rule.sections and rule.where(record)
+    return record.get("section") in rule.spec.sections and rule.where(record)
 
 
 def for_rule(
@@ -48,11 +48,11 @@ def for_rule(
 
 def project(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
     """Keep what the rule's `fields:` says (projection.py); the record as it is without."""
-    if rule.rule.fields is None:
+    if rule.spec.fields is None:
         return record
     from . import projection
 
-    return projection.project(record, rule.rule.fields)
+    return projection.project(record, rule.spec.fields)
 
 
 def mask(record: dict[str, Any], rule: LoadedRule, deadline: float | None = None) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def mask(record: dict[str, Any], rule: LoadedRule, deadline: float | None = None
     record that needs it and kept: an import statement per record costs). Past `deadline`
     the scan raises redact.MaskTimeout: the caller drops and counts the record, never
     sends it unmasked."""
-    if rule.rule.redact == "none":
+    if rule.spec.redact == "none":
         return record
     global _mask_record
     if _mask_record is None:
@@ -75,7 +75,6 @@ _mask_record: Callable[..., dict[str, Any]] | None = None
 
 def finish(
     record: dict[str, Any],
-    sensor: str,
     rule: LoadedRule,
     rule_seq: int,
     prev: str,
@@ -84,8 +83,9 @@ def finish(
 ) -> tuple[dict[str, Any], str]:
     """The record a consumer receives, and the rule's next chain head; masking stops at
     `deadline` (the rule's own watchdog), so hostile text never holds a rule past it."""
-    out = mask(project(for_rule(record, sensor, rule.name, rule_seq, test), rule), rule, deadline)
-    if rule.rule.chain:
+    out = for_rule(record, rule.sensor, rule.name, rule_seq, test)
+    out = mask(project(out, rule), rule, deadline)
+    if rule.spec.chain:
         prev = chain.seal(out, prev)
     return out, prev
 

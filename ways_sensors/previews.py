@@ -97,14 +97,14 @@ def refuse_enabling(sensor: str, before: Any, after: Any, new: Iterable[str] = (
     never seen and that was off in `before` (None: the sensor did not exist). `new`
     names rules the caller is creating now, gated before previews.json records them."""
     rules = after.get("rules") if isinstance(after, dict) else None
-    gated = _unseen() | {f"{sensor}/{name}" for name in new}
+    gated = _unseen() | {rule_label(sensor, name) for name in new}
     unseen = []
     for name in sorted(rules) if isinstance(rules, dict) else []:
-        if f"{sensor}/{name}" not in gated:
+        if rule_label(sensor, name) not in gated:
             continue
         was, now = _switches(before, name), _switches(after, name)
         if (now[0] and not was[0]) or (now[1] and not was[1]):
-            unseen.append(f"{sensor}/{name}")
+            unseen.append(rule_label(sensor, name))
     if unseen:
         more = f" (and {len(unseen) - 1} more)" if len(unseen) > 1 else ""
         raise InvalidError(

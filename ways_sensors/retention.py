@@ -8,10 +8,18 @@ What is removed, and by whom (layout.py has every path):
   machine slept through it): by `sweep`, which every dispatcher runs as it starts. A
   folder nothing wrote in for `ways.retention.abandoned_after` (config.yaml; a duration
   such as `12h`, `7d`, `2w` or seconds, at least MIN_AGE; default DEFAULT_AGE), whose
-  dispatcher is not running and whose spool no hook holds, gets its ledger written (so
-  a resumed session goes on numbering its chains), then loses its folder and its
-  pending marker; `retention.session_removed` is logged with its age, its size and
-  whether records were still owed (those are given up).
+  dispatcher is not running, whose spool no hook holds and which owes nothing, gets its
+  ledger written (so a resumed session goes on numbering its chains), then loses its
+  folder; `retention.session_removed` is logged with its age and its size.
+* Never a session that owes records, however old (`owes`): one with a pending marker
+  (a dispatcher exited owing `at_least_once` records), a batch pending in a cursor,
+  journal records a rule's cursor has not passed, or spool frames not yet built (a
+  dispatcher was killed). It is kept, `retention.session_kept` is logged, and one
+  without a marker gets one, so the resumer (resume.py) starts its dispatcher at a
+  later session start; it goes once that dispatcher delivered what it owed, or once
+  the rules owed are removed or disabled (a removed rule owes nothing). There is no age
+  past which owed records are given up: a consumer down for a month gets them when it
+  comes back (README, "Retention").
 * Ledger entries beyond LEDGER_MAX sessions, oldest first (`retention.ledger_pruned`,
   with the count): a session resumed after its entry is gone starts its chains again
   at rule_seq 1, and `verify --rule` no longer expects its records.
@@ -38,9 +46,10 @@ import stat
 import time
 from typing import Any
 
-from . import events, secure
+from . import events, secure, spool
 from .layout import Layout, rule_label
 from .session import Session, read_json
+from .spoolread import Reader
 
 SETTING = ("ways", "retention", "abandoned_after")
 DEFAULT_AGE = 7 * 86400.0
@@ -166,8 +175,17 @@ def _remove_abandoned(layout: Layout, sid: str, cutoff: float, now: float) -> in
         touched = last_touched(s.dir)
         if touched >= cutoff:
             return 0
+        if owes(s):
+            if not os.path.lexists(layout.pending_marker(sid)):
+                s.mark_pending(True)  # the resumer brings its dispatcher back
+            events.log(
+                "retention.session_kept",
+                session=sid,
+                idle_h=round((now - touched) / 3600, 1),
+                owes=True,
+            )
+            return 0
         size = _size(s.dir)
-        owes = os.path.lexists(layout.pending_marker(sid))
         s.write_ledger(_ledger(s))
         shutil.rmtree(s.dir, ignore_errors=True)
         s.mark_pending(False)
@@ -181,9 +199,47 @@ def _remove_abandoned(layout: Layout, sid: str, cutoff: float, now: float) -> in
         session=sid,
         idle_h=round((now - touched) / 3600, 1),
         bytes=size,
-        owes=owes,
+        owes=False,
     )
     return 1
+
+
+def owes(s: Session) -> bool:
+    """Whether the session may still owe a consumer records: a pending marker, a batch
+    pending in a cursor, an active cursor short of the journal's committed end, or
+    spool frames past the build cursor. Files that cannot be read count as owing."""
+    layout = s.layout
+    if os.path.lexists(layout.pending_marker(s.id)):
+        return True
+    build = read_json(s.build, None)
+    if build is None:
+        return bool(spool.segment_names(layout.spool_dir(s.id)))
+    try:
+        j_seg, j_off = build["journal"]
+        p_seg, p_off = build["spool"]
+        end = (str(j_seg), int(j_off))
+    except (KeyError, TypeError, ValueError):
+        return True
+    if not Reader(s.id, layout).drained(str(p_seg), int(p_off)):
+        return True
+    folder = os.path.join(s.dir, "cursors")
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".json")]
+    except FileNotFoundError:
+        return False
+    for name in names[:SCAN_ENTRIES]:
+        cur = read_json(os.path.join(folder, name), None)
+        if not isinstance(cur, dict):
+            return True
+        if not cur.get("active", True):
+            continue
+        try:
+            at = (str(cur.get("segment")), int(cur.get("offset") or 0))
+        except (TypeError, ValueError):
+            return True
+        if cur.get("pending") or at < end:
+            return True
+    return len(names) > SCAN_ENTRIES
 
 
 def _ledger(s: Session) -> dict[str, Any]:

@@ -60,7 +60,6 @@ BLOCKING_CAP = 10.0
 DEFAULT_QUEUE_CAP = 1000
 MAX_BATCH_RECORDS = 10_000
 MAX_BATCH_DELAY = 60.0
-DEFAULT_BATCH = (1, 0.0)  # a kind without BATCH_DEFAULT: one record per attempt
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m)?\s*$"  # specerrors.py words it for people
@@ -245,8 +244,8 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 def batch_for(rule: Rule) -> tuple[int, float]:
     """(max_records, max_delay seconds) for a rule: its `batch`, the rest from its target
-    kind's BATCH_DEFAULT (targets/<kind>.py), else one record, no wait."""
-    default = getattr(TARGETS[rule.dispatch.kind], "BATCH_DEFAULT", DEFAULT_BATCH)
+    kind's BATCH_DEFAULT (targets/<kind>.py)."""
+    default = TARGETS[rule.dispatch.kind].BATCH_DEFAULT
     b = rule.batch
     if b is None:
         return int(default[0]), float(default[1])

@@ -6,7 +6,7 @@ one. Passed through (`surrogatepass`), it made bytes that are not UTF-8, which a
 consumer refuses (HTTP 400) for good. So every path that turns a record into bytes
 encodes with `ERRORS`: pipeline.dumps (what every consumer and dead-letter file
 receives), chain.canonical (what the chain hashes, so a chain hashes what is sent and
-`ways sensors verify` re-hashes the same bytes), the dispatcher's journal, the blocking
+`ways sensors verify` re-hashes the same bytes), the journal (journal.encode), the blocking
 path's retry entries, the file target's text lines.
 
 The choice: a lone surrogate becomes U+FFFD (the replacement character), once per code

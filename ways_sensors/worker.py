@@ -37,12 +37,16 @@ same `rule_seq`s and hashes, so a consumer may hold part or all of a batch twice
 take is saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit):
 a kill loses only the time to skip them again.
 
-An idle worker sleeps on the dispatcher's condition until the journal grows (or it is
-told to stop); it never polls. A reload never waits for a delivery: the old worker is
-retired (`retire`), finishes its attempt in flight under the rule's own timeout, saves
-its cursor and exits; its successor for the same rule (`after`) waits for that in its
-own thread, then starts from the cursor the old one left, so one rule never has two
-attempts in flight and a pending batch is handed over on disk, as after a SIGKILL.
+A worker is handed the session's journal (journal.py: read from a cursor, wait for
+growth), the session's paths and its rule, never the dispatcher; its time comes from a
+`Clock`, so a test can run it in-process, a step at a time, on a clock of its own. An
+idle worker sleeps on the journal until it grows (or it is told to stop); it never polls.
+
+A reload never waits for a delivery: the old worker is retired (`retire`), finishes its
+attempt in flight under the rule's own timeout, saves its cursor and exits; its successor
+for the same rule (`after`) waits for that in its own thread, then starts from the cursor
+the old one left, so one rule never has two attempts in flight and a pending batch is
+handed over on disk, as after a SIGKILL.
 """
 
 from __future__ import annotations
@@ -50,35 +54,45 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import chain, counters, delivery, events, index, indexbuild, secure
-from .layers import LoadedRule
-from .layout import rule_key
+from . import chain, counters, delivery, events, index, rules, secure, unfinished
+from .journal import Journal
 from .pipeline import dumps, finish, match
+from .rules import LoadedRule
 from .services import tap  # `ways sensors tap`: the batch as the target gets it
-from .session import read_json
+from .session import Session, read_json
 from .spec import batch_for
 from .targets import Outcome
 from .targets.base import PERMANENT
 
-if TYPE_CHECKING:
-    from .dispatcher import Dispatcher
-
 BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
 LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
 POSITION_EVERY = 1.0  # seconds between saves of a move past records the rule does not take
+NAP = 60.0  # an idle worker's longest sleep, should a wake-up be missed
 
 
-def load_rules(project: str) -> tuple[str, dict[str, tuple[str, LoadedRule]]]:
-    """(index key, {rule id: (sensor, rule)}): the enabled async rules, and the blocking
+class Clock:
+    """The worker's time: `now` (monotonic seconds) and `sleep` (a backoff, cut short when
+    `stop` is set; True if it was). A test hands in one of its own to check backoff and
+    lingering in virtual time; the journal's `wait` is the only other sleep."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, stop: threading.Event, seconds: float) -> bool:
+        return stop.wait(seconds)
+
+
+def load_rules(project: str) -> tuple[str, dict[str, LoadedRule]]:
+    """(index key, {rule key: rule}): the enabled async rules, and the blocking
     at_least_once ones, whose workers deliver the hook's failed dispatches again."""
     idx = index.current(project)
-    rules = indexbuild.enabled_rules(idx, mode="async")
-    for rid, (sensor, rule) in indexbuild.enabled_rules(idx, mode="blocking").items():
-        if rule.rule.delivery == "at_least_once":
-            rules[rid] = (sensor, rule)
-    return idx.key, rules
+    wanted = rules.enabled(idx, mode="async")
+    for key, rule in rules.enabled(idx, mode="blocking").items():
+        if rule.spec.delivery == "at_least_once":
+            wanted[key] = rule
+    return idx.key, wanted
 
 
 def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
@@ -133,42 +147,50 @@ class Worker(threading.Thread):
     """Delivers one rule's records from the journal, in order, a batch per attempt."""
 
     def __init__(
-        self, disp: Dispatcher, sensor: str, rule: LoadedRule, after: Worker | None = None
+        self,
+        journal: Journal,
+        session: Session,
+        rule: LoadedRule,
+        after: Worker | None = None,
+        clock: Clock | None = None,
     ):
-        super().__init__(name=f"rule {sensor}/{rule.name}", daemon=True)
-        self.disp = disp
-        self.sensor = sensor
+        super().__init__(name=f"rule {rule.label}", daemon=True)
+        self.journal = journal
+        self.session = session
+        self.clock = clock or Clock()
         self.rule = rule
-        self.rid = rule_key(sensor, rule.name)
-        self.tally = counters.Tally(self.rid, disp.session.layout)
+        self.rid = rule.key
+        self.tally = counters.Tally(self.rid, session.layout)
         self.stop = threading.Event()
-        self.path = disp.session.cursor_path(self.rid)
-        self.max_records, self.max_delay = batch_for(rule.rule)
+        self.path = session.cursor_path(self.rid)
+        self.max_records, self.max_delay = batch_for(rule.spec)
         self.lines: list[bytes] | None = None  # the pending records' JSON, when known
         self.saved_at = 0.0
         self.saved_position = ("", -1)
         self.after = after  # the rule's retired worker, maybe still in an attempt
         self.deactivate_on_exit = False
-        self.sealer = _sealer(disp, sensor, rule, self.rid, self.tally)  # chain: true only
+        self.sealer = _sealer(session, rule, self.tally)  # chain: true only
         # until `after` exits its cursor is its own: read it, never write it
         self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
+        self.held: tuple[str, int] | None = None  # (cause, tries) of the record held back
+        self.hold_backoff = delivery.BACKOFF_FIRST
         self.collecting = False  # records taken from the journal, not yet committed
         self.last_sent = float("-inf")  # when the previous batch was done with
         # read ahead of the cursor: (segment, end offset, record | None | "drop"), newest
         # first, and where the next read starts
         self.buffer: list[tuple[str, int, Any]] = []
         self.read_at = (self.state["segment"], self.state["offset"])
-        self.redelivers = rule.rule.mode == "blocking"  # only the hook's failed dispatches
+        self.redelivers = rule.spec.mode == "blocking"  # only the hook's failed dispatches
 
     # --- state ----------------------------------------------------------------------
 
     def _load_state(self) -> dict[str, Any]:
         st = read_json(self.path)
-        seg, size = self.disp.journal_end()
+        seg, size = self.journal.end
         if not isinstance(st, dict):
-            s = self.disp.session
-            head = s.layout.ledger_head(s.id, self.sensor, self.rule.name)
+            s = self.session
+            head = s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name)
             rule_seq, h = head or (0, chain.GENESIS)
             st = {"rule_seq": rule_seq, "hash": h, "pending": None}
             st["segment"], st["offset"] = seg, size  # a new rule sees records from now on
@@ -188,7 +210,7 @@ class Worker(threading.Thread):
     def _save(self, st: dict[str, Any] | None = None) -> None:
         st = st or self.state
         secure.replace_private(self.path, encode_cursor(st, self.lines))
-        self.saved_at = time.monotonic()
+        self.saved_at = self.clock.now()
         self.saved_position = (st["segment"], st["offset"])
 
     def deactivate(self) -> None:
@@ -218,25 +240,26 @@ class Worker(threading.Thread):
             elif (self.state["segment"], self.state["offset"]) != self.saved_position:
                 self._save()  # the lazily saved move past records the rule does not take
             self.tally.flush()
+            delivery.close(self.rule)  # the target's hold on this thread (http's loop)
 
     def _loop(self) -> None:
         while not self.stop.is_set():
-            seen = self.disp.generation  # before looking: a commit after it wakes us
+            seen = self.journal.generation  # before looking: a commit after it wakes us
             try:
                 progressed = self.step()
             except Exception as exc:  # a bug must not kill the rule silently
                 events.log(
                     "dispatch.worker_error",
-                    sensor=self.sensor,
+                    sensor=self.rule.sensor,
                     rule=self.rule.name,
-                    session=self.disp.session.id,
+                    session=self.session.id,
                     error=type(exc).__name__,
                 )
                 self._rewind()
                 progressed = False
-                self.stop.wait(1.0)
+                self.clock.sleep(self.stop, 1.0)
             if not progressed:
-                self.disp.wait_for_records(seen, self.stop)
+                self.journal.wait(seen, self.stop, NAP)
 
     def _rewind(self) -> None:
         """Forget what was read ahead: the next step reads again from the cursor."""
@@ -248,9 +271,9 @@ class Worker(threading.Thread):
         """Read the committed records after `read_at` into the buffer; False if none."""
         while True:
             seg, offset = self.read_at
-            batch = self.disp.read_journal(seg, offset)
+            batch = self.journal.read_from((seg, offset))
             if batch is None:  # the end of a finished segment: go on to the next
-                nxt = self.disp.segment_after(seg)
+                nxt = self.journal.next_segment(seg)
                 if nxt is None:
                     return False
                 self.read_at = (nxt, 0)
@@ -258,7 +281,7 @@ class Worker(threading.Thread):
             if not batch:
                 return False
             entries: list[tuple[str, int, Any]] = [(seg, end, rec) for end, rec in batch]
-            r = self.rule.rule
+            r = self.rule.spec
             if r.delivery == "best_effort" and not self.redelivers:
                 matching = [
                     i
@@ -271,9 +294,9 @@ class Worker(threading.Thread):
                         entries[i] = (seg, entries[i][1], "drop")
                     events.log(
                         "dispatch.drop",
-                        sensor=self.sensor,
+                        sensor=self.rule.sensor,
                         rule=self.rule.name,
-                        session=self.disp.session.id,
+                        session=self.session.id,
                         count=drop,
                         cap=r.queue_cap,
                     )
@@ -287,12 +310,56 @@ class Worker(threading.Thread):
             self._deliver_pending()
             return True
         b = self._collect()
-        if b is None:
-            return False
+        if b is not None:
+            self._commit(b)
+            if self.state.get("pending"):
+                self._deliver_pending()
+        if self.held is not None and not self.stop.is_set():
+            self._after_hold()
+            return True
+        return b is not None
+
+    def _after_hold(self) -> None:
+        """The record at the head could not be finished (unfinished.py): park it
+        withheld, or back off and let the next step try it again."""
+        cause, tries = self.held  # type: ignore[misc]
+        log = dict(sensor=self.rule.sensor, rule=self.rule.name, session=self.session.id)
+        if unfinished.park_now(cause, tries):
+            self._park_withheld(cause)
+            return
+        self.tally.count("retries")
+        events.log("dispatch.record_held", **log, cause=cause, tries=tries)
+        self.retrying = True
+        self._rewind()
+        if not self.clock.sleep(self.stop, self.hold_backoff):
+            self.hold_backoff = min(self.hold_backoff * 2, delivery.BACKOFF_CAP)
+
+    def _park_withheld(self, cause: str) -> None:
+        """Park the held record with its data withheld, numbered and chained in order."""
+        seg, end, rec = self.buffer.pop()
+        b = Batch(self.state)
+        b.segment, b.offset, b.moved = seg, end, True
+        stub = unfinished.withheld(rec, cause)
+        out, h = finish(stub, self.rule, b.rule_seq + 1, b.hash)
+        b.rule_seq, b.hash = b.rule_seq + 1, h
+        self.held, self.retrying = None, False
+        self.hold_backoff = delivery.BACKOFF_FIRST
+        if not delivery.park(
+            self.rule, [out], unfinished.outcome(cause), self.session.id, "dispatch"
+        ):
+            self._rewind()  # a full disk: held again, tried again
+            self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
+            return
         self._commit(b)
-        if self.state.get("pending"):
-            self._deliver_pending()
-        return True
+        self.tally.count("rejected")
+        events.log(
+            "dispatch.record_withheld",
+            sensor=self.rule.sensor,
+            rule=self.rule.name,
+            session=self.session.id,
+            cause=cause,
+            rule_seq=b.rule_seq,
+        )
 
     def _collect(self) -> Batch | None:
         """Take records into a batch (the module docstring says how many, how long);
@@ -301,22 +368,26 @@ class Worker(threading.Thread):
         first_at = last_at = 0.0  # when the batch got its first record, its latest
         linger = False
         while not self.stop.is_set():
-            seen = self.disp.generation  # before looking: a commit after it wakes us
+            seen = self.journal.generation  # before looking: a commit after it wakes us
             if not self.buffer and not self._refill():
                 if not b.records or not linger:
                     break
-                left = min(first_at + self.max_delay, last_at + LINGER_GAP) - time.monotonic()
+                left = min(first_at + self.max_delay, last_at + LINGER_GAP) - self.clock.now()
                 if left <= 0:
                     break
-                self.disp.wait_for_records(seen, self.stop, left)
+                self.journal.wait(seen, self.stop, left)
                 continue
             seg, end, rec = self.buffer.pop()
+            before = (b.segment, b.offset, b.moved)
             b.segment, b.offset, b.moved = seg, end, True
             self.collecting = True
             had = len(b.records)
-            self._take(b, rec)
+            if not self._take(b, rec):  # held: the batch ends before it (unfinished.py)
+                b.segment, b.offset, b.moved = before
+                self.buffer.append((seg, end, rec))
+                break
             if len(b.records) > had:
-                last_at = time.monotonic()
+                last_at = self.clock.now()
                 if not had:
                     first_at = last_at
                     linger = self.max_delay > 0 and first_at - self.last_sent < self.max_delay
@@ -326,45 +397,54 @@ class Worker(threading.Thread):
             return None  # nothing committed: the next dispatcher collects them again
         return b if b.moved else None
 
-    def _take(self, b: Batch, rec: Any) -> None:
+    def _take(self, b: Batch, rec: Any) -> bool:
         """Add one journal entry to the batch: number, mask and chain it if it is the
-        rule's; count a drop; skip anything else."""
+        rule's; count a drop; skip anything else. False: an at_least_once record that
+        cannot be finished now is held (`held`; unfinished.py says what follows)."""
         if rec == "drop":
             b.rule_seq += 1  # the consumer sees the gap
             b.drops += 1
-            return
+            return True
         if self.redelivers:
             if isinstance(rec, dict) and rec.get("retry_for") == self.rid:
                 out = rec.get("record")  # numbered and chained already
                 if isinstance(out, dict):
                     b.add(out, dumps(out))
-            return
+            return True
+        tries = self.held[1] if self.held else 0
         try:
             if rec is None or not match(self.rule, rec):
-                return
+                return True
             out, h = finish(
                 rec,
-                self.sensor,
                 self.rule,
                 b.rule_seq + 1,
                 b.hash,
-                deadline=time.monotonic() + self.rule.rule.timeout_s,
+                # real time: masking's own bound, never the rule's timeout (unfinished.py)
+                deadline=time.monotonic() + unfinished.mask_budget(self.rule, tries),
             )
-            line = dumps(out)  # a record that cannot be sent must not block the ones behind it
-        except Exception as exc:  # hostile shapes: nesting deeper than recursion allows
-            self.tally.count("lost")
+            line = dumps(out)
+        except Exception as exc:  # a mask overrun, a refused key, a hostile shape
+            if self.rule.spec.delivery == "at_least_once":
+                self.held = (unfinished.cause_of(exc), tries + 1)
+                return False
+            self.tally.count("lost")  # best_effort: as a failed attempt would be
             events.log(
                 "dispatch.unsendable_record",
-                sensor=self.sensor,
+                sensor=self.rule.sensor,
                 rule=self.rule.name,
-                session=self.disp.session.id,
+                session=self.session.id,
                 error=type(exc).__name__,
             )
-            return
+            return True
+        if self.held is not None:
+            self.held, self.retrying = None, False
+            self.hold_backoff = delivery.BACKOFF_FIRST
         b.rule_seq += 1
         b.hash = h
         b.add(out, line)
         b.redactions += len(out.get("redactions") or ())
+        return True
 
     def _commit(self, b: Batch) -> None:
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
@@ -381,7 +461,7 @@ class Worker(threading.Thread):
         st["pending"] = b.records or None
         self.lines = b.lines or None
         self.collecting = False
-        if b.records or b.drops or new_segment or time.monotonic() - self.saved_at > POSITION_EVERY:
+        if b.records or b.drops or new_segment or self.clock.now() - self.saved_at > POSITION_EVERY:
             try:
                 self._save()
             except BaseException:
@@ -404,13 +484,13 @@ class Worker(threading.Thread):
         recs = self.state["pending"]
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
-        tap.offer(f"{self.sensor}/{self.rule.name}", self.lines, self.disp.session.layout.root)
+        tap.offer(self.rule.label, self.lines, self.session.layout.root)
         if not self._until_settled(recs, split=True):
             return  # stopped: leave it pending on disk for the next dispatcher
         self.state["pending"] = None
         self.lines = None
         self._save()
-        self.last_sent = time.monotonic()
+        self.last_sent = self.clock.now()
 
     def _until_settled(self, recs: list[dict[str, Any]], split: bool = False) -> bool:
         """Attempts until delivery.settle is done with `recs`; False when told to stop.
@@ -427,11 +507,10 @@ class Worker(threading.Thread):
                         return False
                 return True
             settled = delivery.settle(
-                self.sensor,
                 self.rule,
                 recs,
                 outcome,
-                session=self.disp.session.id,
+                session=self.session.id,
                 tally=self.tally,
             )
             self.tally.flush()  # the attempt's counts, before the cursor moves on
@@ -439,17 +518,16 @@ class Worker(threading.Thread):
                 self.retrying = False
                 return True
             self.retrying = True
-            if self.stop.wait(delivery.next_wait(backoff, outcome)):
+            if self.clock.sleep(self.stop, delivery.next_wait(backoff, outcome)):
                 return False
             backoff = min(backoff * 2, delivery.BACKOFF_CAP)
 
     def deliver(self, recs: list[dict[str, Any]]) -> Outcome:
         """One attempt for the batch, under the rule's timeout; counted and logged."""
         return delivery.attempt(
-            self.sensor,
             self.rule,
             recs,
-            session=self.disp.session.id,
+            session=self.session.id,
             tally=self.tally,
             lines=self.lines,
         )
@@ -458,7 +536,7 @@ class Worker(threading.Thread):
         """Nothing left to deliver: at the committed journal end, nothing pending."""
         if self.after is not None:
             return False  # waiting for the retired worker's attempt
-        seg, size = self.disp.journal_end()
+        seg, size = self.journal.end
         st = self.state
         return (
             not st.get("pending")
@@ -474,25 +552,20 @@ class Worker(threading.Thread):
     @property
     def owes(self) -> bool:
         """Records this rule still has to deliver (at_least_once only keeps a debt)."""
-        if self.rule.rule.delivery != "at_least_once":
+        if self.rule.spec.delivery != "at_least_once":
             return False
         return not self.done()
 
 
-def _sealer(disp: Dispatcher, sensor: str, rule: LoadedRule, rid: str, tally: Any) -> Any:
+def _sealer(session: Session, rule: LoadedRule, tally: Any) -> Any:
     """The rule's tree and checkpoint signer (evidence/sealer.py) when it chains; none
     for the hook's failed blocking dispatches, which the hook chained and cannot sign."""
-    if not rule.rule.chain or rule.rule.mode == "blocking":
+    if not rule.spec.chain or rule.spec.mode == "blocking":
         return None
     from .evidence.sealer import Sealer
 
-    s = disp.session
+    layout = session.layout
+    leaves = layout.leaves(session.id, rule.key)
     return Sealer(
-        s.layout,
-        s.id,
-        sensor,
-        rule.name,
-        s.layout.leaves(s.id, rid),
-        tally,
-        timeout=rule.rule.timeout_s,
+        layout, session.id, rule.sensor, rule.name, leaves, tally, timeout=rule.spec.timeout_s
     )

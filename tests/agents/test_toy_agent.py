@@ -83,7 +83,9 @@ def test_toy_and_claude_code_entries_of_one_session_each_build_with_their_adapte
     ]
     assert [r["data"].get("n") for r in recs if r["hook_event"] == "tool"] == [1, 2]
     assert recs[2]["data"]["tool_name"] == "Bash"
-    assert recs[4]["data"] == {"calls": 2}
+    end = dict(recs[4]["data"])
+    assert end.pop("cost")["replies"] == 0  # every session_end carries the session's cost
+    assert end == {"calls": 2}
     assert not (install.sessions() / SID).exists()  # the toy's end event ended the session
 
 

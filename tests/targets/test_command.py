@@ -9,9 +9,20 @@ import time
 
 import psutil
 
-from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, REFUSED, RETRYABLE, TIMEOUT, Item
+from ways_sensors.targets import (
+    ACCEPTED,
+    ERROR,
+    PERMANENT,
+    REFUSED,
+    RETRYABLE,
+    TIMEOUT,
+    Context,
+    Item,
+)
 from ways_sensors.targets import command as target
 from ways_sensors.targets.command import CommandTarget
+
+CTX = Context("s", "r")
 
 REC = {"section": "tool_call", "seq": 3}
 LINE = json.dumps(REC).encode()
@@ -20,7 +31,7 @@ PY = sys.executable
 
 def run(argv, timeout=2.0, **kw):
     t = time.monotonic()
-    return target.deliver(CommandTarget(argv=argv, **kw), [Item(REC, LINE)], {}, t + timeout)
+    return target.deliver(CommandTarget(argv=argv, **kw), [Item(REC, LINE)], CTX, t + timeout)
 
 
 def test_exit_zero_with_the_record_on_stdin(tmp_path):
@@ -71,13 +82,13 @@ def test_a_batch_is_one_stdin_or_one_run_per_record_with_args(tmp_path):
     batch = [Item(r, json.dumps(r).encode()) for r in recs]
     code = f"import sys; open({str(got)!r}, 'a').write(sys.stdin.read() + '|')"
     spec = CommandTarget(argv=[PY, "-c", code])
-    assert target.deliver(spec, batch, {}, time.monotonic() + 10).status == ACCEPTED
+    assert target.deliver(spec, batch, CTX, time.monotonic() + 10).status == ACCEPTED
     [one_run] = got.read_text().split("|")[:-1]
     assert [json.loads(x) for x in one_run.splitlines()] == recs
     got.unlink()
     code = f"import sys; open({str(got)!r}, 'a').write(sys.argv[-1] + '\\n')"
     spec = CommandTarget(argv=[PY, "-c", code], input="args")
-    assert target.deliver(spec, batch, {}, time.monotonic() + 10).status == ACCEPTED
+    assert target.deliver(spec, batch, CTX, time.monotonic() + 10).status == ACCEPTED
     assert [json.loads(x) for x in got.read_text().splitlines()] == recs
 
 
@@ -113,7 +124,7 @@ def test_a_consumer_that_does_not_read_stdin_does_not_hang():
     big = {"data": "x" * 300_000}
     t = time.monotonic()
     batch = [Item(big, json.dumps(big).encode())]
-    out = target.deliver(CommandTarget(argv=["true"]), batch, {}, t + 2)
+    out = target.deliver(CommandTarget(argv=["true"]), batch, CTX, t + 2)
     assert out.status == ACCEPTED
     assert os.environ.get("WAYS_NEVER_SET") is None
 

@@ -7,8 +7,9 @@ import json
 import stat
 import threading
 import time
+from dataclasses import replace
 
-from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, Item
+from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, Context, Item
 from ways_sensors.targets import file as target
 from ways_sensors.targets.file import FileTarget
 
@@ -21,7 +22,7 @@ REC = {
     "data": {"tool_name": "Bash", "input": {"command": "ls\n-la"}},
 }
 LINE = json.dumps(REC).encode()
-CTX = {"session_id": "s1", "date": "2026-11-29", "sensor": "audit", "rule": "all"}
+CTX = Context("audit", "all", session_id="s1", date="2026-11-29")
 
 
 def test_placeholders_folders_and_modes(tmp_path):
@@ -116,7 +117,7 @@ def test_a_placeholder_value_that_is_not_one_safe_segment_is_refused_for_good(tm
     }
     for key, values in hostile.items():
         for value in values:
-            ctx = {**CTX, key: value}
+            ctx = replace(CTX, **{key: value})
             rec = {**REC, "timestamp": value} if key == "date" else REC
             out = target.deliver(spec, [Item(rec, LINE)], ctx, time.monotonic() + 1)
             assert (out.status, out.cause) == (PERMANENT, ERROR), (key, value, out)
@@ -124,7 +125,7 @@ def test_a_placeholder_value_that_is_not_one_safe_segment_is_refused_for_good(tm
     assert not any(p.is_file() for p in tmp_path.rglob("*"))
     # a leading dash is a fine file name: the path is opened, never put on an argv
     ok = target.deliver(
-        spec, [Item(REC, LINE)], {**CTX, "session_id": "-abc"}, time.monotonic() + 1
+        spec, [Item(REC, LINE)], replace(CTX, session_id="-abc"), time.monotonic() + 1
     )
     assert ok.status == ACCEPTED
     assert (deep / "audit" / "all" / "-abc" / "2026-11-29.jsonl").exists()
@@ -136,7 +137,7 @@ def test_home_is_expanded_before_the_placeholders_are_filled(tmp_path, monkeypat
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     spec = FileTarget(path="~{session_id}/x.jsonl")
-    ctx = {**CTX, "session_id": "no-such-user-here"}
+    ctx = replace(CTX, session_id="no-such-user-here")
     out = target.deliver(spec, [Item(REC, LINE)], ctx, time.monotonic() + 1)
     assert (out.status, out.cause, out.detail) == (PERMANENT, ERROR, "the path is not absolute")
     assert not any(p.is_file() for p in tmp_path.rglob("*"))

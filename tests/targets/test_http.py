@@ -7,7 +7,16 @@ from email.utils import formatdate
 
 import pytest
 
-from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, REFUSED, RETRYABLE, TIMEOUT, Item
+from ways_sensors.targets import (
+    ACCEPTED,
+    ERROR,
+    PERMANENT,
+    REFUSED,
+    RETRYABLE,
+    TIMEOUT,
+    Context,
+    Item,
+)
 from ways_sensors.targets import http as target
 from ways_sensors.targets.http import HttpTarget
 
@@ -15,6 +24,7 @@ from ..servers import Server, free_port
 
 REC = {"section": "tool_call", "data": {"tool_name": "Bash"}}
 LINE = b'{"section":"tool_call","data":{"tool_name":"Bash"}}'
+CTX = Context("s", "r")  # an unbatched rule: one request per record
 
 
 @pytest.fixture
@@ -27,7 +37,7 @@ def server(request):
 def deliver(url, timeout=2.0, headers=None, batch=None):
     spec = HttpTarget(url=url, headers=headers or {})
     t = time.monotonic()
-    out = target.deliver(spec, batch or [Item(REC, LINE)], {}, t + timeout)
+    out = target.deliver(spec, batch or [Item(REC, LINE)], CTX, t + timeout)
     return out, time.monotonic() - t
 
 

@@ -12,7 +12,16 @@ import pytest
 
 from ways_sensors import __version__
 from ways_sensors.pipeline import dumps
-from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, REFUSED, RETRYABLE, TIMEOUT, Item
+from ways_sensors.targets import (
+    ACCEPTED,
+    ERROR,
+    PERMANENT,
+    REFUSED,
+    RETRYABLE,
+    TIMEOUT,
+    Context,
+    Item,
+)
 from ways_sensors.targets import otlp as target
 from ways_sensors.targets.otlp import OtlpTarget
 
@@ -50,7 +59,9 @@ def items(*recs: dict) -> list[Item]:
 def deliver(server: Server | str, batch=None, timeout=5.0, **spec):
     endpoint = server if isinstance(server, str) else f"http://127.0.0.1:{server.port}"
     s = OtlpTarget(endpoint=spec.pop("endpoint", endpoint), **spec)
-    return target.deliver(s, batch or items(record(1)), {}, time.monotonic() + timeout)
+    return target.deliver(
+        s, batch or items(record(1)), Context("s", "r"), time.monotonic() + timeout
+    )
 
 
 def attrs(kv_list) -> dict:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
+import threading
 
 import msgspec
 import pytest
@@ -32,8 +34,47 @@ def test_every_kind_is_a_whole_room():
             "ctx",
             "deadline",
         ], kind
-        assert callable(t.destination) and callable(t.off_machine)
+        assert callable(t.destination) and callable(t.off_machine) and callable(t.close)
+        records, delay = t.BATCH_DEFAULT
+        assert isinstance(records, int) and records >= 1 and delay >= 0, kind
     assert not set(PLANNED) & set(TARGETS)
+
+
+def test_kinds_share_code_through_public_modules_only():
+    """A kind imports the contract and the shared transport, never another kind (otlp
+    once reached into http's private event loop and reader)."""
+    for kind, t in TARGETS.items():
+        for node in ast.walk(ast.parse(inspect.getsource(t))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = {node.module} if node.module else {a.name for a in node.names}
+                assert not names & set(TARGETS), (kind, names)
+                assert not any(a.name.startswith("_") for a in node.names), (kind, names)
+
+
+def test_close_releases_the_threads_event_loop_and_a_later_attempt_makes_a_new_one():
+    from ways_sensors.targets import Context, Item, transport
+
+    loops = []
+
+    def attempt() -> None:  # nobody listens on port 1: refused at once
+        spec = TARGETS["http"].Spec(url="http://127.0.0.1:1/x")
+        out = TARGETS["http"].deliver(spec, [Item({}, b"{}")], Context("s", "r"), 1e12)
+        assert out.status == "retryable"
+        loops.append(transport._local.loop)
+
+    def one_shot() -> None:  # what `fire` does in the tab's worker thread
+        attempt()
+        TARGETS["http"].close()
+        assert loops[-1].is_closed()
+        attempt()
+        assert not loops[-1].is_closed() and loops[-1] is not loops[0]
+        TARGETS["otlp"].close()  # the same transport: the same loop
+        assert loops[-1].is_closed()
+
+    t = threading.Thread(target=one_shot)
+    t.start()
+    t.join(60)
+    assert len(loops) == 2
 
 
 def test_dispatch_has_one_field_per_kind_and_exactly_one_is_set():

@@ -18,7 +18,16 @@ import pytest
 
 from ways_sensors.formats import severity
 from ways_sensors.spec import decode_sensor
-from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, RETRYABLE, TIMEOUT, Item, syslog
+from ways_sensors.targets import (
+    ACCEPTED,
+    ERROR,
+    PERMANENT,
+    RETRYABLE,
+    TIMEOUT,
+    Context,
+    Item,
+    syslog,
+)
 from ways_sensors.targets.syslog import SyslogTarget
 
 from ..conftest import TRANSCRIPT, hooks
@@ -26,6 +35,7 @@ from ..formats import samples
 from ..helpers import written_by
 from ..rsyslog import SD_ID, Rsyslog, make_ca
 
+CTX = Context("s", "r")
 RECORDS = samples.records()
 LINES = samples.lines(RECORDS)
 BATCH = [Item(r, line) for r, line in zip(RECORDS, LINES, strict=True)]
@@ -35,7 +45,7 @@ HEADER = re.compile(
 
 
 def send(spec, batch=BATCH, timeout=10.0):
-    return syslog.deliver(spec, batch, {}, time.monotonic() + timeout)
+    return syslog.deliver(spec, batch, CTX, time.monotonic() + timeout)
 
 
 @pytest.fixture
@@ -205,7 +215,7 @@ def test_a_batch_counts_only_once_the_receiver_has_read_it(behaviour, cause):
     try:
         spec = SyslogTarget(host="127.0.0.1", port=listener.getsockname()[1])
         big = [Item(RECORDS[0], LINES[0] + b" " * 200_000)] * 20  # more than socket buffers
-        out = syslog.deliver(spec, big, {}, time.monotonic() + 1.5)
+        out = syslog.deliver(spec, big, CTX, time.monotonic() + 1.5)
         assert (out.status, out.cause) == (RETRYABLE, cause), out
     finally:
         stop.set()

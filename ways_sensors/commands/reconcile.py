@@ -216,7 +216,7 @@ def enabled_summary(project: str | None) -> str:
         for s in cat.sensors.values()
         if s.spec.enabled
         for r in s.rules.values()
-        if r.rule.enabled
+        if r.spec.enabled
     ]
     if not on:
         return (

@@ -9,11 +9,14 @@ same folder (0600, `O_EXCL`), which is fsynced and then hard-linked to the final
 every process reads that one, complete: no process ever sees an empty or partial key,
 whatever crashes when. The temporary name is removed either way.
 
-A key that is there but wrong (another length, group or other mode bits, another
-owner, a symlink or anything not a regular file) is refused, never used and never
-replaced: `KeyRefused` says why in one line, `key_status()` says it for `ways status`,
-and masking a record that needs a token raises it (the dispatcher drops that record,
-counted and logged, rather than send it with a guessable token).
+A key of ours with group or other mode bits (a restore, a copy with a loose umask) is
+repaired to 0600 through its descriptor and used, logged `state.repaired`, as the state
+root is (secure.py). A key that is there but wrong otherwise (another length, another
+owner, a symlink, a hard link, anything not a regular file) is refused, never used and
+never replaced: `KeyRefused` says why in one line, `key_status()` says it for `ways
+status`, and masking a record that needs a token raises it: an `at_least_once` rule
+holds the record and tries again until the key can be used (unfinished.py), a
+`best_effort` one counts it lost; none sends it with a guessable token.
 
 `token(secret)` is the first 8 hex digits of HMAC-SHA256(key, secret): the same secret
 gives the same token in every record of one install, and another token elsewhere.
@@ -64,9 +67,13 @@ def _read(path: str) -> bytes:
             raise KeyRefused(f"redaction key {path} is owned by uid {st.st_uid}, not by you")
         mode = stat.S_IMODE(st.st_mode)
         if mode & 0o077:
-            raise KeyRefused(
-                f"redaction key {path} has mode {mode:04o}; it must be 0600 (chmod 600 it)"
-            )
+            if st.st_nlink != 1:
+                raise KeyRefused(
+                    f"redaction key {path} has mode {mode:04o} and {st.st_nlink} links;"
+                    " it must be 0600 with one link"
+                )
+            os.fchmod(fd, 0o600)  # ours: repaired, as the state root is (secure.py)
+            _repaired(path, mode)
         data = os.read(fd, KEY_BYTES + 1)
     finally:
         os.close(fd)
@@ -76,6 +83,13 @@ def _read(path: str) -> bytes:
             f" bytes, not {KEY_BYTES}; remove it to create a new one (tokens will change)"
         )
     return data
+
+
+def _repaired(path: str, mode: int) -> None:
+    """Log a repaired key mode (content-free), as secure.py logs a repaired state file."""
+    from .. import events
+
+    events.log("state.repaired", path=os.path.basename(path), mode=f"{mode:04o}")
 
 
 def _create(path: str) -> None:

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import previews
-from ..layers import Catalog, LoadedRule, LoadedSensor, Problem, load
+from ..layers import Catalog, LoadedSensor, Problem, load
+from ..layout import rule_label
 from ..lint import content_off_machine, destination, off_machine
 from ..projection import describe
+from ..rules import LoadedRule
 
 SHORT_OPS = {
     "equals": "=",
@@ -56,7 +58,7 @@ class RuleRow:
 
     @property
     def id(self) -> str:
-        return f"{self.sensor}/{self.name}"
+        return rule_label(self.sensor, self.name)
 
     def as_json(self) -> dict[str, Any]:
         """One rule of `ways sensors list --json` (its docstring names the stable shape)."""
@@ -171,7 +173,7 @@ def condition(where: dict[str, Any] | None, match: str = "all") -> str:
 
 
 def rule_row(sensor: LoadedSensor, rule: LoadedRule) -> RuleRow:
-    r = rule.rule
+    r = rule.spec
     return RuleRow(
         sensor=sensor.name,
         name=rule.name,
@@ -191,7 +193,7 @@ def rule_row(sensor: LoadedSensor, rule: LoadedRule) -> RuleRow:
         fields=describe(r.fields),
         off_machine=off_machine(rule),
         content_off_machine=content_off_machine(rule),
-        waiting=previews.waiting(f"{sensor.name}/{rule.name}"),
+        waiting=previews.waiting(rule.label),
     )
 
 

@@ -24,8 +24,10 @@ import yaml
 
 from .. import previews, yamlwrite
 from ..errors import InvalidError
-from ..layers import Catalog, LoadedRule, LoadedSensor, _validate
+from ..layers import Catalog, LoadedSensor, _validate
+from ..layout import rule_label
 from ..lint import rule_warnings
+from ..rules import LoadedRule
 from ..settings import describe, layer_file, plain
 from ..spec import Rule, SpecError
 from .settings import SetResult, _merged, help_for, parse_value, set_setting
@@ -176,7 +178,7 @@ def check(
     current = plain(current)
     changed = {k: v for k, v in values.items() if new or v != base.get(k)}
     errors: dict[str, str] = {}
-    rid = f"{sensor}/{rule}"
+    rid = rule_label(sensor, rule)
     before = _merged(cat, sensor, target, layer, current)
     for name, value in changed.items():
         if new and name == "enabled" and value is True:
@@ -198,7 +200,7 @@ def check(
         spec, wheres = _validate(merged)
     except SpecError as exc:
         return Check({"": f"{key(sensor, rule)}: {exc.message.strip()}"})
-    loaded = LoadedRule(rule, spec.rules[rule], wheres[rule], layer, target)
+    loaded = LoadedRule(sensor, rule, spec.rules[rule], wheres[rule], layer, target)
     as_sensor = LoadedSensor(sensor, spec, [], {rule: loaded}, merged)
     return Check({}, [p.message for p in rule_warnings(as_sensor, loaded)])
 

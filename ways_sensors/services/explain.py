@@ -101,16 +101,16 @@ def verdict(
     """What `rule` makes of `record`, and why (module docstring); `as_enabled` judges a
     disabled rule as if it were on (a preview)."""
     rid = f"{sensor.name}/{rule.name}"
-    if not as_enabled and not (sensor.spec.enabled and rule.rule.enabled):
+    if not as_enabled and not (sensor.spec.enabled and rule.spec.enabled):
         which = "its sensor" if not sensor.spec.enabled else "the rule"
         on = verdict(sensor, rule, record, as_enabled=True)
         then = "would receive it" if on.receives else f"would not: {on.reason}"
         return Verdict(rid, False, f"disabled ({which} says enabled: false); on, it {then}")
     section = record.get("section")
-    if section not in rule.rule.sections:
-        selects = ", ".join(rule.rule.sections)
+    if section not in rule.spec.sections:
+        selects = ", ".join(rule.spec.sections)
         return Verdict(rid, False, f"section {section} not selected (selects {selects})")
-    where = rule.rule.where or {}
+    where = rule.spec.where or {}
     failed = []
     for cond in rule.where.conditions:
         if not cond(record):
@@ -118,7 +118,7 @@ def verdict(
                 Failed(cond.key, where.get(cond.key), list(resolve(record, cond.segments)))
             )
     if not rule.where(record):
-        if rule.rule.match == "any":
+        if rule.spec.match == "any":
             shown = "; ".join(f.text().removeprefix("where ") for f in failed[:2])
             reason = f"where (any): none of {len(failed)} conditions held: {shown}"
         else:

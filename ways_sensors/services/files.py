@@ -21,6 +21,7 @@ from .. import previews, yamlwrite
 from ..errors import InvalidError, UsageError, WriteError
 from ..files import lock_path, locked
 from ..layers import load
+from ..layout import rule_label
 from ..settings import layer_file, plain
 from ..spec import NAME_RE
 from . import project_folder
@@ -108,7 +109,7 @@ def copy(source: str, dest: str, project: str | None = None) -> Copied:
         "rule starts disabled until `ways sensors test` shows it"
     )
     for rule in rules:  # gate first: a failed write leaves a gate, never an ungated rule
-        previews.created(f"{dst}/{rule}")
+        previews.created(rule_label(dst, rule))
     yamlwrite.write_document(path, doc)
     return Copied(src, sensor.layer, sensor.path, dst, path, rules)
 

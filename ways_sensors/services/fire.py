@@ -28,9 +28,10 @@ from typing import Any
 
 from .. import agents, delivery
 from ..errors import UsageError
-from ..layers import Catalog, LoadedRule, load
+from ..layers import Catalog, load
 from ..pipeline import finish
 from ..records import WAY_EVENT, Draft, envelope, way_event
+from ..rules import LoadedRule
 from ..spec import SECTIONS
 from ..targets import ACCEPTED
 
@@ -154,14 +155,14 @@ def fire(
     rules = [
         r
         for n, r in sensor.rules.items()
-        if (not rule_name or n == rule_name) and section in r.rule.sections
+        if (not rule_name or n == rule_name) and section in r.spec.sections
     ]
     if not rules:
         raise UsageError(f"no rule of {target} selects {section}")
     skipped = []
     if not include_disabled:
-        on = [r for r in rules if sensor.spec.enabled and r.rule.enabled]
-        skipped = [f"{sensor.name}/{r.name}" for r in rules if r not in on]
+        on = [r for r in rules if sensor.spec.enabled and r.spec.enabled]
+        skipped = [r.label for r in rules if r not in on]
         if not on:
             raise UsageError(
                 f"{target}: every rule selecting {section} is disabled",
@@ -174,18 +175,15 @@ def fire(
     if not made:
         raise UsageError(f"the input gives no {section} record")
     try:
-        fired = _send(sensor.name, rules, made, cat.project, dry_run)
+        fired = _send(rules, made, cat.project, dry_run)
         fired.skipped.extend(skipped)
         return fired
     finally:
-        from ..targets import http
+        for rule in rules:  # a fire is one-shot: its thread may end (the tab's workers)
+            delivery.close(rule)
 
-        http.close_loop()  # a fire is one-shot: its thread may end (the tab's workers)
 
-
-def _send(
-    sensor: str, rules: list[LoadedRule], made: list[Draft], project: str, dry_run: bool
-) -> Fired:
+def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: bool) -> Fired:
     from ..chain import GENESIS
 
     records: list[dict[str, Any]] = []
@@ -195,25 +193,25 @@ def _send(
         prev = GENESIS
         for i, d in enumerate(made, 1):
             rec = envelope(d, i, sid, project)
-            out, prev = finish(rec, sensor, rule, i, prev, test=True)
+            out, prev = finish(rec, rule, i, prev, test=True)
             records.append(out)
             if dry_run:
                 continue
             t0 = time.monotonic()
-            outcome = delivery.attempt(sensor, rule, [out], session=sid, tally=None, origin="fire")
+            outcome = delivery.attempt(rule, [out], session=sid, tally=None, origin="fire")
             ms = (time.monotonic() - t0) * 1000
             results.append(
                 FireResult(
-                    f"{sensor}/{rule.name}",
+                    rule.label,
                     outcome.status,
                     outcome.cause or None,
                     outcome.detail,
                     outcome.retry_after,
                     outcome.killed,
                     round(ms, 1),
-                    rule.rule.timeout_s,
+                    rule.spec.timeout_s,
                     time.time(),
-                    bool(rule.rule.where),
+                    bool(rule.spec.where),
                     sid,
                 )
             )

@@ -18,9 +18,10 @@ from typing import Any
 from .. import agents, previews, roots
 from ..agents.kit import sessionfile
 from ..errors import UsageError
-from ..layers import Catalog, LoadedRule, LoadedSensor, load
+from ..layers import Catalog, LoadedSensor, load
 from ..pipeline import finish, match
 from ..records import envelope
+from ..rules import LoadedRule
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def preview(
     """Replay the session through `rule` (sensor/rule) and mark its preview seen;
     `mark=False` leaves that to the caller, once it has shown the records (`seen`)."""
     cat = cat if cat is not None else load()
-    sensor, loaded = rule_of(cat, rule)
+    _, loaded = rule_of(cat, rule)
     adapter = adapter_for(agent, transcript)
     path = transcript_for(session, transcript, adapter)
     replay = adapter.replay(path)
@@ -121,7 +122,7 @@ def preview(
         if not match(loaded, rec):
             continue
         matched[rec["section"]] += 1
-        out, prev = finish(rec, sensor.name, loaded, len(sent) + 1, prev)
+        out, prev = finish(rec, loaded, len(sent) + 1, prev)
         sent.append(out)
     if mark:
         seen(rule)

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import counters, delivery, metrics, refusals
 from ..layers import Catalog, load
-from ..layout import Layout, rule_key, rule_label, split_rule_key
+from ..layout import Layout, rule_label, split_rule_key
 from ..refusals import Refusal
 
 KINDS = counters.KINDS
@@ -130,14 +130,14 @@ def rule_statuses(cat: Catalog, layout: Layout | None = None) -> list[RuleStatus
     seen = set()
     for s in cat.sensors.values():
         for r in s.rules.values():
-            rid = rule_key(s.name, r.name)
+            rid = r.key
             seen.add(rid)
             rules.append(
                 RuleStatus(
-                    rule_label(s.name, r.name),
-                    bool(s.spec.enabled and r.rule.enabled),
-                    r.rule.mode,
-                    r.rule.delivery,
+                    r.label,
+                    bool(s.spec.enabled and r.spec.enabled),
+                    r.spec.mode,
+                    r.spec.delivery,
                     {k: totals.get(rid, {}).get(k, 0) for k in KINDS},
                 )
             )

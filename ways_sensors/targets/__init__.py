@@ -5,15 +5,21 @@ A kind's module (`targets/<kind>.py`) owns everything about it, and holds to the
 
     Spec                                  its msgspec struct, `dispatch.<kind>` in YAML
     SECRET_FIELDS                         the spec's mappings that may hold credentials
+    BATCH_DEFAULT                         (max_records, max_delay s) without `batch:`
     deliver(spec, batch, ctx, deadline)   one attempt for a batch -> Outcome
+    close()                               release what this thread's attempts hold
     destination(spec) -> str              where records go, for people
     off_machine(spec) -> bool             may session content leave this machine?
+
+Shared code is public to every kind, never imported from a sibling's privates: the
+contract in base.py, the HTTP transport (a POST under a total deadline, `${ENV}`
+headers, Retry-After, a per-thread event loop) in transport.py, for http and otlp.
 
 spec.py builds `Dispatch` from TARGETS (one optional field per kind, exactly one set);
 settings.py offers `dispatch.<kind>.<field>` keys from each Spec; lint.py and
 `ways sensors list` describe rules through destination, off_machine and SECRET_FIELDS;
 every "one of file, http, command" message is `names()`. Adding a target kind is one
-new module, one line in TARGETS, and its tests.
+new module, one line in TARGETS, and its tests (the registry test checks the contract).
 
 The batch form, decided here for batching (issue 13): `deliver` always takes a
 non-empty sequence of `Item(record, line)` (line: the record's JSON bytes, no newline)
@@ -26,14 +32,16 @@ posts one request per batch in its `format` (a JSON array, NDJSON or HEC envelop
 when the rule is batched, else one request per record; otlp one request per batch.
 What a record becomes on the wire (the record itself, an OCSF event, an ECS document, a
 HEC envelope) is the format layer's (formats/): a target picks a format by name and
-frames what it makes; no format knows a transport. `ctx` holds the
-placeholders `session_id`, `sensor`, `rule` and `date` (the first record's; file takes
-each record's own date), and `max_records`, the rule's batch size (above 1: the rule
-is batched). A consumer that accepts a batch but drops part of it (OTLP's
-partialSuccess) is an accepted Outcome carrying the dropped count (`rejected`).
+frames what it makes; no format knows a transport.
 
-A kind may also set `BATCH_DEFAULT = (max_records, max_delay seconds)`: the batch a
-rule gets when it sets no `batch:` (spec.batch_for); without it, one record per attempt.
+`ctx` is a typed `Context` (base.py): `session_id`, `sensor`, `rule` and `date` (the
+first record's; file takes each record's own date), and the rule's batch, `max_records`
+and `max_delay` (`ctx.batched`: more than one record per attempt). A consumer that
+accepts a batch but drops part of it (OTLP's partialSuccess) is an accepted Outcome
+carrying the dropped count (`rejected`).
+
+`BATCH_DEFAULT = (max_records, max_delay seconds)` is the batch a rule gets when it
+sets no `batch:` (spec.batch_for); (1, 0.0) is one record per attempt.
 
 `PLANNED` kinds are names the spec reserves: a sensor naming one is told it is not yet
 supported instead of "unknown field". Moving a kind from PLANNED to TARGETS ships it.
@@ -49,6 +57,7 @@ from .base import (
     REFUSED,
     RETRYABLE,
     TIMEOUT,
+    Context,
     Item,
     Outcome,
     Target,
@@ -72,6 +81,7 @@ __all__ = [
     "RETRYABLE",
     "TARGETS",
     "TIMEOUT",
+    "Context",
     "Item",
     "Outcome",
     "Target",

@@ -1,4 +1,5 @@
-"""The contract every target module keeps: the `Target` Protocol, a batch item, an outcome.
+"""The contract every target module keeps: the `Target` Protocol, a batch item, the
+attempt's context, an outcome.
 
 Kept apart from `targets/__init__.py` so the kind modules can import it while the
 package imports them into its registry. Cheap to import: the blocking hook path and the
@@ -7,8 +8,8 @@ spec load it; a kind's heavy imports (asyncio, httpx, subprocess) wait inside `d
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, NamedTuple, Protocol
 
 import msgspec
@@ -70,13 +71,45 @@ class Item(NamedTuple):
     line: bytes
 
 
+@dataclass(frozen=True)
+class Context:
+    """What a target knows of an attempt beyond its records: whose they are, and how the
+    rule batches (spec.batch_for). The file target fills its path placeholders from it."""
+
+    sensor: str
+    rule: str
+    session_id: str = ""
+    date: str = ""  # the first record's UTC date, YYYY-MM-DD (file takes each record's own)
+    max_records: int = 1  # the rule's batch size
+    max_delay: float = 0.0  # how long the rule lets a batch wait for more, in seconds
+
+    @property
+    def batched(self) -> bool:
+        """The rule allows more than one record per attempt."""
+        return self.max_records > 1
+
+    def placeholder(self, name: str) -> str:
+        """The value of a path placeholder: `session_id`, `date`, `sensor` or `rule`."""
+        value = getattr(self, name, "") if name in PLACEHOLDERS else ""
+        return value if isinstance(value, str) else ""
+
+    def on(self, date: str) -> Context:
+        """The same context for a record of another day."""
+        return replace(self, date=date)
+
+
+PLACEHOLDERS = ("session_id", "date", "sensor", "rule")
+
+
 class Target(Protocol):
     """What `targets/<kind>.py` provides; the registry holds modules to it.
 
     `Spec` is the kind's msgspec struct: the value of `dispatch.<kind>` in a sensor
     file, from which the schema, `ways settings` keys and validation all come.
     `SECRET_FIELDS` names the spec's mappings whose values may hold credentials
-    (`lint` warns on literal ones; `${ENV}` references are fine).
+    (`lint` warns on literal ones; `${ENV}` references are fine). `BATCH_DEFAULT` is
+    (max_records, max_delay seconds), the batch a rule gets when it sets no `batch:`
+    (spec.batch_for); (1, 0.0) is one record per attempt, no wait.
     """
 
     @property
@@ -85,11 +118,17 @@ class Target(Protocol):
     @property
     def SECRET_FIELDS(self) -> tuple[str, ...]: ...
 
-    def deliver(
-        self, spec: Any, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
-    ) -> Outcome:
+    @property
+    def BATCH_DEFAULT(self) -> tuple[int, float]: ...
+
+    def deliver(self, spec: Any, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
         """Send the batch; return by `deadline` (a `time.monotonic()` instant) having
         cut or killed whatever it started. The outcome covers the whole batch."""
+        ...
+
+    def close(self) -> None:
+        """Release what this thread's deliveries hold (http's event loop); the next
+        `deliver` makes it again. Called as a worker thread ends and after a `fire`."""
         ...
 
     def destination(self, spec: Any) -> str:

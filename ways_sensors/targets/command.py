@@ -21,7 +21,12 @@ Without /proc or prctl (not Linux) only the process group is killed. A descendan
 escapes anyway (a setuid program, another user's process) is out of reach by design.
 
 Failures: a command that does not exist or is not executable (or a `cwd` that is not
-a folder) is permanent; a non-zero exit, a timeout and a failed fork are retryable.
+a folder) is permanent, and so is a record too long for the argument list (E2BIG with
+`input: args`: Linux caps one argument at 128 KiB), which an at_least_once rule parks
+as a dead letter instead of retrying it forever; a non-zero exit, a timeout and a
+failed fork are retryable. With `input: args` every record is on the command line, which
+any local user can read in /proc/<pid>/cmdline while the command runs: `lint` warns,
+and stdin (the default) is the private way.
 """
 
 from __future__ import annotations
@@ -31,12 +36,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
-from .base import ERROR, REFUSED, TIMEOUT, Item, Outcome, accepted, permanent, retryable
+from .base import ERROR, REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
 
 if TYPE_CHECKING:
     import subprocess
@@ -57,10 +62,20 @@ class CommandTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 Spec = CommandTarget
 SECRET_FIELDS: tuple[str, ...] = ("env",)
+BATCH_DEFAULT = (1, 0.0)  # one run per record unless the rule sets `batch:`
 
-# the program (or its folder) cannot be run as configured, whatever is retried
+# the program (or its folder) cannot be run as configured, whatever is retried; E2BIG:
+# the record is too long for the argument list (`input: args`), whatever is retried
 PERMANENT_ERRNOS = frozenset(
-    {errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.ENOEXEC, errno.EISDIR}
+    {
+        errno.ENOENT,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOTDIR,
+        errno.ENOEXEC,
+        errno.EISDIR,
+        errno.E2BIG,
+    }
 )
 
 
@@ -207,9 +222,7 @@ def _run(
     return retryable(REFUSED, f"exit {proc.returncode}")
 
 
-def deliver(
-    spec: CommandTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
-) -> Outcome:
+def deliver(spec: CommandTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
     if spec.format != "json":
         from .. import formats
 
@@ -223,6 +236,10 @@ def deliver(
         if not outcome.accepted:
             break
     return outcome
+
+
+def close() -> None:
+    """Nothing held between runs: each run is its own process."""
 
 
 def destination(spec: CommandTarget) -> str:

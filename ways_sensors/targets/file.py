@@ -33,13 +33,23 @@ import fcntl
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
 from ..roots import makedirs_private
-from .base import ERROR, TIMEOUT, Item, Outcome, accepted, permanent, retryable
+from .base import (
+    ERROR,
+    PLACEHOLDERS,
+    TIMEOUT,
+    Context,
+    Item,
+    Outcome,
+    accepted,
+    permanent,
+    retryable,
+)
 
 
 class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -89,7 +99,6 @@ PERMANENT_ERRNOS = frozenset(
 )
 
 
-PLACEHOLDERS = ("session_id", "date", "sensor", "rule")
 _PLACEHOLDER_RE = re.compile(r"\{([^{}/]*)\}")
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
@@ -109,7 +118,7 @@ def safe_segment(value: str) -> bool:
     )
 
 
-def expand(path: str, ctx: Mapping[str, str]) -> str:
+def expand(path: str, ctx: Context) -> str:
     """The template with `~` expanded, then its placeholders filled; UnsafePath when a
     value it uses is not a safe segment (or a date not YYYY-MM-DD)."""
     out = os.path.expanduser(path)
@@ -117,7 +126,7 @@ def expand(path: str, ctx: Mapping[str, str]) -> str:
         token = "{" + key + "}"
         if token not in out:
             continue
-        value = str(ctx.get(key, ""))
+        value = ctx.placeholder(key)
         if not safe_segment(value) or (key == "date" and not DATE_RE.match(value)):
             raise UnsafePath(f"{token} is not a safe path segment")
         out = out.replace(token, value)
@@ -189,18 +198,16 @@ def _append(path: str, data: bytes, deadline: float, cut_json: bool) -> None:
         os.close(fd)  # releases the lock
 
 
-def deliver(
-    spec: FileTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
-) -> Outcome:
+def deliver(spec: FileTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
     if time.monotonic() >= deadline:
         return retryable(TIMEOUT, "deadline passed before the write")
     by_path: dict[str, bytearray] = {}  # one write per file; {date} may differ per record
     if spec.format != "json":
         from .. import formats  # only when mapping: the blocking path writes json as it is
     for record, line in batch:
-        date = str(record.get("timestamp") or "")[:10] or ctx.get("date", "")
+        date = str(record.get("timestamp") or "")[:10] or ctx.date
         try:
-            path = expand(spec.path, {**ctx, "date": date})
+            path = expand(spec.path, ctx.on(date))
         except UnsafePath as exc:
             return permanent(ERROR, str(exc))
         doc = line if spec.format == "json" else formats.encode(spec.format, record, line)
@@ -216,6 +223,10 @@ def deliver(
                 return permanent(ERROR, name)
             return retryable(ERROR, name)
     return accepted()
+
+
+def close() -> None:
+    """Nothing held between attempts: each opens and closes its files."""
 
 
 def destination(spec: FileTarget) -> str:

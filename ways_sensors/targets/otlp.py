@@ -40,22 +40,23 @@ Responses, as the OTLP specification says:
     any other status         permanent (3xx are never followed); so is an unset header
                              variable or a header value HTTP cannot carry
 
-At most BODY_CAP bytes of a response are read (http.py's reader; `Accept-Encoding:
-identity` asks for it uncompressed). asyncio and httpx wait for the first delivery.
+The request is transport.py's, shared with the http target: at most BODY_CAP bytes of
+a response are read (`Accept-Encoding: identity` asks for it uncompressed), under the
+total deadline; asyncio and httpx wait for the first delivery.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta, Struct
 
-from .base import ERROR, REFUSED, TIMEOUT, Item, Outcome, accepted, permanent, retryable
-from .http import MissingEnv, expand_header, is_loopback_url, retry_after
+from . import transport
+from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable
 
 
 class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -303,46 +304,28 @@ def classify(status: int, retry_after_header: str | None, body: bytes) -> Outcom
     if status in AUTH_STATUS:  # an expired or revoked credential: the alarm is ours
         return retryable(REFUSED, detail + ": credentials refused")
     if status in RETRYABLE_STATUS:
-        return retryable(REFUSED, detail, retry_after(retry_after_header))
+        return retryable(REFUSED, detail, transport.retry_after(retry_after_header))
     if 300 <= status < 400:
         return permanent(REFUSED, detail + " (redirects are not followed)")
     return permanent(REFUSED, detail)
 
 
-def deliver(
-    spec: OtlpTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
-) -> Outcome:
-    import asyncio
-
-    import httpx
-
-    from .http import _loop, _post
-
-    try:
-        headers = {k: expand_header(v) for k, v in spec.headers.items()}
-    except MissingEnv as exc:
-        return permanent(ERROR, f"header variable {exc.args[0]} is not set")
+def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
+    headers = transport.headers(spec.headers)
+    if isinstance(headers, Outcome):
+        return headers
     headers["content-type"] = "application/json"
     headers["accept-encoding"] = "identity"
     if spec.compression == "gzip":
         headers["content-encoding"] = "gzip"
-    body = encode(spec, batch)
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return retryable(TIMEOUT, "deadline passed before the request")
-    try:
-        status, wait, answer = _loop().run_until_complete(
-            asyncio.wait_for(_post(logs_url(spec.endpoint), headers, body), timeout=remaining)
-        )
-    except asyncio.TimeoutError:
-        return retryable(TIMEOUT, "cut at the rule timeout")
-    except (httpx.UnsupportedProtocol, httpx.InvalidURL, httpx.LocalProtocolError) as exc:
-        return permanent(ERROR, type(exc).__name__)
-    except UnicodeError as exc:  # a header value HTTP cannot carry
-        return permanent(ERROR, type(exc).__name__)
-    except Exception as exc:  # httpx.TransportError, OSError: the collector was unreachable
-        return retryable(ERROR, type(exc).__name__)
-    return classify(status, wait, answer)
+    answer = transport.send(logs_url(spec.endpoint), headers, encode(spec, batch), deadline)
+    if isinstance(answer, Outcome):
+        return answer
+    return classify(answer.status, answer.retry_after, answer.body)
+
+
+def close() -> None:
+    transport.close()
 
 
 def destination(spec: OtlpTarget) -> str:
@@ -350,4 +333,4 @@ def destination(spec: OtlpTarget) -> str:
 
 
 def off_machine(spec: OtlpTarget) -> bool:
-    return not is_loopback_url(spec.endpoint)
+    return not transport.is_loopback_url(spec.endpoint)

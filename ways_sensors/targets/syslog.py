@@ -54,13 +54,13 @@ import errno
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from msgspec import Meta, Struct
 
 from ..utf8 import ERRORS
-from .base import ERROR, TIMEOUT, Item, Outcome, accepted, permanent, retryable
+from .base import ERROR, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
 
 if TYPE_CHECKING:
     import socket
@@ -283,15 +283,17 @@ def _datagrams(spec: SyslogTarget, msgs: list[bytes], deadline: float) -> Outcom
     return accepted()
 
 
-def deliver(
-    spec: SyslogTarget, batch: Sequence[Item], ctx: Mapping[str, str], deadline: float
-) -> Outcome:
+def deliver(spec: SyslogTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
     if time.monotonic() >= deadline:
         return retryable(TIMEOUT, "deadline passed before the send")
     msgs = [message(spec, item) for item in batch]
     if spec.protocol == "udp":
         return _datagrams(spec, msgs, deadline)
     return _stream(spec, b"".join(frame(m) for m in msgs), deadline)
+
+
+def close() -> None:
+    """Nothing held between attempts: each opens and closes its socket."""
 
 
 def destination(spec: SyslogTarget) -> str:

@@ -22,6 +22,7 @@ from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Stat
 
 from ..errors import WaysError
 from ..layers import Catalog
+from ..layout import rule_label
 from ..services import edit
 from .rows import home_short
 
@@ -199,7 +200,7 @@ class RuleForm(Screen[str | None]):
         if not done:
             self.dismiss("nothing changed")
             return
-        rid = f"{self.sensor}/{self.rule}"
+        rid = rule_label(self.sensor, self.rule)
         lines = [f"saved {len(done)} field(s) of {rid} to {done[-1].file}"]
         if self.new:
             lines = [
