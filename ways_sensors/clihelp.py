@@ -42,6 +42,9 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
         f"0 wired or already wired; {USAGE}; 5 the settings file could not be written",
     ),
     ("status",): ("ways status --json", "0"),
+    ("keys",): ("ways keys show", "0"),
+    ("keys", "show"): ("ways keys show --json", "0; 5 the state root cannot be written"),
+    ("keys", "chain"): ("ways keys chain > key-certificates.txt", "0"),
     ("demo",): ("ways demo", "0 the scripted session passed; 1 it did not"),
     ("settings",): ("ways settings list", f"0; {USAGE}"),
     ("settings", "get"): (
