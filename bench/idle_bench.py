@@ -50,8 +50,9 @@ def delivered(out: Path) -> int:
         return 0
 
 
-def idle_cpu(rules: int, window: float) -> tuple[float, float]:
-    """(CPU seconds over `window` once idle, RSS MiB) of a dispatcher with `rules` rules."""
+def idle_cpu(rules: int, window: float) -> tuple[float, float, int, int]:
+    """(CPU seconds over `window` once idle, RSS MiB, threads, the session's cursor
+    files) of a dispatcher with `rules` rules."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env = fixture_env(root)
@@ -89,7 +90,9 @@ def idle_cpu(rules: int, window: float) -> tuple[float, float]:
             time.sleep(window)
             t1 = ps.cpu_times()
             rss = ps.memory_info().rss / 2**20
-            return (t1.user - t0.user) + (t1.system - t0.system), rss
+            threads = ps.num_threads()
+            cursors = len(list((root / "state").rglob("cursors/*")))
+            return (t1.user - t0.user) + (t1.system - t0.system), rss, threads, cursors
         finally:
             proc.kill()
             proc.wait()
@@ -102,11 +105,17 @@ def main() -> int:
     args = ap.parse_args()
     print(f"idle dispatcher, python {sys.version.split()[0]}, {os.cpu_count()} cores")
     print()
-    print(f"| rules | CPU over {args.window:g} s idle | share of one core | RSS |")
-    print("|---:|---:|---:|---:|")
+    print(
+        f"| rules | CPU over {args.window:g} s idle | share of one core | RSS | threads "
+        "| cursor files |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
     for n in args.rules:
-        cpu, rss = idle_cpu(n, args.window)
-        print(f"| {n:,} | {cpu:.3f} s | {100 * cpu / args.window:.2f} % | {rss:.1f} MiB |")
+        cpu, rss, threads, cursors = idle_cpu(n, args.window)
+        print(
+            f"| {n:,} | {cpu:.3f} s | {100 * cpu / args.window:.2f} % | {rss:.1f} MiB "
+            f"| {threads:,} | {cursors:,} |"
+        )
     return 0
 
 

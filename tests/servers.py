@@ -4,6 +4,7 @@ receiver that decodes every request with the official protobuf definitions."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import re
@@ -41,6 +42,43 @@ def decode_otlp_logs(headers: dict[str, str], body: bytes) -> tuple[dict[str, An
     return obj, msg
 
 
+def decode_otlp_traces(headers: dict[str, str], body: bytes) -> tuple[dict[str, Any], Any]:
+    """(the JSON, the ExportTraceServiceRequest) of one OTLP/HTTP JSON traces request,
+    decoded as decode_otlp_logs does."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    if headers.get("content-encoding") == "gzip":
+        body = gzip.decompress(body)
+    text = body.decode("utf-8")
+    obj = json.loads(text, object_pairs_hook=camel_keys_only)
+    # OTLP/JSON writes trace and span ids as hex (its one exception to the protobuf JSON
+    # mapping, which would read them as base64): check the hex, hand protobuf base64
+    sizes = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
+
+    def ids_as_base64(node: Any) -> Any:
+        if isinstance(node, list):
+            return [ids_as_base64(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for k, v in node.items():
+            if k in sizes and isinstance(v, str) and v:
+                raw = bytes.fromhex(v)  # raises on anything but hex
+                if len(raw) != sizes[k] or v != v.lower():
+                    raise ValueError(f"{k} {v!r} is not {sizes[k]} bytes of lowercase hex")
+                out[k] = base64.b64encode(raw).decode()
+            else:
+                out[k] = ids_as_base64(v)
+        return out
+
+    msg = ExportTraceServiceRequest()
+    json_format.ParseDict(ids_as_base64(obj), msg)
+    return obj, msg
+
+
 class Server:
     """A tiny HTTP/1.1 server on 127.0.0.1 in a thread; `mode` picks its behaviour.
 
@@ -51,13 +89,13 @@ class Server:
     request is kept in `attempts` as (time.monotonic(), status answered, JSON body);
     `bodies` keeps the accepted ones.
 
-    otlp: an OTLP/HTTP logs receiver. Every request is decoded (decode_otlp_logs); one
-    that fails is answered 400 and its error kept in `errors`. Requests are answered in
-    turn by `script`'s (status, headers[, body bytes]) (status None: hang on that one
-    request), then 200 with `{}`. `attempts` holds (time, status, JSON), `requests` the
-    decoded ExportLogsServiceRequest of each answered one, `raw` every body as sent,
-    `paths` and `headers` every request's.
-    """
+    otlp: an OTLP/HTTP logs receiver (otlp-traces: a traces receiver, with
+    decode_otlp_traces). Every request is decoded (decode_otlp_logs); one that fails is
+    answered 400 and its error kept in `errors`. Requests are answered in turn by `script`'s
+    (status, headers[, body bytes]) (status None: hang on that one request), then 200 with
+    `{}`. `attempts` holds (time, status, JSON), `requests` the decoded
+    ExportLogsServiceRequest of each answered one, `raw` every body as sent, `paths` and
+    `headers` every request's."""
 
     FLOOD = 1 << 30
 
@@ -127,7 +165,7 @@ class Server:
                 if req is None:
                     return
                 headers, body = req
-                if self.mode == "otlp":
+                if self.mode in ("otlp", "otlp-traces"):
                     if not self._otlp(conn, headers, body):
                         return
                     continue
@@ -176,7 +214,8 @@ class Server:
         self.headers.append(headers)
         self.raw.append(body)
         try:
-            obj, msg = decode_otlp_logs(headers, body)
+            decode = decode_otlp_traces if self.mode == "otlp-traces" else decode_otlp_logs
+            obj, msg = decode(headers, body)
         except Exception as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}")
             self.attempts.append((time.monotonic(), 400, {}))

@@ -184,10 +184,14 @@ def test_best_effort_is_unchanged_one_attempt_and_lost(install):
         server.close()
 
 
-def test_next_wait_takes_retry_after_capped_else_the_backoff():
-    assert delivery.next_wait(0.5, retryable("refused", "HTTP 503")) == 0.5
-    assert delivery.next_wait(0.5, retryable("refused", "HTTP 503", 1.0)) == 1.0
-    assert delivery.next_wait(0.5, retryable("refused", "HTTP 429", 0.0)) == 0.0
-    huge = retryable("refused", "HTTP 429", 86400.0)
-    assert delivery.next_wait(0.5, huge) == delivery.BACKOFF_CAP
-    assert delivery.next_wait(2.0, permanent("refused", "HTTP 400")) == 2.0
+def test_next_wait_takes_retry_after_floored_by_the_backoff_capped_and_jittered():
+    def within(backoff, outcome, wait):
+        got = [delivery.next_wait(backoff, outcome) for _ in range(200)]
+        assert all(wait <= g <= wait * (1 + delivery.JITTER) for g in got), (wait, got[:5])
+        assert len(set(got)) > 1  # jittered
+
+    within(0.5, retryable("refused", "HTTP 503"), 0.5)
+    within(0.5, retryable("refused", "HTTP 503", 1.0), 1.0)
+    within(0.5, retryable("refused", "HTTP 429", 0.0), 0.5)  # never below the backoff
+    within(0.5, retryable("refused", "HTTP 429", 86400.0), delivery.BACKOFF_CAP)
+    within(2.0, permanent("refused", "HTTP 400"), 2.0)

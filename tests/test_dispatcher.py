@@ -108,8 +108,12 @@ def test_a_stuck_consumer_never_delays_another(install, tmp_path):
     )
     play(install, ["PreToolUse"] * 5)
     assert wait_until(lambda: len(lines(out)) == 5, timeout=30)
-    # the stuck rule's consumer is still within its first 60 s dispatch
-    assert counters_of(install, "two/stuck")["timeouts"] == 0
+    # ...while the stuck rule's consumer still runs its first record: nothing of it
+    # delivered, its command a child of the dispatcher
+    assert counters_of(install, "two/stuck")["delivered"] == 0
+    dispatcher = psutil.Process(dispatcher_pid(install))
+    stuck = [p for p in dispatcher.children() if p.cmdline() == ["sleep", "1000"]]
+    assert len(stuck) == 1
 
 
 def test_failures_are_counted_and_logged_content_free(install, tmp_path):

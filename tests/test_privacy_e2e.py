@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from ways_sensors import redact
 
 from .conftest import payload
@@ -27,6 +29,7 @@ def strings(value) -> str:
     return ""
 
 
+@pytest.mark.slow  # about 50 s: the whole corpus through the real hook and dispatcher
 def test_no_corpus_secret_reaches_a_consumer(install, tmp_path, monkeypatch):
     secrets = load_corpus()[0]
     # the pipeline must mask on every path what the scan masks (the corpus test holds the

@@ -67,6 +67,7 @@ def test_the_readme_quick_start_works_verbatim_on_a_clean_clone(tmp_path):
         )
     finally:
         server.shutdown()
+        server.server_close()
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-4000:]
     assert "no rule is enabled" in out and "ways.sensors.audit.enabled true" in out, out

@@ -83,7 +83,7 @@ def run(
     session = Session(session_id)
     session.create()
     shared = start + min(BLOCKING_CAP, max(rule.spec.timeout_s for rule, _ in jobs))
-    retry: list[dict] = []
+    retry: list[dict[str, Any]] = []
     done = threading.Semaphore(0)
 
     def number(rule: LoadedRule, rec: dict[str, Any]) -> dict[str, Any]:

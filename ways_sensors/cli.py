@@ -19,6 +19,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
+    from typing import Any
 
 # (group, command) -> "module:function" under ways_sensors.commands
 COMMANDS = {
@@ -46,49 +47,72 @@ COMMANDS = {
     ("settings", "help"): "settings_cmd:cmd_help",
     ("settings", "list"): "settings_cmd:cmd_list",
 }
+GROUPS = frozenset(k[0] for k in COMMANDS) | {"hook"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole tree; with `only`, the arguments of that group alone (the others are
+    named, for the help, but left empty: building every parser costs a command about
+    as much as the interpreter's start-up, bench/RESULTS.md)."""
     import argparse
 
     from . import __version__
     from .index import DEFAULT
 
-    p = argparse.ArgumentParser(
+    class Formatter(argparse.HelpFormatter):
+        """argparse's formatter, sized without `shutil` (which argparse imports for every
+        parser it builds, and which pulls in bz2 and lzma: about a fifth of `ways
+        settings list`'s start-up); help text is still wrapped to the terminal."""
+
+        def __init__(self, prog: str, *args: Any, **kwargs: Any) -> None:
+            if kwargs.get("width") is None and len(args) < 3:
+                kwargs["width"] = _columns() - 2  # what argparse takes from shutil's
+            super().__init__(prog, *args, **kwargs)
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
+
+    p = Parser(
         prog="ways",
         description="ways sensors: record a Claude Code session and dispatch it to consumers.",
     )
     p.add_argument("--version", action="version", version=f"ways {__version__}")
     sub = p.add_subparsers(dest="group", metavar="COMMAND")
 
-    hook = sub.add_parser("hook", help="the hook entry Claude Code runs (wired by reconcile)")
+    def group(name: str, **kwargs: Any) -> Any:
+        parser = sub.add_parser(name, **kwargs)
+        return parser if only in (None, name) else _Unbuilt()
+
+    hook = group("hook", help="the hook entry Claude Code runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"], help="the hook to run: sensors")
     hook.add_argument("--agent", metavar="NAME", help=f"the agent sending (default {DEFAULT})")
     hook.add_argument("--event", metavar="NAME", help="the event, for payloads naming none")
 
-    rec = sub.add_parser("reconcile", help="wire `ways hook sensors` into Claude Code settings")
+    rec = group("reconcile", help="wire `ways hook sensors` into Claude Code settings")
     rec.add_argument("--agent", metavar="NAME", default=DEFAULT, help="the agent to wire, or `all`")
     rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     rec.add_argument("--settings", metavar="FILE", help=argparse.SUPPRESS)
 
-    st = sub.add_parser("status", help="counters per rule and live dispatchers")
+    st = group("status", help="counters per rule and live dispatchers")
     st.add_argument("--json", action="store_true")
     st.add_argument(
         "--prometheus", action="store_true", help="print the metrics textfile's text instead"
     )
 
-    demo = sub.add_parser("demo", help="a scripted session through the real hook and dispatcher")
+    demo = group("demo", help="a scripted session through the real hook and dispatcher")
     demo.add_argument("--keep", action="store_true", help="keep the throwaway install")
 
-    keys = sub.add_parser("keys", help="the signing keys' root of trust (signed checkpoints)")
+    keys = group("keys", help="the signing keys' root of trust (signed checkpoints)")
     ks = keys.add_subparsers(dest="command", metavar="COMMAND")
     kshow = ks.add_parser("show", help="the root public key and its C2SP verifier key, to pin")
     kshow.add_argument("--json", action="store_true")
     ks.add_parser("chain", help="the key certificates, for `ways sensors verify --checkpoints`")
 
-    settings = sub.add_parser("settings", help="get and set any sensor key")
+    settings = group("settings", help="get and set any sensor key")
     st_sub = settings.add_subparsers(dest="command", metavar="COMMAND")
     for name, helptext in (
         ("get", "a key's value"),
@@ -108,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     slist.add_argument("--project", metavar="DIR")
     slist.add_argument("--json", action="store_true")
 
-    sensors = sub.add_parser("sensors", help="list, lint and run sensors")
+    sensors = group("sensors", help="list, lint and run sensors")
     ss = sensors.add_subparsers(dest="command", metavar="COMMAND")
     ls = ss.add_parser("list", help="every sensor and rule, with layer, target and flags")
     ls.add_argument("--json", action="store_true")
@@ -224,13 +248,39 @@ def build_parser() -> argparse.ArgumentParser:
 KEY_HELP = "a settings key: ways.sensors.SENSOR.rules.RULE.FIELD, or a ways.* key of config.yaml"
 
 
+class _Unbuilt:
+    """A parser of a group this run does not need: every call builds nothing."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size reads it: $COLUMNS, else stdout's
+    terminal, else 80."""
+    import os
+
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    stdout = sys.__stdout__
+    if stdout is None:
+        return 80
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def _group_parser(parser: argparse.ArgumentParser, group: str | None) -> argparse.ArgumentParser:
     """The parser of `ways GROUP` (for its help), else the top one."""
     import argparse
 
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and group in action.choices:
-            return action.choices[group]
+            found: argparse.ArgumentParser = action.choices[group]
+            return found
     return parser
 
 
@@ -238,7 +288,25 @@ def _handler(key: tuple[str, ...]) -> Callable[[argparse.Namespace], int | None]
     import importlib
 
     module, func = COMMANDS[key].split(":")
-    return getattr(importlib.import_module(f"ways_sensors.commands.{module}"), func)
+    handler: Callable[[argparse.Namespace], int | None] = getattr(
+        importlib.import_module(f"ways_sensors.commands.{module}"), func
+    )
+    return handler
+
+
+RAW_OUTPUT = {("sensors", "tui"), ("sensors", "dispatch")}  # the tab's screen; no terminal
+
+
+def _escape_output() -> None:
+    """Every human output goes through table.Escaping: a control character from a
+    sensor file (a cloned repository's) reaches the terminal as text, never as a
+    command. The tab escapes its own cells (tui/rows.py)."""
+    from .table import Escaping
+
+    if not isinstance(sys.stdout, Escaping):
+        sys.stdout = Escaping(sys.stdout)
+    if not isinstance(sys.stderr, Escaping):
+        sys.stderr = Escaping(sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,13 +327,16 @@ def main(argv: list[str] | None = None) -> int:
 
     command = "ways"
     try:
-        parser = build_parser()
+        first = argv[0] if argv and not argv[0].startswith("-") else None
+        parser = build_parser(first if first in GROUPS else None)
         args = parser.parse_args(argv)
         key = tuple(k for k in (args.group, getattr(args, "command", None)) if k)
         command = " ".join(key) or command
         if key not in COMMANDS:
             _group_parser(parser, args.group).print_help(sys.stderr)
             return errors.USAGE
+        if key not in RAW_OUTPUT:
+            _escape_output()
         code = int(_handler(key)(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the boundary
         return code

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
+from typing import Any
 
 from . import secure
 from .files import update_json_locked
@@ -45,7 +46,7 @@ def add(rid: str, deltas: dict[str, int], layout: Layout | None = None) -> None:
     layout = layout or Layout()
     secure.ensure_private_dir(layout.counters_dir(), layout.root)
 
-    def change(totals: dict) -> bool:
+    def change(totals: dict[str, Any]) -> bool:
         for k, v in deltas.items():
             totals[k] = int(totals.get(k, 0)) + v
         return True

@@ -39,9 +39,12 @@ What `settle` makes of a failure:
 
     best_effort                lost (counted); the rule moves on: one attempt only
     at_least_once, retryable   a retry (counted): the worker waits the backoff, 0.25 s
-                               doubling to 30 s, or instead the Retry-After (capped at
-                               30 s), and tries again; the blocking path spools it
-                               for the dispatcher
+                               doubling to 30 s, or the Retry-After when it is longer
+                               (capped at 30 s), plus up to a quarter at random, and
+                               tries again; the blocking path spools it for the
+                               dispatcher. The same failure logged again and again is
+                               written REPEAT_FREE times, then once a minute with
+                               `repeated` (how many lines were not written)
     at_least_once, permanent   rejected (counted) and parked as a dead letter; the rule
                                moves on
 
@@ -72,6 +75,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import random
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -151,6 +155,9 @@ def attempt(
         tally.count(FAILURE_COUNTERS.get(outcome.cause, "errors"))
         if outcome.killed:
             tally.count("kills")
+    repeated = _repeats(origin, rule, session, (outcome.status, outcome.detail, first))
+    if repeated is None:
+        return outcome  # the same failure again, within REPEAT_EVERY: counted, not written
     events.log(
         f"{origin}.{outcome.cause or ERROR}",
         sensor=rule.sensor,
@@ -163,8 +170,41 @@ def attempt(
         detail=outcome.detail,
         retry_after=outcome.retry_after,
         killed=outcome.killed,
+        **({"repeated": repeated} if repeated else {}),
     )
     return outcome
+
+
+REPEAT_FREE = 3  # identical failure lines in a row written as they come
+REPEAT_EVERY = 60.0  # then one line per this many seconds, with how many were not written
+_repeat: dict[tuple[str, str, str], list[Any]] = {}  # (origin, rule, session) -> state
+
+
+def _repeats(
+    origin: str, rule: LoadedRule, session: str, what: tuple[str, str, dict[str, Any]]
+) -> int | None:
+    """How many identical failure lines were not written before this one (0: none), or
+    None when this one is not written either. Identical: the same rule, session,
+    outcome, detail and first record (`rule_seq`) as the line before it. A consumer
+    answering at once (a 429 with `Retry-After: 0`) must not crowd every other rule's
+    lines out of events.log; the `retries` and failure counters still count each."""
+    status, detail, first = what
+    sig = (status, detail, first.get("rule_seq"), first.get("seq"))
+    key = (origin, rule.key, session)
+    now = time.monotonic()
+    state = _repeat.get(key)
+    if state is None or state[0] != sig:
+        if len(_repeat) > 4096:
+            _repeat.clear()  # bounded: a forgotten state only writes one line more
+        _repeat[key] = [sig, 1, 0, now]
+        return 0
+    state[1] += 1
+    if state[1] <= REPEAT_FREE or now - state[3] >= REPEAT_EVERY:
+        skipped: int = state[2]
+        state[2], state[3] = 0, now
+        return skipped
+    state[2] += 1
+    return None
 
 
 def close(rule: LoadedRule) -> None:
@@ -202,11 +242,18 @@ def records_in(records: Sequence[dict[str, Any]]) -> int:
     return len(records) - (bool(records) and records[-1].get("section") == "checkpoint")
 
 
+JITTER = 0.25  # up to this fraction of a wait is added at random
+
+
 def next_wait(backoff: float, outcome: Outcome) -> float:
-    """The wait before the next attempt: the consumer's Retry-After when it gave one."""
+    """The wait before the next attempt: the consumer's Retry-After, never shorter than
+    our own backoff (a `Retry-After: 0`, or a date in the past, would otherwise bring a
+    retry storm: hundreds of requests a second), at most BACKOFF_CAP; plus up to
+    JITTER of it at random, so many sessions' workers do not retry in step."""
+    wait = backoff
     if outcome.retry_after is not None:
-        return min(max(outcome.retry_after, 0.0), BACKOFF_CAP)
-    return backoff
+        wait = max(backoff, min(outcome.retry_after, BACKOFF_CAP))
+    return wait * (1.0 + JITTER * random.random())
 
 
 # --- dead letters ------------------------------------------------------------------------

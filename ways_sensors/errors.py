@@ -7,9 +7,9 @@
     └── WriteError        (5)    a file could not be written (or must not be overwritten)
 
 Anything else a command raises is unexpected: the boundary in cli.py prints one line
-naming the command and this log, and exits UNEXPECTED. `retryable` tells failures a
-retry can fix (a lock held too long, a full disk) from permanent ones. The hook never
-raises any of these: it swallows everything and exits 0.
+naming the command and this log, and exits UNEXPECTED. The hook never raises any of
+these: it swallows everything and exits 0. (Delivery's failures are not errors of this
+tree: a target returns an Outcome, retryable or permanent; targets/base.py.)
 
 `<state>/errors.log` (0600, in the 0700 state root; secure.py checks both) holds one
 entry per unexpected error; it is for the user's eyes, so it keeps the traceback (which
@@ -39,14 +39,12 @@ NOT_DELIVERED = 7  # `sensors fire`: a test record was refused or timed out
 INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 BROKEN_PIPE = 141  # stdout's reader went away (`ways ... | head`): 128 + SIGPIPE
 
-LOG_NAME = "errors.log"
 LOG_MAX = 256 * 1024
 ENTRY_MAX = 64 * 1024
 
 
 class WaysError(Exception):
     code = FAILED
-    retryable = False
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -68,7 +66,6 @@ class OverriddenError(WaysError):
 
 class WriteError(WaysError):
     code = WRITE_FAILED
-    retryable = True
 
 
 def log_path(state: str | None = None) -> str:

@@ -43,6 +43,35 @@ def iso_utc(ns: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + ".%03dZ" % (rem // 1_000_000)
 
 
+def unix_nano(timestamp: object) -> int:
+    """Nanoseconds since the epoch from an ISO 8601 time (`2026-11-29T11:40:02.123Z`,
+    any fraction, Z or an offset); 0 (unknown, left out) when it is not one."""
+    import calendar
+    import re
+
+    if not isinstance(timestamp, str):
+        return 0
+    m = re.fullmatch(
+        r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9})\d*)?"
+        r"(Z|z|[+-]\d\d:?\d\d)?",
+        timestamp.strip(),
+    )
+    if not m:
+        return 0
+    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+    try:
+        secs = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+    except (ValueError, OverflowError):
+        return 0
+    zone = m.group(8) or "Z"
+    if zone not in ("Z", "z"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        secs -= sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
+    frac = int((m.group(7) or "0").ljust(9, "0"))
+    return max(0, secs * 1_000_000_000 + frac)
+
+
 def log(kind: str, **fields: object) -> None:
     """Append one line; silently gives up when the state root cannot be written."""
     try:

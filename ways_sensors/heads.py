@@ -113,10 +113,6 @@ class Template:
     rule: str
 
     @property
-    def dated(self) -> bool:
-        return "{date}" in self.path
-
-    @property
     def per_session(self) -> bool:
         return "{session_id}" in self.path
 

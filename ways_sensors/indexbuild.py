@@ -102,7 +102,7 @@ RETRY_AFTER = 60.0  # seconds hooks skip rebuilding a key whose rebuild failed
 _settled: dict[str, Index] = {}  # project -> the fallback this process settled for
 
 
-class _Everything(frozenset):
+class _Everything(frozenset[str]):
     """The sections of an index the hook could not build: all of them. The event is
     spooled, and the dispatcher, which builds without a budget, decides what it feeds."""
 

@@ -21,7 +21,6 @@ from .rules import LoadedRule
 from .spec import NAME_RE, SensorFile, SpecError, decode_sensor
 from .yamlread import YamlError, position, read_yaml
 
-LAYERS = ("shipped", "user", "project")
 REPLACED_WHOLE = frozenset({"where", "dispatch"})
 
 

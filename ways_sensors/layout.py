@@ -263,9 +263,6 @@ class Layout:
     def previews(self) -> str:
         return self._at("previews.json")
 
-    def locks_dir(self) -> str:
-        return self._at("locks")
-
     def lock(self, digest: str) -> str:
         """A config file's lock; `digest` is files.py's hash of the locked path."""
         return self._at("locks", digest + ".lock")

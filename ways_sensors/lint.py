@@ -9,10 +9,15 @@ Warnings, per rule: session content may leave the machine (the target's
 unless the rule's `fields:` keeps no free text, as `metadata` does: projection.py),
 naming the host; `redact: none` (and where the unmasked content goes, the target's
 `destination`); a literal secret in one of the target's SECRET_FIELDS (http and otlp
-headers, command env); a `${VAR}` there whose variable is unset in the linting shell
+headers, command env) or in a command's argv (what the masking finds in an argument,
+or the argument after a flag named like one, `--token X`: every local user can read a
+running process's argv); a `${VAR}` there whose variable is unset in the linting shell
 (the dispatcher would refuse the dispatch); a `where` path no selected section can
 have (recordpaths.py, naming the nearest real path); a `batch:` on a blocking rule,
 which sends each record at once.
+
+What is shown never quotes a secret: `destination` (the warnings, `ways sensors list`,
+the tab) replaces each argument or part of a URL that holds one with `[secret]`.
 Refused project sensors are reported by the loader itself. `lint_paths` validates
 files alone (`ways sensors lint PATH`), through the loader's own per-file check.
 """
@@ -23,6 +28,8 @@ import os
 import re
 from collections.abc import Sequence
 from typing import Any
+
+import msgspec
 
 from . import roots
 from .layers import (
@@ -49,10 +56,46 @@ _ENV_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRETISH = re.compile(r"^(Bearer|Basic|Token)\s+\S{8,}$|^[A-Za-z0-9_\-./+=]{20,}$")
 
 
+_SECRET_FLAG = re.compile(
+    r"^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|api[-_]?key|auth|credential)[A-Za-z0-9_-]*$",
+    re.I,
+)
+HIDDEN = "[secret]"
+
+
+def hide(text: str) -> str:
+    """`text` with each secret the masking finds (redact.find: spans, no key needed)
+    replaced by HIDDEN."""
+    from .redact import find
+
+    for start, end, _ in sorted(find(text), reverse=True):
+        text = text[:start] + HIDDEN + text[end:]
+    return text
+
+
+def argv_secrets(argv: list[str]) -> list[int]:
+    """Indexes of the arguments holding a literal secret: one the masking finds in it,
+    or the value after a flag named like a secret (`--token X`); `${...}` is not one."""
+    out = []
+    for i, arg in enumerate(argv):
+        if "${" in arg:
+            continue
+        after_flag = i > 0 and bool(_SECRET_FLAG.match(argv[i - 1])) and not arg.startswith("-")
+        if after_flag or hide(arg) != arg:
+            out.append(i)
+    return out
+
+
 def destination(rule: LoadedRule) -> str:
-    """A short human description of where a rule's records go (the target says)."""
+    """A short human description of where a rule's records go (the target says), with
+    every secret in it hidden: it is shown in warnings, listings and the tab."""
     d = rule.spec.dispatch
-    return TARGETS[d.kind].destination(d.target)
+    argv = getattr(d.target, "argv", None)
+    if d.kind == "command" and isinstance(argv, list):
+        secret = set(argv_secrets(argv))
+        shown = [HIDDEN if i in secret else arg for i, arg in enumerate(argv)]
+        return TARGETS[d.kind].destination(msgspec.structs.replace(d.target, argv=shown))
+    return hide(TARGETS[d.kind].destination(d.target))
 
 
 def off_machine(rule: LoadedRule) -> bool:
@@ -150,6 +193,13 @@ def rule_warnings(
     if rule.spec.redact == "none":
         warn(f"redact: none dispatches unmasked session content to {destination(rule)}")
     kind = rule.spec.dispatch.kind
+    if kind == "command" and getattr(rule.spec.dispatch.target, "input", "stdin") == "args":
+        warn(
+            "input: args puts each record on the command line, which every local user "
+            "can read (/proc/<pid>/cmdline, ps) while the command runs, and a record over "
+            "128 KiB cannot be passed at all (parked); input: stdin keeps records private",
+            ["dispatch", kind, "input"],
+        )
     for field, name in literal_secrets(rule):
         warn(
             f"{field}: {name!r} holds a literal secret; write it as ${{ENV_NAME}} and set "
@@ -166,6 +216,24 @@ def rule_warnings(
         why = impossible(path, rule.spec.sections)
         if why:
             warn(f"where {path!r}: {why}", ["where", path])
+    if (
+        kind == "syslog"
+        and rule.spec.delivery == "at_least_once"
+        and getattr(rule.spec.dispatch.target, "protocol", "") == "udp"
+    ):
+        warn(
+            "delivery: at_least_once over syslog udp cannot see a lost datagram; "
+            "use protocol: tcp or tls",
+            ["dispatch", kind, "protocol"],
+        )
+    argv = getattr(rule.spec.dispatch.target, "argv", None)
+    if rule.spec.dispatch.kind == "command" and isinstance(argv, list):
+        for i in argv_secrets(argv):
+            warn(
+                f"argv[{i}] holds a literal secret, which every local user can read in the "
+                "process list; pass it in `env:` as ${ENV_NAME} and read it in the command",
+                ["dispatch", kind, "argv", i],
+            )
     return out
 
 

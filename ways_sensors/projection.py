@@ -22,6 +22,14 @@ instructions, anything else in `data.extra`), is replaced by its digest:
 
     {"hmac": 32 hex digits of HMAC-SHA256(install key, bytes), "size": len(bytes)}
 
+A kept name is kept only while it looks like one (NAME_RE: no spaces, at most 128
+characters; KEPT_PATHS may be any path): the same field can be a name in one event and
+free text in another (`reason` is `clear` or `logout` on a SessionEnd, but the auto
+mode classifier's own sentence on a PermissionDenied), and a value that is not a name
+is digested like any other text. The names of `data.extra`'s other keys are the
+payload's, and a payload is the agent's (or whoever wrote it): each such key becomes
+`~` and the first 16 hex digits of its own HMAC, so even a key name says nothing.
+
 where bytes is a string's UTF-8, or any other value's canonical JSON (sorted keys, no
 spaces). The key is the install's redaction key (redact.install_key), so the same text
 gives the same digest in every record, rule and session of this install (records still
@@ -36,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
@@ -64,6 +73,8 @@ KEPT_DATA = frozenset(
         "kind",
     }
 )
+KEPT_PATHS = frozenset({"cwd", "transcript_path", "agent_transcript_path"})
+NAME_RE = re.compile(r"[A-Za-z0-9_.:@/+-]{0,128}\Z")
 KEPT_EXTRA = frozenset(
     {
         "permission_mode",
@@ -167,7 +178,9 @@ def _drop(value: Any, paths: list[Path]) -> Any:
     return value
 
 
-def select(record: dict[str, Any], include: Sequence[str] | None, exclude: Sequence[str]) -> dict:
+def select(
+    record: dict[str, Any], include: Sequence[str] | None, exclude: Sequence[str]
+) -> dict[str, Any]:
     """The include/exclude form; key order as in the record."""
     picked: Any = record
     if include is not None:
@@ -217,11 +230,29 @@ def _plain(v: Any) -> bool:
     return v is None or (isinstance(v, (int, float, bool)))
 
 
+def _named(key: str, v: Any) -> bool:
+    """A kept field's value that is a name, not text (the module docstring)."""
+    if not _scalar(v):
+        return False
+    return not isinstance(v, str) or key in KEPT_PATHS or bool(NAME_RE.match(v))
+
+
+def key_name(key: Any) -> str:
+    """An unknown `data.extra` key as metadata shows it: `~` and 16 hex digits."""
+    from .redact import install_key
+
+    data = _canonical(key)
+    return "~" + hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:16]
+
+
 def _meta_extra(extra: dict[str, Any]) -> dict[str, Any]:
-    return {
-        k: v if _plain(v) or (k in KEPT_EXTRA and _scalar(v)) else digest(v)
-        for k, v in extra.items()
-    }
+    out: dict[str, Any] = {}
+    for k, v in extra.items():
+        if k in KEPT_EXTRA:
+            out[k] = v if _plain(v) or _named(k, v) else digest(v)
+        else:
+            out[key_name(k)] = v if _plain(v) else digest(v)
+    return out
 
 
 def metadata(record: dict[str, Any]) -> dict[str, Any]:
@@ -235,7 +266,7 @@ def metadata(record: dict[str, Any]) -> dict[str, Any]:
     for k, v in data.items():
         if k == "extra" and isinstance(v, dict):
             meta[k] = _meta_extra(v)
-        elif v is None or (k in KEPT_DATA and _scalar(v)):
+        elif v is None or (k in KEPT_DATA and _named(k, v)):
             meta[k] = v
         else:
             meta[k] = digest(v)

@@ -13,6 +13,8 @@ agents/: `claude-code`, `codex`, `gemini`, `cursor`, `copilot`); `agent_id` and
 dispatcher numbers them (`seq`), wraps them with `envelope` and adds the rule fields.
 Payload fields an adapter's section table does not name are kept whole under
 `data.extra`: no whitelist.
+`envelope` bounds how deep `data` nests (depth.py): a value more than DEPTH_MAX levels
+down travels as its JSON text.
 
 `way_event` records are not any agent's: `ways sensors emit` spools them as `WayEvent`
 entries, built here; they carry the default `agent` (claude-code, where ways runs).
@@ -24,6 +26,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .depth import bounded
 from .events import iso_utc, log
 from .index import DEFAULT
 
@@ -87,7 +90,7 @@ def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[s
     }
     if d.prompt_id:
         rec["prompt_id"] = d.prompt_id
-    rec["data"] = d.data
+    rec["data"] = bounded(d.data)  # depth.py: no stage after this recurses past its bound
     return rec
 
 

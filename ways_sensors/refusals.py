@@ -86,7 +86,7 @@ def _stamp(path: str) -> str:
 
 def path(layout: Any) -> str:
     """`<state>/refused.json` (SIGKILL of a writer: the previous list, whole)."""
-    return layout.root + "/" + FILE
+    return str(layout.root) + "/" + FILE
 
 
 def read(layout: Any = None) -> list[dict[str, Any]]:

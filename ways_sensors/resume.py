@@ -29,6 +29,7 @@ import fcntl
 import os
 import subprocess
 import time
+from typing import Any
 
 from . import launch, secure
 from .files import replace_atomically
@@ -47,8 +48,9 @@ def _marker_stamp(layout: Layout, sid: str) -> int | None:
         return None
 
 
-def _keys(sid: str, marker: dict) -> list[str]:
-    return marker.get("rules") or ["@" + sid]
+def _keys(sid: str, marker: dict[str, Any]) -> list[str]:
+    rules = marker.get("rules")
+    return [str(r) for r in rules] if isinstance(rules, list) and rules else ["@" + sid]
 
 
 def _held(layout: Layout, sid: str) -> bool:
@@ -81,10 +83,10 @@ class Run:
         self.failed: set[str] = set()  # keys backed off in this run
         self.running: dict[str, tuple[subprocess.Popen[bytes], list[str], int | None]] = {}
 
-    def due_at(self, sid: str, marker: dict) -> float:
+    def due_at(self, sid: str, marker: dict[str, Any]) -> float:
         return min(float(self.backoff.get(k, {}).get("due", 0)) for k in _keys(sid, marker))
 
-    def owed(self) -> list[tuple[float, str, dict]]:
+    def owed(self) -> list[tuple[float, str, dict[str, Any]]]:
         """(since, sid, marker) of each owed session with a session folder; a marker
         whose folder is gone is stale (a folder goes only with nothing owed): removed."""
         out = []

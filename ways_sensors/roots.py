@@ -7,7 +7,8 @@ This module is on the hook's fast path, so it imports nothing but `posix` and `s
 | root    | default                                   | holds                                   |
 |---------|-------------------------------------------|-----------------------------------------|
 | config  | ${XDG_CONFIG_HOME:-~/.config}/agent-ways  | config.yaml, sensors/<name>.yaml (user) |
-| cache   | ${XDG_CACHE_HOME:-~/.cache}/agent-ways    | indexes/ (compiled rule index)          |
+| cache   | ${XDG_CACHE_HOME:-~/.cache}/agent-ways    | indexes/ (compiled rule index),         |
+|         |                                           | settings/ (kept listings: listcache.py) |
 | state   | ${XDG_STATE_HOME:-~/.local/state}/agent-ways | see layout.py: its every path           |
 
 The project layer is `<project>/.claude/ways-sensors/`, where `<project>` is the
@@ -21,7 +22,7 @@ import sys
 if sys.platform == "win32":  # pragma: no cover - the hook path is POSIX; Windows uses os
     import os as posix
 else:
-    import posix
+    import posix as posix  # re-exported: the fast path imports `posix` from here
 
 APP = "agent-ways"
 SHIPPED_DIRNAME = "_shipped"

@@ -16,6 +16,7 @@ as the hook does, and names the layer and file that decided the value.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -100,7 +101,10 @@ class Key:
         return None
 
 
+@functools.cache
 def _fields(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """The struct's fields by name. Inspecting a struct evaluates its whole type tree
+    (about 25 ms for a Rule), and `settings list` asks for every key: once per struct."""
     # a Struct class always inspects to a StructType; the stub returns the base Type
     return {f.name: f for f in cast(mi.StructType, mi.type_info(struct)).fields}
 
@@ -139,7 +143,7 @@ def describe(t: Any) -> str:
 def _desc(info: Any) -> str:
     t = info.type
     if isinstance(t, mi.Metadata) and t.extra_json_schema:
-        return t.extra_json_schema.get("description", "")
+        return str(t.extra_json_schema.get("description", ""))
     return ""
 
 

@@ -19,7 +19,6 @@ from msgspec import Meta, Struct
 from .projection import check_fields
 from .targets import TARGETS
 
-SPEC_VERSION = 1
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 NAME_RE = re.compile(NAME_PATTERN)
 
@@ -332,15 +331,13 @@ def decode_sensor(raw: Any) -> SensorFile:
                 ["rules", str(name)],
             )
         rules[name] = _convert(rule, Rule, ["rules", name])
-    return msgspec.structs.replace(top, rules=rules)
+    sensor: SensorFile = msgspec.structs.replace(top, rules=rules)
+    return sensor
 
 
 def decode_rule(raw: Any) -> Rule:
-    return _convert(raw, Rule, [])
-
-
-def rule_schema() -> dict[str, Any]:
-    return msgspec.json.schema(Rule)
+    rule: Rule = _convert(raw, Rule, [])
+    return rule
 
 
 def sensor_schema() -> dict[str, Any]:

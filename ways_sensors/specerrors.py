@@ -28,7 +28,7 @@ import msgspec
 
 from .conditions import ConditionError, compile_where
 from .spec import DURATION_PATTERN, NAME_PATTERN, NAME_RE, Dispatch, Rule, SensorFile, SpecError
-from .targets import PLANNED, TARGETS, names
+from .targets import TARGETS, names
 
 DURATION_WORDS = "a duration like 500ms, 5s or 2m"
 NAME_WORDS = "a name of lowercase letters, digits, - and _ (at most 64)"
@@ -249,8 +249,6 @@ def _unknown(key: Any, struct: type[msgspec.Struct], valid: list[str], path: lis
                 f"`{key}` is a rule field indented one level too far: write it beside "
                 "`dispatch:`, not under it"
             )
-        if key in PLANNED:
-            return f"the {key} target is not yet supported; use {names()}"
         return f"unknown target `{key}`: use {names()}{did_you_mean(key, TARGETS)}"
     if struct is SensorFile and key in RULE_FIELDS:
         return (

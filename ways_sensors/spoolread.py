@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 from . import events, secure, spool
 from .files import update_json_locked
@@ -28,7 +29,7 @@ FAULT_KINDS = ("torn", "corrupt")
 def count_fault(kind: str, layout: Layout) -> None:
     """One more `kind` ("torn": a killed writer's frame, "corrupt": an unreadable one)."""
 
-    def change(totals: dict) -> bool:
+    def change(totals: dict[str, Any]) -> bool:
         totals[kind] = int(totals.get(kind, 0)) + 1
         return True
 

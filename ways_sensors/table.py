@@ -1,11 +1,83 @@
-"""Aligned tables and colour for people; colour only on a terminal without NO_COLOR."""
+"""Aligned tables and colour for people; colour only on a terminal without NO_COLOR.
+
+Every human output escapes control characters (`printable`, and the `Escaping` stream
+cli.py puts around stdout and stderr): a sensor file's name or fields come from
+whatever repository was cloned, and an escape sequence in them (a pane title, a
+cleared screen, OSC 52 writing the clipboard) must reach the terminal as text, not as
+a command, even from a project that is not allowed. Each C0 control but newline and
+tab, DEL and each C1 control becomes `\\u00XX`, which is also how JSON spells it, so
+`--json` output parses to the same values. Only the colour codes `paint` writes pass.
+"""
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TextIO
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_PAINT = re.compile("\x1b\\[(?:0|1|2|31|32|33)m")  # the codes `paint` writes, whole
+
+
+def _u(m: re.Match[str]) -> str:
+    return "\\u%04x" % ord(m.group())
+
+
+def printable(text: str) -> str:
+    """`text` with every control character but newline and tab spelled `\\u00XX`."""
+    return _CONTROL.sub(_u, text)
+
+
+def printable_line(text: str) -> str:
+    """`printable`, newlines and tabs included: one value on one line."""
+    return printable(text).replace("\n", "\\u000a").replace("\t", "\\u0009")
+
+
+class Escaping(io.TextIOBase):
+    """A text stream that writes through to `raw` with control characters escaped,
+    except the colour codes `paint` writes."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, s: str) -> int:
+        if _CONTROL.search(s):
+            parts = _PAINT.split(s)
+            codes = _PAINT.findall(s)
+            out = [printable(parts[0])]
+            for code, part in zip(codes, parts[1:], strict=True):
+                out += [code, printable(part)]
+            self.raw.write("".join(out))
+        else:
+            self.raw.write(s)
+        return len(s)
+
+    def writelines(self, lines: object) -> None:
+        for line in lines:  # type: ignore[attr-defined]
+            self.write(line)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.raw.encoding
+
+    @property
+    def buffer(self) -> object:
+        return self.raw.buffer
 
 
 def use_colour(stream: TextIO | None = None) -> bool:
@@ -34,3 +106,17 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
         parts = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
         lines.append("  ".join(parts).rstrip())
     return "\n".join(lines)
+
+
+def show(value: Any) -> str:
+    """A value as one line for a person: JSON for lists and mappings, YAML's words
+    for booleans and null."""
+    if isinstance(value, (dict, list)):
+        import json
+
+        return json.dumps(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

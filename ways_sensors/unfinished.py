@@ -19,8 +19,9 @@ counts a failed attempt.
     anything else  parked withheld at once (the same         rejected
                    record fails the same way every time)
 
-Masking time is not delivery time: the mask gets its own bound (`mask_budget`), and a
-rule's `timeout` bounds only the attempt. A held record stops the rule's batch before
+Masking time is not delivery time: an `at_least_once` rule's masking gets its own
+bound (`mask_budget`), and its `timeout` bounds only the attempt; a `best_effort` rule
+masks within its timeout, as before. A held record stops the rule's batch before
 it (the records before it go out), and the rule waits as it waits for a consumer that
 is down: the worker backs off (`retrying`), the dispatcher may exit owing, and the
 resumer brings it back (resume.py).
@@ -69,9 +70,13 @@ def cause_of(exc: BaseException) -> str:
 
 
 def mask_budget(rule: LoadedRule, tries: int) -> float:
-    """Seconds the masking of one record may take at its `tries`-th try (0: the first)."""
+    """Seconds the masking of one record may take at its `tries`-th try (0: the first).
+    A best_effort rule masks within its own timeout: a record it cannot mask in time is
+    lost like one its consumer did not take in time, and hostile text never holds it."""
+    if rule.spec.delivery != "at_least_once":
+        return rule.spec.timeout_s
     first = max(MASK_FIRST, rule.spec.timeout_s)
-    return min(first * 2**tries, max(MASK_CAP, first))
+    return float(min(first * 2**tries, max(MASK_CAP, first)))
 
 
 def park_now(cause: str, tries: int) -> bool:

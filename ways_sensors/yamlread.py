@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
+from typing import Any, Protocol, cast
 
 import yaml
 
@@ -28,6 +28,10 @@ class YamlError(ValueError):
 
 class _Refused(yaml.MarkedYAMLError):
     """Valid YAML this loader will not read (its problem is the whole message)."""
+
+
+class _Peeking(Protocol):
+    def peek_event(self) -> Any: ...
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -47,7 +51,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
+        event = cast(_Peeking, self).peek_event()  # the stubs leave the parser untyped
         if isinstance(event, yaml.AliasEvent):
             raise _Refused(
                 None,

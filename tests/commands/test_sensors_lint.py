@@ -348,3 +348,29 @@ def test_check_targets_connects_runs_nothing_and_sends_nothing(install, tmp_path
     finally:
         server.close()
         closed.close()
+
+
+def test_input_args_is_warned_about_the_process_list_and_its_length(install):
+    """Issue 22, defect 9: records passed as arguments are readable by every local user
+    while the command runs, and one over 128 KiB cannot be passed at all."""
+    install.sensor(
+        "argv",
+        """\
+        rules:
+          args:
+            sections: [tool_call]
+            dispatch: {command: {argv: [logger], input: args}}
+          stdin:
+            sections: [tool_call]
+            dispatch: {command: {argv: [logger]}}
+        """,
+    )
+    r = install.ways("sensors", "lint", "--json")
+    assert r.returncode == 0, r.stdout
+    by_rule: dict[str, list[dict]] = {}
+    for w in json.loads(r.stdout)["warnings"]:
+        by_rule.setdefault(w["rule"], []).append(w)
+    [warning] = [w for w in by_rule["args"] if "input: args" in w["message"]]
+    assert "/proc/<pid>/cmdline" in warning["message"] and "128 KiB" in warning["message"]
+    assert warning["line"] == 4
+    assert not any("input: args" in w["message"] for w in by_rule.get("stdin", []))

@@ -361,6 +361,40 @@ def test_a_copied_sensor_cannot_be_enabled_through_a_side_door(install, tmp_path
         _refused(install, install.ways("settings", *args), path)
 
 
+def test_the_kept_listing_follows_every_change_of_its_files(install, tmp_path):
+    """`settings list` answers from the listing kept by its last run (listcache.py) only
+    while no sensor file, folder or config.yaml changed: an edit by hand, a new file, a
+    removed one, config.yaml, each shows at once, as a full resolution would say."""
+
+    def listed() -> dict:
+        r = install.ways("settings", "list", "--json")
+        assert r.returncode == 0, r.stderr
+        return {row["key"]: row for row in json.loads(r.stdout)}
+
+    kept = install.root / "cache" / "agent-ways" / "settings"
+    first = listed()
+    [path] = kept.iterdir()
+    assert path.stat().st_mode & 0o777 == 0o600 and kept.stat().st_mode & 0o777 == 0o700
+    assert listed() == first  # from the kept listing
+    key = "ways.sensors.audit.rules.all.timeout"
+    mine = install.user_sensors / "audit.yaml"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("rules:\n  all:\n    timeout: 3s\n")  # by hand, not through ways
+    assert (listed()[key]["value"], listed()[key]["layer"]) == ("3s", "user")
+    extra = install.user_sensors / "extra.yaml"
+    extra.write_text("rules:\n  r:\n    sections: [tool_call]\n    dispatch: {file: {path: /x}}\n")
+    assert "ways.sensors.extra.rules.r.sections" in listed()
+    extra.unlink()
+    assert "ways.sensors.extra.rules.r.sections" not in listed()
+    install.config("ways:\n  retention:\n    abandoned_after: 2d\n")
+    assert listed()["ways.retention.abandoned_after"]["value"] == "2d"
+    # a kept listing under another key (another version's, a copied cache) is never used
+    path.write_text(json.dumps({"key": "v 0.0.0", "rows": [{"key": "planted"}]}))
+    assert "planted" not in listed()
+    path.write_text("not json")
+    assert key in listed()
+
+
 def test_dispatch_idle_seconds_is_a_known_key_with_one_default(install):
     """The key the dispatcher reads (commands/dispatch.py) is one `settings` knows, with
     the dispatcher's own default."""
@@ -377,3 +411,27 @@ def test_dispatch_idle_seconds_is_a_known_key_with_one_default(install):
     assert r.returncode == 3 and "seconds from 1 to 86400" in r.stderr
     listed = install.ways("settings", "list").stdout
     assert "ways.dispatch_idle_seconds" in listed
+
+
+def test_a_kept_listing_is_printed_without_the_layers_machinery(install):
+    """The second `settings list` of unchanged files loads no YAML parser, no spec, no
+    msgspec (their imports are most of a cold run: bench/commands_bench.py)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, contextlib, io\n"
+        "from ways_sensors.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['settings', 'list'])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    heavy = {"yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers"}
+    loaded = []
+    for _ in ("cold", "kept"):
+        r = subprocess.run(
+            [sys.executable, "-c", code], env=install.env, capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stderr
+        loaded.append(set(r.stdout.split()))
+    assert heavy <= loaded[0] and not heavy & loaded[1]

@@ -408,13 +408,15 @@ def test_a_hung_receiver_times_out_and_the_record_is_sent_again(install, tmp_pat
         ScriptedSession(install, tmp_path / "t").play()
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == TOTAL)
         c = counters_of(install, "ship/otel")
-        assert (c["timeouts"], c["retries"], c["rejected"]) == (1, 1, 0)
+        # the hung request times out; on a loaded machine a slow answer may too: each
+        # timeout is one retry, counted and logged, and nothing is refused
+        assert c["timeouts"] >= 1 and c["retries"] == c["timeouts"] and c["rejected"] == 0
         first, again = server.attempts[0][2], server.attempts[1][2]
         assert (
             first["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["body"]
             == (again["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["body"])
         )
-        assert [e["kind"] for e in events(install)].count("dispatch.timeout") == 1
+        assert [e["kind"] for e in events(install)].count("dispatch.timeout") == c["timeouts"]
     finally:
         server.close()
 

@@ -263,6 +263,13 @@ def _sensor(out: Path, port: int) -> str:
         "    delivery: at_least_once\n"
         "    chain: true\n"
         f"    dispatch: {{syslog: {{host: 127.0.0.1, port: {port}, facility: local4}}}}\n"
+        "  ocsf:\n"
+        f"    sections: {sections}\n"
+        "    chain: true\n"
+        f"    dispatch: {{file: {{path: '{out.with_suffix('.ocsf')}', format: ocsf}}}}\n"
+        "  ecs:\n"
+        f"    sections: {sections}\n"
+        f"    dispatch: {{file: {{path: '{out.with_suffix('.ecs')}', format: ecs}}}}\n"
     )
 
 
@@ -280,6 +287,11 @@ def _wait_complete(install, out: Path, rsyslog: Rsyslog, timeout: float = 120.0)
     raise AssertionError(f"incomplete: {len(recs)} records, {len(got)} messages")
 
 
+def rule_fields() -> tuple[str, ...]:
+    """What differs between two rules' copies of one record."""
+    return ("sensor", "rule", "rule_seq", "chain")
+
+
 def _same_records(install, tmp_path: Path, recs: list[dict], got: list[dict]) -> None:
     """Every record of the session came through syslog, parsed into the documented
     fields, and the syslog rule's chain verifies from the messages alone."""
@@ -287,12 +299,11 @@ def _same_records(install, tmp_path: Path, recs: list[dict], got: list[dict]) ->
     for m in got:
         by_seq.setdefault(int(json.loads(m["sd"])[SD_ID]["rule_seq"]), m)
     assert sorted(by_seq) == list(range(1, len(recs) + 1))
-    rule_fields = ("sensor", "rule", "rule_seq", "chain")
     for n, rec in enumerate(recs, 1):
         m = by_seq[n]
         sent = json.loads(m["msg"])
-        assert {k: v for k, v in sent.items() if k not in rule_fields} == {
-            k: v for k, v in rec.items() if k not in rule_fields
+        assert {k: v for k, v in sent.items() if k not in rule_fields()} == {
+            k: v for k, v in rec.items() if k not in rule_fields()
         }
         assert m["msgid"] == rec["section"] and m["facility"] == "local4"
         sd = json.loads(m["sd"])[SD_ID]
@@ -316,6 +327,19 @@ def test_a_recorded_session_reaches_rsyslog_complete_and_once(install, tmp_path,
     got = rsyslog.received()
     assert len(got) == len(recs)  # once: no retry was needed, none was made
     _same_records(install, tmp_path, recs, got)
+    # the same real session as OCSF events and ECS documents: each valid, none lost
+    events = [json.loads(x) for x in out.with_suffix(".ocsf").read_text().splitlines()]
+    docs = [json.loads(x) for x in out.with_suffix(".ecs").read_text().splitlines()]
+    assert len(events) == len(docs) == len(recs)
+    for event, doc, rec in zip(events, docs, recs, strict=True):
+        assert samples.ocsf_errors(event) == [], event["class_uid"]
+        raw = json.loads(event["raw_data"])
+        assert {k: v for k, v in raw.items() if k not in rule_fields()} == {
+            k: v for k, v in rec.items() if k not in rule_fields()
+        }
+        assert doc["event"]["action"] == rec["section"] and doc["ecs"]["version"]
+        assert doc["ways"]["data"] == rec["data"]
+    assert {e["class_uid"] for e in events} >= {1007, 6003, 3002, 6002}
 
 
 @pytest.mark.slow
@@ -350,3 +374,24 @@ def _counters(install, rule: str, timeout: float = 30.0) -> dict:
         if row["counters"].get("retries", 0) or time.monotonic() > end:
             return row["counters"]
         time.sleep(0.2)
+
+
+def test_lint_warns_that_udp_cannot_be_at_least_once(install):
+    install.sensor(
+        "siem",
+        """
+        rules:
+          udp:
+            sections: [tool_call]
+            delivery: at_least_once
+            dispatch: {syslog: {host: 127.0.0.1, protocol: udp}}
+          tcp:
+            sections: [tool_call]
+            delivery: at_least_once
+            dispatch: {syslog: {host: 127.0.0.1}}
+        """,
+    )
+    r = install.ways("sensors", "lint", "--json")
+    assert r.returncode == 0, r.stdout
+    warned = {w["rule"] for w in json.loads(r.stdout)["warnings"] if "udp" in w["message"]}
+    assert warned == {"udp"}

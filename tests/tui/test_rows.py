@@ -64,3 +64,19 @@ def test_events_log_lines_and_fire_outcomes_for_people():
     assert rows.outcome_text(ok).startswith("s/r: delivered in 12 ms (timeout 5s) at ")
     assert "refused (HTTP 400, permanent) in 12 ms" in rows.outcome_text(no)
     assert "timed out in 12 ms" in rows.outcome_text(slow)
+
+
+def test_control_characters_in_a_sensor_file_are_shown_as_text(tab):
+    """Issue 22, defect 11: the tab's cells and detail never carry a raw control
+    character from a sensor file (an OSC 2 pane title, an OSC 52 clipboard write)."""
+    tab.sensor(
+        "evil",
+        'description: "\\e]2;pwned\\a\\e]52;c;eA==\\a"\n'
+        "rules:\n  r:\n    sections: [tool_call]\n"
+        '    dispatch: {command: {argv: ["logger", "\\e[2J"]}}\n',
+    )
+    built = rows.build(catalog.listing())
+    shown = [v for r in built for v in [*r.cells.values(), r.detail]]
+    assert not any(c in v for v in shown for c in ("\x1b", "\x07", "\x9b"))
+    sensor = next(r for r in built if r.key == "s:evil")
+    assert "\\u001b]2;pwned\\u0007" in sensor.detail

@@ -260,3 +260,32 @@ def test_columns_keep_their_widths_and_the_name_stays_pinned(tab):
     assert seen["fixed"] == 1 and seen["first"] == "name"
     for words in ("mode: async", "delivery: best_effort", "where: tool_name=Bash", "to: file "):
         assert words in seen["detail"], seen["detail"]
+
+
+def test_the_preview_takes_a_transcript_path_and_says_why_records_were_not_sent(tab):
+    """`s` in the preview takes a session file's path as well as an id; under the
+    summary, explain's reasons for the records the rule would not send."""
+    tab.sensor("team", HAND_WRITTEN)
+    recorded = transcript(tab)
+    elsewhere = tab.root / "elsewhere.jsonl"
+    elsewhere.write_bytes(recorded.read_bytes())
+    recorded.unlink()  # only the path can find it now
+    shown = {}
+
+    async def scenario(pilot):
+        await select(pilot, "r:team/calls")
+        await pilot.press("p")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, PreviewScreen)
+        shown["before"] = str(screen.query_one("#summary").render())
+        await pilot.press("s")
+        await pilot.press(*str(elsewhere), "enter")
+        await settle(pilot)
+        shown["summary"] = str(screen.query_one("#summary").render())
+
+    drive(scenario)
+    assert "no transcript found" in shown["before"]
+    assert "elsewhere.jsonl" in shown["summary"], shown["summary"]
+    assert "would be sent" in shown["summary"]
+    assert "not sent: section user_prompt not selected" in shown["summary"], shown["summary"]

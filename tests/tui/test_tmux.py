@@ -8,6 +8,7 @@ columns without scrolling. scripts/test.sh installs tmux on Debian when it is mi
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -106,6 +107,11 @@ def test_mode_and_delivery_on_screen_at_160_columns(install):
         header = _header(screen)
         for heading in ("STATE", "MODE", "DELIVERY", "TIMEOUT", "TARGET"):
             assert heading in header, header
+        # NO_COLOR (the install's env) and no colour captured: states read as words
+        named = (re.match(r"^\s*[├└] (\S+) ", ln) for ln in screen.splitlines())
+        rows = {m.group(1): m.string for m in named if m}
+        assert "off (sensor)" in rows["all"] and "at_least_once" in rows["all"], screen
+        assert " on " in rows["calls"] and "best_effort" in rows["calls"], screen
         t.keys("q")
     finally:
         t.close()

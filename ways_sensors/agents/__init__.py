@@ -37,7 +37,8 @@ from ..index import AGENTS, DEFAULT, AgentFace
 
 TYPE_CHECKING = False  # type checkers read it as True; `typing` imports `re`
 if TYPE_CHECKING:
-    from .protocols import Adapter, Face
+    from .protocols import Adapter as Adapter
+    from .protocols import Face as Face
 
 __all__ = ["AGENTS", "DEFAULT", "AgentFace", "adapter", "face", "names", "register"]
 

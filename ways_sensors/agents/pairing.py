@@ -58,9 +58,9 @@ class CallQueue:
     def result(self, tool_name: Any, tool_input: Any) -> str:
         key = input_key(tool_name, tool_input)
         name = str(tool_name)
-        for match in (lambda o: o[2] == key, lambda o: o[1] == name):
+        for at, wanted in ((2, key), (1, name)):  # the same input first, else the tool
             for entry in self.open:
-                if match(entry):
+                if entry[at] == wanted:
                     self.open.remove(entry)
                     return entry[0]
         self.n += 1

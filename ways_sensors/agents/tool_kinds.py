@@ -67,9 +67,10 @@ def _argv_command(argv: list[Any]) -> str | None:
     if not argv or not all(isinstance(a, str) for a in argv):
         return None
     shell = argv[0].rsplit("/", 1)[-1]
-    if shell in _SHELLS and len(argv) == 3 and argv[1] in ("-c", "-lc", "-ic", "-Command"):
-        return argv[2]
-    return " ".join(argv)
+    words = [str(a) for a in argv]  # all str, checked above
+    if shell in _SHELLS and len(words) == 3 and words[1] in ("-c", "-lc", "-ic", "-Command"):
+        return words[2]
+    return " ".join(words)
 
 
 def shell_command(tool_input: Any) -> str | None:

@@ -1,7 +1,11 @@
 """One module per command; each exposes `run(args) -> int` and is imported only when chosen."""
 
+from __future__ import annotations
 
-def read_json_object(source: str | None, what: str = "--input") -> dict:
+from typing import Any
+
+
+def read_json_object(source: str | None, what: str = "--input") -> dict[str, Any]:
     """One JSON object from a file, or from stdin for None or `-`; UsageError otherwise."""
     import json
     import sys
@@ -15,6 +19,11 @@ def read_json_object(source: str | None, what: str = "--input") -> dict:
             with open(source) as f:
                 text = f.read()
         data = json.loads(text)
+    except RecursionError:
+        raise UsageError(
+            f"cannot read a JSON object from {source or 'stdin'}: it is nested more deeply "
+            "than JSON parsing allows (about 1,000 levels)"
+        ) from None
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read a JSON object from {source or 'stdin'}: {exc}") from None
     if not isinstance(data, dict):

@@ -55,7 +55,7 @@ rules:
 
 
 class Collector(BaseHTTPRequestHandler):
-    received: ClassVar[list[dict]] = []
+    received: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
@@ -68,7 +68,7 @@ class Collector(BaseHTTPRequestHandler):
         pass
 
 
-def script(sid: str, project: str, transcript: str) -> tuple[list, dict]:
+def script(sid: str, project: str, transcript: str) -> tuple[list[Any], dict[str, Any]]:
     """(payload, transcript lines written before it) for each hook event of the session."""
     common = {"session_id": sid, "transcript_path": transcript, "cwd": project}
     agent = {"agent_id": "a3f9c2e18b7d4a6e0", "agent_type": "Explore"}
@@ -186,7 +186,7 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
 
-def summary(rec: dict) -> str:
+def summary(rec: dict[str, Any]) -> str:
     if rec.get("section") == "checkpoint":  # a chained batch's signed checkpoint
         size = str(rec.get("checkpoint", "")).split("\n")[1:2] or ["?"]
         return f"  checkpoint: the first {size[0]} records signed (key epoch {rec.get('epoch')})"

@@ -1,7 +1,7 @@
 """`ways reconcile [--agent NAME|all] [--project DIR] [--remove] [--dry-run]`: wire the hook.
 
 What is wired where is the agent adapter's (agents/<name>/, default claude-code: one
-handler on the ten events of SPEC section 3 in `~/.claude/settings.json`, or
+handler on each of its fifteen events (wiring.EVENTS) in `~/.claude/settings.json`, or
 `DIR/.claude/settings.json`; see agents/claude_code/wiring.py; Codex
 `~/.codex/hooks.json`, Gemini CLI `~/.gemini/settings.json`, Cursor
 `~/.cursor/hooks.json`, Copilot CLI `~/.copilot/hooks/ways-sensors.json`). This module
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import agents
 from ..agents import matcher_groups
-from ..errors import UsageError, WriteError
+from ..errors import UsageError, WaysError, WriteError
 from ..files import locked, replace_atomically
 from ..launch import launcher_path
 
@@ -112,6 +112,27 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+class _Unkeepable(ValueError):
+    """A value json would write back as something else: a number beyond a float's
+    range (1e999 comes back as Infinity, which no JSON parser takes), or the NaN and
+    Infinity literals json accepts and JSON does not have."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Unkeepable(text)
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise _Unkeepable(text)
+
+
 def _untouched(path: str, why: str) -> WriteError:
     return WriteError(
         f"{path} {why}; left untouched", hint="fix it by hand, then run `ways reconcile` again"
@@ -129,9 +150,10 @@ def read_settings(path: str) -> tuple[dict[str, Any], str | None]:
         return {}, None
     except OSError as exc:
         raise WriteError(f"cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder
+        os.close(fd)
+        raise _untouched(path, "is not a regular file")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _untouched(path, "is not a regular file")
         try:
             raw = f.read()
         except OSError as exc:
@@ -143,14 +165,23 @@ def read_settings(path: str) -> tuple[dict[str, Any], str | None]:
     if not text.strip():
         return {}, text
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
+        data = json.loads(
+            text, object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_no_constant
+        )
     except _DuplicateKey as exc:
         key = json.dumps(exc.key, ensure_ascii=True)[:80]
         raise _untouched(path, f"holds the key {key} twice in one object") from None
+    except _Unkeepable as exc:
+        number = exc.text[:40]
+        raise _untouched(
+            path, f"holds the number {number}, which a rewrite could not write back as it is"
+        ) from None
     except RecursionError:
         raise _untouched(path, "is nested too deeply to parse") from None
     except json.JSONDecodeError as exc:
         raise _untouched(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except ValueError:  # an integer of more digits than int() converts (4,300 by default)
+        raise _untouched(path, "holds an integer too long to read back") from None
     if not isinstance(data, dict):
         raise _untouched(path, "does not hold a JSON object")
     return data, text
@@ -242,9 +273,12 @@ def _wire(args: argparse.Namespace) -> int:
             continue
         try:
             worst = max(worst, _reconcile(each, adapter, args, None))
-        except WriteError as exc:  # one broken file: the other agents are still wired
+        except WaysError as exc:  # one broken file: the other agents are still wired
             print(f"ways: {exc.message}", file=sys.stderr)
             worst = max(worst, exc.code)
+        except OSError as exc:  # a folder or file in the way: this agent only
+            print(f"ways: {each}: {exc.strerror or type(exc).__name__}; not wired", file=sys.stderr)
+            worst = max(worst, WriteError.code)
     return worst
 
 
@@ -252,7 +286,7 @@ def _config_home(adapter: agents.Adapter, project: str | None) -> str:
     """The agent's configuration folder: its adapter's `config_home`, else the folder
     of the file it wires."""
     home = getattr(adapter, "config_home", None)
-    return home(project) if home else os.path.dirname(adapter.settings_path(project))
+    return str(home(project)) if home else os.path.dirname(adapter.settings_path(project))
 
 
 def _reconcile(

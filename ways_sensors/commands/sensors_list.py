@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from .. import table
 from ..layers import Catalog, load
 from ..services import catalog
 
 
-def as_json(cat: Catalog) -> dict:
+def as_json(cat: Catalog) -> dict[str, Any]:
     return catalog.listing(cat=cat).as_json()
 
 
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _off(row: dict) -> str:
+def _off(row: dict[str, Any]) -> str:
     if not row["off_machine"]:
         return "no"
     return "content" if row["content_off_machine"] else "no content"

@@ -26,7 +26,8 @@ JSON (stable) for one file: {"ok", "file", "records", "break": break | null, "ch
 For several files (or --rule alone): {"ok", "break": break | null, "breaks": [every
   break], "files": [the one-file object of each], "absent": [break, ...]}
   chain: {"sensor", "rule", "session_id", "records", "first", "last", "duplicates",
-  "gaps", "head", "break", "continues_from": [file], "continues_in": [file]}
+  "gaps", "head", "break", "continues_from": [file], "continues_in": [file],
+  "restarts": [line, ...] (where rule_seq 1 began again from the genesis hash)}
   break: {"kind", "line", "rule_seq", "message", "session_id", "file"}
 """
 
@@ -214,4 +215,9 @@ def _print(report: Any, rule: str | None, shown: int) -> int:
             print(f"  session {c.session_id} ({c.sensor}/{c.rule}) continues from {p}")
         for p in c.continues_in:
             print(f"  session {c.session_id} ({c.sensor}/{c.rule}) continues in {p}")
+        for line in c.restarts:
+            print(
+                f"  session {c.session_id} ({c.sensor}/{c.rule}) restarts at rule_seq 1 "
+                f"on line {line} (resumed after its ledger entry was pruned)"
+            )
     return 0

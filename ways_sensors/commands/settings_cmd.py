@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..services import settings as service
-from ..services.settings import show
-from ..settings import PROJECT_SENSORS
+from ..table import show
+
+# services/settings.py loads every layer's machinery (YAML, the spec's types): each
+# command imports it when it runs, so `list` can answer from listcache.py without it
 
 
 def _project(args: argparse.Namespace) -> str | None:
@@ -25,12 +26,16 @@ def _project(args: argparse.Namespace) -> str | None:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
+    from ..services import settings as service
+
     found = service.get_setting(args.key, _project(args))
     print(json.dumps(found.as_json(), indent=2) if args.json else show(found.value))
     return 0
 
 
 def cmd_help(args: argparse.Namespace) -> int:
+    from ..services import settings as service
+
     h = service.help_for(args.key)
     if args.json:
         print(json.dumps(h.as_json(), indent=2))
@@ -41,21 +46,23 @@ def cmd_help(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    rows = service.list_settings(_project(args))
-    if args.json:
-        print(json.dumps([r.as_json() for r in rows], indent=2))
-        return 0
-    from .. import table
+    from .. import listcache, table
 
+    rows = listcache.listing(_project(args))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
     print(
         table.render(
-            ["KEY", "VALUE", "LAYER"], [[r.key, show(r.value)[:60], r.layer] for r in rows]
+            ["KEY", "VALUE", "LAYER"], [[r["key"], show(r["value"])[:60], r["layer"]] for r in rows]
         )
     )
     return 0
 
 
 def cmd_set(args: argparse.Namespace) -> int:
+    from ..services import settings as service
+
     done = service.set_setting(args.key, service.parse_value(args.value), _project(args))
     if getattr(args, "json", False):
         print(json.dumps(done.as_json(), indent=2))
@@ -73,6 +80,9 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 
 def cmd_unset(args: argparse.Namespace) -> int:
+    from ..services import settings as service
+    from ..settings import PROJECT_SENSORS
+
     done = service.unset_setting(args.key, _project(args))
     if getattr(args, "json", False):
         print(json.dumps(done.as_json(), indent=2))

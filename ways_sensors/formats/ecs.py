@@ -37,10 +37,9 @@ session the record is from, the nearest ECS has for it.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final, Literal
 
-from ..utf8 import ERRORS
+from ._json import dumps
 from .ocsf import hostname, local_user
 from .severity import SYSLOG, level
 
@@ -132,6 +131,4 @@ def document(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def encode(record: dict[str, Any], line: bytes) -> bytes:
-    return json.dumps(
-        document(record), ensure_ascii=False, separators=(",", ":"), default=str
-    ).encode("utf-8", ERRORS)
+    return dumps(document(record))

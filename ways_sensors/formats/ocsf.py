@@ -41,12 +41,12 @@ sends it, masked and chained, so `ways sensors verify` can check the chain from 
 from __future__ import annotations
 
 import functools
-import json
 from datetime import datetime
 from typing import Any, Final, Literal
 
 from .. import __version__
 from ..utf8 import ERRORS
+from ._json import dumps
 from .severity import OCSF as SEVERITY_IDS
 from .severity import level
 
@@ -257,6 +257,4 @@ def _class_fields(
 
 
 def encode(record: dict[str, Any], line: bytes) -> bytes:
-    return json.dumps(
-        event(record, line), ensure_ascii=False, separators=(",", ":"), default=str
-    ).encode("utf-8", ERRORS)
+    return dumps(event(record, line))

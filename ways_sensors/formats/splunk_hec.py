@@ -17,10 +17,9 @@ comes from the spec's headers, HEC's status codes decide retryable or permanent.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final, Literal
 
-from ..utf8 import ERRORS
+from ._json import dumps
 from .ocsf import epoch_ms, hostname
 
 MEDIA_TYPE: Final = "application/json"
@@ -47,5 +46,4 @@ def envelope(record: dict[str, Any]) -> dict[str, Any]:
 def encode(record: dict[str, Any], line: bytes) -> bytes:
     """The envelope with the record's own bytes spliced in as the last member, `event`
     (the record is not encoded twice)."""
-    head = json.dumps(envelope(record), ensure_ascii=False, separators=(",", ":"))
-    return head[:-1].encode("utf-8", ERRORS) + b',"event":' + line + b"}"
+    return dumps(envelope(record))[:-1] + b',"event":' + line + b"}"

@@ -27,8 +27,9 @@ from typing import Any
 from .. import agents, roots
 from ..conditions import resolve
 from ..errors import UsageError
-from ..layers import Catalog, LoadedRule, LoadedSensor, load
+from ..layers import Catalog, LoadedSensor, load
 from ..records import WAY_EVENT, Draft, envelope, way_event
+from ..rules import LoadedRule
 from .preview import adapter_for, transcript_for
 
 SHOWN = 60  # characters of a value seen, in a reason

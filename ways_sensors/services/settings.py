@@ -14,13 +14,15 @@ user's config.yaml only (`ways.project_sensors`, ...) are set by user_config.py.
 from __future__ import annotations
 
 import copy
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .. import previews, roots, yamlwrite
 from ..errors import InvalidError, OverriddenError, UsageError
-from ..layers import Catalog, _validate, load, merge, read_config, read_yaml
+from ..layers import Catalog, _validate, load, merge, read_config
 from ..settings import (
     CONFIG_KEYS,
     Key,
@@ -32,6 +34,8 @@ from ..settings import (
     plain,
 )
 from ..spec import SpecError
+from ..table import show as show  # the tab and the commands print values alike
+from ..yamlread import read_yaml
 from . import project_folder, user_config
 
 LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
@@ -111,8 +115,9 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def resolve(key: Key, cat: Catalog) -> Setting:
-    """The key's effective value, the layer and file that set it, and its default."""
+def resolve(key: Key, cat: Catalog, read: Callable[[str], tuple[Any, Any]] = read_yaml) -> Setting:
+    """The key's effective value, the layer and file that set it, and its default.
+    `read` reads a layer's file (list_settings passes one that reads each file once)."""
     if key.text in CONFIG_KEYS:
         cfg, _ = read_config()
         found, value = dig(cfg, tuple(key.text.split(".")))
@@ -129,7 +134,7 @@ def resolve(key: Key, cat: Catalog) -> Setting:
     if found:
         for src in reversed(sensor.sources):
             try:
-                data, _ = read_yaml(src.path)
+                data, _ = read(src.path)
             except (OSError, ValueError):
                 continue
             if dig(data or {}, key.path)[0]:
@@ -145,7 +150,8 @@ def get_setting(key: str, project: str | None = None) -> Setting:
 
 def list_settings(project: str | None = None) -> list[Setting]:
     cat = load(project_folder(project))
-    return [resolve(k, cat) for k in all_keys(cat)]
+    read = functools.cache(read_yaml)  # one parse per file, not one per key
+    return [resolve(k, cat, read) for k in all_keys(cat)]
 
 
 def help_for(key: str) -> KeyHelp:
@@ -312,17 +318,3 @@ def unset_setting(key: str, project: str | None = None) -> UnsetResult:
         ) from None
     removed = yamlwrite.unset_value(target, list(parsed.path))
     return UnsetResult(parsed.text, layer, target, removed)
-
-
-def show(value: Any) -> str:
-    """A value as one line for a person: JSON for lists and mappings, YAML's words
-    for booleans and null."""
-    import json
-
-    if isinstance(value, (dict, list)):
-        return json.dumps(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)

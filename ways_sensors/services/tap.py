@@ -16,10 +16,11 @@ first delivery attempt: each line is the record exactly as the consumer receives
 raises and never blocks on the reader: it looks at the taps folder at most every
 LOOK_EVERY seconds (one `listdir` of a folder that usually does not exist), and appends
 under an flock the reader takes only to read and truncate. So a dispatcher with no tap
-pays one failed listdir a second, delivery and counters are unchanged whatever the tap
+pays two failed listdirs a second, delivery and counters are unchanged whatever the tap
 does, and the hook (which never calls `offer`) pays nothing. A tap file is bounded:
-past TAP_CAP bytes unread, offers to it are dropped and counted in the file's reader
-notice (`dropped`), never blocking a worker.
+past TAP_CAP bytes unread (a stopped tap), offers to it are dropped, each drop logged
+content-free in events.log (`tap.dropped`, rule and record count), never blocking a
+worker. A tap that starts mid-session sees records from at most LOOK_EVERY later.
 
 Blocking rules deliver from the hook itself, not a worker: only their at_least_once
 retries, which a worker makes, are tapped.
@@ -89,25 +90,33 @@ def offer(rule_id: str, lines: Sequence[bytes], state: str | None = None) -> Non
     global _seen
     try:
         now = time.monotonic()
-        with _lock:
-            looked, taps = _seen
-            if now - looked >= LOOK_EVERY:
-                taps = _registered(folder(state))
-                _seen = (now, taps)
+        looked, taps = _seen  # one tuple, read without the lock: the common case
+        if now - looked >= LOOK_EVERY:
+            with _lock:
+                looked, taps = _seen
+                if now - looked >= LOOK_EVERY:
+                    taps = _registered(folder(state))
+                    _seen = (now, taps)
+        if not taps:
+            return
         for path, rules in taps.items():
-            if _wanted(rule_id, rules):
-                _append(path, lines)
+            if _wanted(rule_id, rules) and not _append(path, lines):
+                from .. import events
+
+                events.log("tap.dropped", rule=rule_id, records=len(lines))
     except Exception:  # a tap must never disturb delivery
         pass
 
 
-def _append(path: str, lines: Sequence[bytes]) -> None:
+def _append(path: str, lines: Sequence[bytes]) -> bool:
+    """Append the lines; False when the tap's reader is TAP_CAP behind (dropped)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)  # never creates one
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         if os.fstat(fd).st_size > TAP_CAP:
-            return
+            return False
         os.write(fd, b"".join(line + b"\n" for line in lines))
+        return True
     finally:
         os.close(fd)
 

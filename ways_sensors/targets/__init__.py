@@ -42,9 +42,6 @@ carrying the dropped count (`rejected`).
 
 `BATCH_DEFAULT = (max_records, max_delay seconds)` is the batch a rule gets when it
 sets no `batch:` (spec.batch_for); (1, 0.0) is one record per attempt.
-
-`PLANNED` kinds are names the spec reserves: a sensor naming one is told it is not yet
-supported instead of "unknown field". Moving a kind from PLANNED to TARGETS ships it.
 """
 
 from __future__ import annotations
@@ -70,13 +67,11 @@ TARGETS: dict[str, Target] = {
     "otlp": otlp,
     "syslog": syslog,
 }
-PLANNED: tuple[str, ...] = ()
 
 __all__ = [
     "ACCEPTED",
     "ERROR",
     "PERMANENT",
-    "PLANNED",
     "REFUSED",
     "RETRYABLE",
     "TARGETS",

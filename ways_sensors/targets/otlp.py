@@ -55,6 +55,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
+from ..events import unix_nano
 from . import transport
 from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable
 
@@ -70,6 +71,7 @@ class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     headers: dict[str, str] = {}
     resource: dict[str, str] = {}
     compression: Literal["none", "gzip"] = "none"
+    signal: Literal["logs", "traces"] = "logs"  # traces: the session as GenAI spans
 
 
 Spec = OtlpTarget
@@ -77,6 +79,7 @@ SECRET_FIELDS: tuple[str, ...] = ("headers",)
 BATCH_DEFAULT = (512, 0.2)  # (max_records, max_delay seconds) when the rule sets no batch
 
 LOGS_PATH = "/v1/logs"
+TRACES_PATH = "/v1/traces"
 SERVICE_NAME = "ways-sensors"
 AGENT_NAME = "claude-code"  # the harness whose hooks produce the records
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
@@ -84,41 +87,17 @@ AUTH_STATUS = frozenset({401, 403})  # retried with backoff: about the credentia
 SEVERITY = {"INFO": 9, "WARN": 13}  # OTLP SeverityNumber
 
 
-def logs_url(endpoint: str) -> str:
+def logs_url(endpoint: str, path: str = LOGS_PATH) -> str:
     base = endpoint.rstrip("/")
-    return base if base.endswith(LOGS_PATH) else base + LOGS_PATH
+    return base if base.endswith(path) else base + path
+
+
+def url_of(spec: OtlpTarget) -> str:
+    """The signal's URL: `{endpoint}/v1/logs` or `{endpoint}/v1/traces`."""
+    return logs_url(spec.endpoint, TRACES_PATH if spec.signal == "traces" else LOGS_PATH)
 
 
 # --- encoding ------------------------------------------------------------------------
-
-
-def unix_nano(timestamp: Any) -> int:
-    """Nanoseconds since the epoch from an ISO 8601 time (`2026-11-29T11:40:02.123Z`,
-    any fraction, Z or an offset); 0 (unknown, left out) when it is not one."""
-    import calendar
-    import re
-
-    if not isinstance(timestamp, str):
-        return 0
-    m = re.fullmatch(
-        r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9})\d*)?"
-        r"(Z|z|[+-]\d\d:?\d\d)?",
-        timestamp.strip(),
-    )
-    if not m:
-        return 0
-    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
-    try:
-        secs = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
-    except (ValueError, OverflowError):
-        return 0
-    zone = m.group(8) or "Z"
-    if zone not in ("Z", "z"):
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        secs -= sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
-    frac = int((m.group(7) or "0").ljust(9, "0"))
-    return max(0, secs * 1_000_000_000 + frac)
 
 
 def _text(v: str) -> str:
@@ -257,10 +236,32 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
     }
 
 
-def encode(spec: OtlpTarget, batch: Sequence[Item]) -> bytes:
-    """The request body: UTF-8 JSON, gzip-compressed when the spec asks. msgspec writes
-    the same bytes as json.dumps, six times as fast (a batch of 512 is ~1 MB)."""
-    req = request(spec, batch)
+def traces_request(
+    spec: OtlpTarget, batch: Sequence[Item], ctx: Context | None
+) -> dict[str, Any] | None:
+    """The ExportTraceServiceRequest for a batch (traces/export.py), None when the batch
+    makes no span yet."""
+    from .. import __version__
+    from ..traces import export
+
+    first = batch[0].record if batch else {}
+    return export.request(
+        [item.record for item in batch],
+        (ctx.session_id if ctx else "") or str(first.get("session_id") or ""),
+        (ctx.sensor if ctx else "") or str(first.get("sensor") or ""),
+        (ctx.rule if ctx else "") or str(first.get("rule") or ""),
+        resource_attrs(spec),
+        __version__,
+    )
+
+
+def encode(spec: OtlpTarget, batch: Sequence[Item], ctx: Context | None = None) -> bytes:
+    """The request body: UTF-8 JSON, gzip-compressed when the spec asks; b"" when a
+    traces batch makes no span. msgspec writes the same bytes as json.dumps, six times as
+    fast (a batch of 512 is ~1 MB)."""
+    req = traces_request(spec, batch, ctx) if spec.signal == "traces" else request(spec, batch)
+    if req is None:
+        return b""
     try:
         body = msgspec.json.encode(req)
     except Exception:  # whatever msgspec refuses, json writes
@@ -276,8 +277,9 @@ def encode(spec: OtlpTarget, batch: Sequence[Item]) -> bytes:
 
 
 def rejected_of(body: bytes) -> tuple[int, str]:
-    """(partialSuccess.rejectedLogRecords, its errorMessage cut to 200 characters) from a
-    2xx body; (0, "") for an empty, cut or non-JSON body. The count may be a string."""
+    """(partialSuccess.rejectedLogRecords, or rejectedSpans for traces, and its
+    errorMessage cut to 200 characters) from a 2xx body; (0, "") for an empty, cut or
+    non-JSON body. The count may be a string."""
     try:
         obj = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -285,7 +287,7 @@ def rejected_of(body: bytes) -> tuple[int, str]:
     partial = obj.get("partialSuccess") if isinstance(obj, dict) else None
     if not isinstance(partial, dict):
         return 0, ""
-    raw = partial.get("rejectedLogRecords", 0)
+    raw: Any = partial.get("rejectedLogRecords", partial.get("rejectedSpans", 0))
     try:
         count = int(raw) if not isinstance(raw, bool) else 0
     except (TypeError, ValueError):
@@ -318,7 +320,10 @@ def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
     headers["accept-encoding"] = "identity"
     if spec.compression == "gzip":
         headers["content-encoding"] = "gzip"
-    answer = transport.send(logs_url(spec.endpoint), headers, encode(spec, batch), deadline)
+    body = encode(spec, batch, ctx)
+    if not body:  # tool calls whose results are still to come: their span goes later
+        return accepted("no span yet")
+    answer = transport.send(url_of(spec), headers, body, deadline)
     if isinstance(answer, Outcome):
         return answer
     return classify(answer.status, answer.retry_after, answer.body)
@@ -329,7 +334,7 @@ def close() -> None:
 
 
 def destination(spec: OtlpTarget) -> str:
-    return f"otlp {logs_url(spec.endpoint)}"
+    return f"otlp {url_of(spec)}"
 
 
 def off_machine(spec: OtlpTarget) -> bool:

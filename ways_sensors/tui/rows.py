@@ -17,6 +17,7 @@ from .. import roots
 from ..services.catalog import Listing, RuleRow, SensorRow
 from ..services.fire import FireResult
 from ..services.status import Snapshot
+from ..table import printable, printable_line
 
 COUNTS = (  # (column key, heading, counter kind or "dead" for dead letters)
     ("dispatched", "DISP", "dispatched"),
@@ -171,6 +172,10 @@ def build(listing: Listing) -> list[Row]:
     for row in rows:
         for k, _, _ in COUNTS:
             row.cells.setdefault(k, "")
+        # names, files and fields come from sensor files (a cloned repository's): their
+        # control characters are shown as text, never sent to the terminal (table.py)
+        row.cells = {k: printable_line(v) for k, v in row.cells.items()}
+        row.detail = printable(row.detail)
     return rows
 
 

@@ -24,6 +24,13 @@ first:
 Only the dispatcher's own `queue_cap` drops leave a gap with an intact link: reported
 as a gap, not a break.
 
+A restart is no break either: a record with rule_seq 1 linking to the genesis hash,
+after the chain's records, begins the chain again (`restarts`, its line). A session
+resumed after retention pruned its ledger entry (retention.LEDGER_MAX) numbers its
+records from 1 again, in the same file; the records before and after are each checked
+as a chain. (Anyone can append a fresh chain to a file whatever verify does: the hash
+chain finds a changed, removed or reordered record, not one a writer of the file made.)
+
 One chain, several files: `{date}` in a file target's path is each record's own UTC
 date (its `timestamp`), so a session that crosses midnight, or a record recovered from
 the transcript with an earlier time, puts one chain into several dated files. Each file

@@ -56,6 +56,7 @@ class Chain:
     lines: dict[int, int] = field(default_factory=dict)
     continues_from: list[str] = field(default_factory=list)  # files holding earlier links
     continues_in: list[str] = field(default_factory=list)  # files holding later links
+    restarts: list[int] = field(default_factory=list)  # lines where rule_seq 1 came again
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +72,7 @@ class Chain:
             "break": self.brk.as_json() if self.brk else None,
             "continues_from": list(self.continues_from),
             "continues_in": list(self.continues_in),
+            "restarts": list(self.restarts),
         }
 
 
@@ -118,6 +120,16 @@ class Others:
         return self._near(key, seq, path, True)
 
 
+def _restart(c: Chain, line: int) -> None:
+    """The chain starts again at rule_seq 1 from the genesis hash: a session resumed
+    after its ledger entry was pruned (retention.LEDGER_MAX) numbers its records anew
+    in the same file. Its earlier records were checked up to here; the new ones are
+    checked as a chain of their own, and the restart is reported, not a break."""
+    c.restarts.append(line)
+    c.seen, c.lines = {}, {}
+    c.last, c.last_hash = None, chain.GENESIS
+
+
 def _note(where: list[str], path: str) -> None:
     if path not in where:
         where.append(path)
@@ -148,10 +160,12 @@ def check(entries: list[Entry], others: Others | None = None, path: str = "") ->
             msg = f"line {n} (rule_seq {seq}) was changed after it was chained"
             c.brk = Break("edited", n, seq, msg, sid)
             continue
-        expected = (c.last or 0) + 1
         if c.seen.get(seq) == e.hash:
             c.duplicates += 1  # at_least_once delivered it twice: same record
             continue
+        if seq == 1 and e.prev == chain.GENESIS and c.last is not None:
+            _restart(c, n)  # resumed after its ledger entry was pruned: a new chain
+        expected = (c.last or 0) + 1
         if seq in c.seen:
             held = positions[key][seq]
             msg = f"line {n} claims rule_seq {seq}, which line {held} already holds"

@@ -64,11 +64,11 @@ class Tracker:
     turns: list[Turn] = field(default_factory=list)
     pending_stops: int = 0
     queued: list[str] = field(default_factory=list)  # digests of exported, unmatched enqueues
-    pending: list[list] = field(default_factory=list)  # [digest, text, ts] still in the queue
+    pending: list[list[Any]] = field(default_factory=list)  # [digest, text, ts] still in the queue
     seen: list[str] = field(default_factory=list)  # recent line uuids (resumes repeat lines)
     agents: list[str] = field(default_factory=list)  # agent ids seen at SubagentStart
     compact_trigger: str | None = None
-    calls: list[list] = field(default_factory=list)  # [tool_use_id, name, key, agent, mode]
+    calls: list[list[Any]] = field(default_factory=list)  # [tool_use_id, name, key, agent, mode]
     decided: list[str] = field(default_factory=list)  # tool_use_ids whose decision went out
     mode: str | None = None  # the newest permission mode a payload named
 
@@ -180,7 +180,7 @@ class Tracker:
         key = permissions.call_key(name, tool_input, agent_id or None)
         for tid, _, k, _, _ in reversed(self.calls):
             if k == key and tid not in self.decided:
-                return tid
+                return str(tid)
         return None
 
     def decide(self, tool_use_id: str) -> bool:

@@ -23,8 +23,9 @@ def session_of(path: str) -> str:
     """The session id: its session_meta line's, else the file name's tail
     (`rollout-2026-11-29T22-15-47-<session id>.jsonl`)."""
     meta = rollout.session_meta(path)
-    if isinstance(meta.get("id"), str) and meta["id"]:
-        return meta["id"]
+    sid = meta.get("id")
+    if isinstance(sid, str) and sid:
+        return sid
     name = os.path.basename(path).rsplit(".", 1)[0]
     parts = name.split("-")
     return "-".join(parts[-5:]) if len(parts) >= 10 else name

@@ -189,9 +189,8 @@ def _content_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(_content_text(c) for c in content)
-    if isinstance(content, dict) and isinstance(content.get("text"), str):
-        return content["text"]
-    return ""
+    text = content.get("text") if isinstance(content, dict) else None
+    return text if isinstance(text, str) else ""
 
 
 def outcome(response: Any, shell: bool) -> dict[str, Any]:

@@ -1,0 +1,149 @@
+"""The drain of spans: N spooled records (N/2 PreToolUse and their PostToolUse), masking
+on, `chain: true`, `at_least_once`, to a loopback OTLP/HTTP receiver (a thread of this
+process that parses each request's JSON), once with `signal: traces` and once with the
+logs signal, interleaved over RUNS runs: records per second from the dispatcher's start
+to the last span (or log record) at the receiver; medians and the traces/logs ratio.
+
+Usage: python bench/traces_bench.py [--records N] [--runs R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import fixture_env
+from dispatch_bench import PAYLOAD
+
+WAYS = str(Path(sys.executable).parent / "ways")
+
+
+class Receiver:
+    """200 `{}` to every POST; counts log records and spans."""
+
+    def __init__(self) -> None:
+        self.logs = 0
+        self.spans = 0
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                req = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                logs = sum(
+                    len(s.get("logRecords", []))
+                    for r in req.get("resourceLogs", [])
+                    for s in r.get("scopeLogs", [])
+                )
+                spans = sum(
+                    len(s.get("spans", []))
+                    for r in req.get("resourceSpans", [])
+                    for s in r.get("scopeSpans", [])
+                )
+                with outer.lock:
+                    outer.logs += logs
+                    outer.spans += spans
+                self.send_response(200)
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def drain(signal: str, records: int, receiver: Receiver) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = fixture_env(root)
+        cfg = root / "config" / "agent-ways"
+        (cfg / "config.yaml").write_text("ways:\n  dispatch_idle_seconds: 600\n")
+        (cfg / "sensors" / "bench.yaml").write_text(
+            "rules:\n  calls:\n    sections: [tool_call, tool_result]\n"
+            "    delivery: at_least_once\n    chain: true\n    timeout: 30s\n"
+            f"    dispatch: {{otlp: {{endpoint: '{receiver.endpoint}', signal: {signal}}}}}\n"
+        )
+        os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
+        from ways_sensors import spool
+
+        sid = f"bench-{signal}"
+        for i in range(records // 2):
+            common = {**PAYLOAD, "session_id": sid, "tool_use_id": f"toolu_{i:06d}"}
+            cmd = {"command": f"grep -rn 'pattern {i}' src/ | head -{i % 50 + 1}"}
+            call = {**common, "hook_event_name": "PreToolUse", "tool_input": cmd}
+            result = {**common, "hook_event_name": "PostToolUse", "tool_input": cmd,
+                      "tool_response": {"stdout": f"src/a.py:{i}: pattern {i}"}}  # fmt: skip
+            for event, body in (("PreToolUse", call), ("PostToolUse", result)):
+                spool.append(
+                    sid, event, time.time_ns(), env["CLAUDE_PROJECT_DIR"], json.dumps(body).encode()
+                )
+        want = records // 2 if signal == "traces" else records
+        start = receiver.spans if signal == "traces" else receiver.logs
+
+        def got() -> int:
+            return (receiver.spans if signal == "traces" else receiver.logs) - start
+
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [WAYS, "sensors", "dispatch", "--session", sid],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            while got() < want:
+                if time.perf_counter() - t0 > 900 or proc.poll() is not None:
+                    raise SystemExit(f"the {signal} drain stopped at {got()} of {want}")
+                time.sleep(0.005)
+            return records / (time.perf_counter() - t0)
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    receiver = Receiver()
+    rates: dict[str, list[float]] = {"traces": [], "logs": []}
+    try:
+        for _ in range(args.runs):
+            for signal in ("traces", "logs"):
+                rates[signal].append(drain(signal, args.records, receiver))
+    finally:
+        receiver.close()
+    print(f"drain of {args.records} records ({args.records // 2} tool calls and their results),")
+    print(f"masked, chained, at_least_once, to a loopback OTLP receiver; {args.runs} runs")
+    print("| signal | median records/s | runs |")
+    print("|---|---:|---|")
+    for signal in ("traces", "logs"):
+        runs = ", ".join(f"{r:,.0f}" for r in rates[signal])
+        print(f"| {signal} | {statistics.median(rates[signal]):,.0f} | {runs} |")
+    ratio = statistics.median(t / lg for t, lg in zip(rates["traces"], rates["logs"], strict=True))
+    print(f"traces/logs, pair by pair: median {ratio:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

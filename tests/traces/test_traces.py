@@ -1,0 +1,184 @@
+"""`signal: traces`: a session through the real hook and dispatcher becomes one trace of
+GenAI spans at a loopback receiver that decodes every request with the official
+protobuf definitions; a resent batch is the same spans."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ways_sensors.layout import Layout
+from ways_sensors.traces import export, spans
+
+from ..conftest import ALL_SECTIONS
+from ..helpers import wait_until
+from ..servers import Server
+from ..sessions import AGENT_ID, EXPECTED, KNOWN, SID, ScriptedSession
+
+HEX64 = set("0123456789abcdef")
+
+
+def attrs(span) -> dict:
+    out = {}
+    for kv in span.attributes:
+        kind = kv.value.WhichOneof("value")
+        value = getattr(kv.value, kind)
+        out[kv.key] = list(v.string_value for v in value.values) if kind == "array_value" else value
+    return out
+
+
+@pytest.fixture
+def receiver():
+    s = Server("otlp-traces")
+    yield s
+    s.close()
+
+
+def traced(install, receiver, **fields) -> None:
+    extra = "".join(f"    {k}: {v}\n" for k, v in fields.items())
+    install.sensor(
+        "tr",
+        "rules:\n"
+        "  spans:\n"
+        f"    sections: [{', '.join(ALL_SECTIONS)}]\n"
+        "    delivery: at_least_once\n"
+        "    chain: true\n"
+        f"    dispatch: {{otlp: {{endpoint: 'http://127.0.0.1:{receiver.port}', "
+        "signal: traces}}\n" + extra,
+    )
+
+
+def all_spans(receiver) -> list:
+    return [
+        s
+        for req in receiver.requests
+        for rs in req.resource_spans
+        for ss in rs.scope_spans
+        for s in ss.spans
+    ]
+
+
+def test_a_session_is_one_trace_of_genai_spans(install, receiver, tmp_path):
+    traced(install, receiver)
+    ScriptedSession(install, tmp_path / "t").play()
+    assert wait_until(
+        lambda: any(s.name == "invoke_agent claude-code" for s in all_spans(receiver))
+    ), receiver.errors
+    assert receiver.errors == []
+    assert set(receiver.paths) == {"/v1/traces"}
+    got = all_spans(receiver)
+    ids = [s.span_id.hex() for s in got]
+    assert len(ids) == len(set(ids))  # no span twice
+    assert {s.trace_id.hex() for s in got} == {spans.trace_id(SID)}
+
+    [root] = [s for s in got if not s.parent_span_id]
+    assert root.name == "invoke_agent claude-code"
+    a = attrs(root)
+    assert (a["gen_ai.operation.name"], a["gen_ai.conversation.id"]) == ("invoke_agent", SID)
+    assert a["gen_ai.provider.name"] == "anthropic"
+    assert isinstance(a["ways.cost.amount"], float)
+
+    chats = [s for s in got if s.name.startswith("chat")]
+    assert len(chats) == EXPECTED["assistant_response"]
+    outputs = " ".join(attrs(c).get("gen_ai.output.messages", "") for c in chats)
+    assert KNOWN["reply"] in outputs and KNOWN["subagent_reply"] in outputs
+    finish = sorted(attrs(c)["gen_ai.response.finish_reasons"][0] for c in chats)
+    assert finish == ["interrupted", "stop", "stop"]
+    # the prompts reached their reply's span as events, the queued message too
+    event_text = json.dumps(
+        [{kv.key: str(kv.value) for kv in e.attributes} for s in got for e in s.events]
+    )
+    for k in ("prompt", "queued", "instructions"):
+        assert KNOWN[k] in event_text, k
+
+    tools = [s for s in got if s.name.startswith("execute_tool")]
+    bash = [s for s in tools if attrs(s)["gen_ai.tool.name"] == "Bash"]
+    assert len(bash) == 2  # the result and the failure the session reports for one call
+    failed = [s for s in bash if s.status.code == 2]
+    assert len(failed) == 1 and attrs(failed[0])["error.type"] == "tool_error"
+    ok = next(s for s in bash if s.status.code != 2)
+    assert KNOWN["input"] in attrs(ok)["gen_ai.tool.call.arguments"]
+    assert KNOWN["output"] in attrs(ok)["gen_ai.tool.call.result"]
+    assert ok.end_time_unix_nano >= ok.start_time_unix_nano > 0
+
+    # the subagent: its own invoke_agent span, its unfinished Grep call nested under it
+    [sub] = [s for s in got if s.name == "invoke_agent Explore"]
+    assert attrs(sub)["gen_ai.agent.id"] == AGENT_ID
+    assert sub.parent_span_id == root.span_id
+    grep = next(s for s in tools if attrs(s)["gen_ai.tool.name"] == "Grep")
+    assert grep.parent_span_id.hex() == spans.span_id(SID, "agent", AGENT_ID)
+    assert attrs(grep)["ways.unfinished"] is True
+    sub_chat = next(c for c in chats if KNOWN["subagent_reply"] in str(attrs(c)))
+    assert sub_chat.parent_span_id == sub.span_id
+
+    # every span names the record that closed it, by rule_seq and chain hash
+    for s in got:
+        a = attrs(s)
+        assert isinstance(a["ways.rule_seq"], int) and a["ways.rule_seq"] >= 1
+        assert len(a["ways.chain.hash"]) == 64 and set(a["ways.chain.hash"]) <= HEX64
+
+
+def test_metadata_projection_leaves_no_text_in_any_span(install, receiver, tmp_path):
+    traced(install, receiver, fields="metadata")
+    ScriptedSession(install, tmp_path / "t").play()
+    assert wait_until(lambda: any(not s.parent_span_id for s in all_spans(receiver)))
+    raw = b"".join(receiver.raw).decode()
+    for text in KNOWN.values():
+        assert text not in raw, text
+    assert Counter(s.name.split(" ")[0] for s in all_spans(receiver))["chat"] == 3
+
+
+def records(n_tools: int = 3) -> list[dict]:
+    out: list[dict] = []
+
+    def add(section: str, data: dict, second: int) -> None:
+        out.append(
+            {
+                "section": section,
+                "seq": len(out) + 1,
+                "rule_seq": len(out) + 1,
+                "session_id": "s-resend",
+                "agent": "claude-code",
+                "agent_id": None,
+                "timestamp": f"2026-10-06T09:14:{second:02d}.000Z",
+                "data": data,
+                "chain": {"prev": "0" * 64, "hash": f"{len(out) + 1:064x}"},
+            }
+        )
+
+    add("session_start", {"source": "startup"}, 0)
+    add("user_prompt", {"prompt": "go"}, 1)
+    for i in range(n_tools):
+        add("tool_call", {"tool_name": "Bash", "tool_use_id": f"t{i}", "input": {"c": i}}, 2 + i)
+    for i in range(n_tools):
+        add("tool_result", {"tool_name": "Bash", "tool_use_id": f"t{i}", "status": "success",
+                            "output": i}, 10 + i)  # fmt: skip
+    add("assistant_response", {"text": "done", "model": "m"}, 20)
+    add("session_end", {"reason": "other"}, 21)
+    return out
+
+
+def test_a_batch_sent_again_is_the_same_spans(tmp_path: Path):
+    layout = Layout(str(tmp_path / "state"))
+    folder = Path(layout.cursors_dir("s-resend"))
+    folder.mkdir(parents=True)
+    recs = records()
+    first, second = recs[:5], recs[5:]  # the calls in one batch, their results in the next
+
+    def send(batch):
+        req = export.request(batch, "s-resend", "tr", "spans", [], "0", layout)
+        return json.dumps(req, sort_keys=True)
+
+    assert send(first) == "null"  # open calls make no span yet
+    once = send(second)
+    again = send(second)  # a crash before the cursor moved: the same batch once more
+    assert once == again
+    spans_sent = json.loads(once)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    tool = [s for s in spans_sent if s["name"] == "execute_tool Bash"]
+    assert len(tool) == 3
+    # each tool span starts at its call, carried over from the earlier batch
+    assert [int(s["startTimeUnixNano"]) // 10**9 % 60 for s in tool] == [2, 3, 4]
+    assert not any(s["attributes"] for s in tool if "ways.unfinished" in json.dumps(s))

@@ -1,0 +1,448 @@
+"""Records -> OpenTelemetry GenAI spans (semantic conventions for generative AI, 1.37).
+
+One trace per session. Its spans, in OTLP's JSON mapping (ids as lowercase hex):
+
+    invoke_agent {agent}      the session: from its first record (session_start) to its
+                              session_end, emitted at the end; the parent of everything
+    invoke_agent {type}       a subagent, from its `subagent` start to its stop, nested
+                              under the execute_tool span of the call that started it
+                              (the newest open `agent`-kind tool call of its parent)
+    chat {model}              one per assistant_response: from the turn's start (its
+                              prompt, else the previous reply) to the reply; tokens,
+                              finish reason and cost
+    execute_tool {tool}       one per tool call, from its tool_call to its tool_result;
+                              an error status and `error.type` on failure
+
+user_prompt, queued_message, permission, notification, compaction and error records
+become span events of the next `chat` span of the same agent (those left at the end,
+of the root span). Every span carries `ways.rule_seq` and `ways.chain.hash` of the
+record that closed it (events: of their own record), so a trace can be checked against
+the hash-chained log.
+
+Ids are derived from the session and the record, never random:
+
+    trace_id  = SHA-256("ways-trace\\0" + session_id)[:16]
+    span_id   = SHA-256("ways-span\\0" + session_id + "\\0" + kind + "\\0" + key)[:8]
+                kind/key: root/"", tool/<tool_use_id>, agent/<agent_id>, chat/<seq or rule_seq>
+
+so a batch sent again (at_least_once after a crash) repeats the same spans. A span whose
+end never came (a killed session) ends at the session_end, with `ways.unfinished: true`.
+
+What the spans hold of the text (prompt, reply, tool arguments and results) is what the
+rule's projection and masking left in the records: a record projected to metadata
+gives spans without text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from ..events import unix_nano
+
+SEMCONV = "1.37.0"
+STABILITY_ENV = "OTEL_SEMCONV_STABILITY_OPT_IN"
+PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini": "gcp.gemini"}
+EVENT_SECTIONS = frozenset(
+    {"user_prompt", "queued_message", "permission", "notification", "compaction", "error"}
+)
+KIND_INTERNAL, KIND_CLIENT = 1, 3
+STATUS_ERROR = 2
+MAX_EVENTS = 128  # events waiting for their span, per agent: more are counted, not kept
+MAX_OPEN = 1024  # tool calls and subagents open at once: older ones are forgotten
+MAX_TEXT = 64 << 10  # characters of one attribute's text
+
+
+def _hex(*parts: str, size: int) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[: size * 2]
+
+
+def trace_id(session_id: str) -> str:
+    return _hex("ways-trace", session_id, size=16)
+
+
+def span_id(session_id: str, kind: str, key: str = "") -> str:
+    return _hex("ways-span", session_id, kind, key, size=8)
+
+
+def legacy_names() -> bool:
+    """Whether to add the attributes older GenAI conventions used (`gen_ai.system`) beside
+    1.37's: yes unless OTEL_SEMCONV_STABILITY_OPT_IN asks for the latest GenAI
+    conventions only (`gen_ai_latest_experimental`)."""
+    opt = os.environ.get(STABILITY_ENV, "")
+    return "gen_ai_latest_experimental" not in {p.strip() for p in opt.split(",")}
+
+
+def _text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    return text[:MAX_TEXT]
+
+
+class State:
+    """What a span needs from earlier records, as a JSON-able dict (state.py stores it):
+    the root's start, open tool calls and subagents, each agent's turn start and the
+    events waiting for its next chat span."""
+
+    def __init__(self, raw: Any = None) -> None:
+        d: dict[str, Any] = raw if isinstance(raw, dict) else {}
+
+        def table(key: str) -> dict[str, Any]:
+            v = d.get(key)
+            return v if isinstance(v, dict) else {}
+
+        def number(key: str) -> int:
+            v = d.get(key)
+            return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+        self.start = number("start")
+        self.calls = table("calls")
+        self.agents = table("agents")
+        self.turns = table("turns")
+        self.events = table("events")
+        self.dropped = number("dropped")
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "start": self.start,
+            "calls": self.calls,
+            "agents": self.agents,
+            "turns": self.turns,
+            "events": self.events,
+            "dropped": self.dropped,
+        }
+
+
+def _attr_pairs(pairs: Iterable[tuple[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for k, v in pairs:
+        if v is None or v == "":
+            continue
+        if isinstance(v, bool):
+            out.append({"key": k, "value": {"boolValue": v}})
+        elif isinstance(v, int):
+            out.append({"key": k, "value": {"intValue": str(v)}})
+        elif isinstance(v, float):
+            out.append({"key": k, "value": {"doubleValue": v}})
+        elif isinstance(v, list):
+            vals = [{"stringValue": _text(x)} for x in v]
+            out.append({"key": k, "value": {"arrayValue": {"values": vals}}})
+        else:
+            out.append({"key": k, "value": {"stringValue": _text(v)}})
+    return out
+
+
+def _seal(record: dict[str, Any]) -> list[tuple[str, Any]]:
+    chain = record.get("chain")
+    digest = chain.get("hash") if isinstance(chain, dict) else None
+    return [("ways.rule_seq", record.get("rule_seq")), ("ways.chain.hash", digest)]
+
+
+def _ctx(record: dict[str, Any]) -> str:
+    aid = record.get("agent_id")
+    return aid if isinstance(aid, str) and aid else ""
+
+
+class Spans:
+    """Turns one rule's records of one session into spans, carrying `State` along."""
+
+    def __init__(self, session_id: str, state: State, legacy: bool | None = None) -> None:
+        self._sid = session_id
+        self.state = state
+        self.legacy = legacy_names() if legacy is None else legacy
+
+    def of(self, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for rec in records:
+            out += self._one(rec)
+        return out
+
+    # --- per section ------------------------------------------------------------------
+
+    def _one(self, rec: dict[str, Any]) -> list[dict[str, Any]]:
+        section = rec.get("section")
+        raw = rec.get("data")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        now = unix_nano(rec.get("timestamp"))
+        st = self.state
+        if not st.start and now:
+            st.start = now
+        ctx = _ctx(rec)
+        if section == "session_start":
+            st.start = now or st.start
+            return []
+        if section == "user_prompt":
+            st.turns[ctx] = now
+        if section in EVENT_SECTIONS:
+            self._wait(ctx, rec, data, now)
+            return []
+        if section == "tool_call":
+            self._open_call(rec, data, now)
+            return []
+        if section == "tool_result":
+            return [self._tool(rec, data, now)]
+        if section == "assistant_response":
+            span = self._chat(rec, data, now)
+            st.turns[ctx] = now  # the next reply of this agent begins here at the latest
+            return [span]
+        if section == "subagent":
+            return self._subagent(rec, data, now)
+        if section == "session_end":
+            return self._end(rec, data, now)
+        return []
+
+    def _wait(self, ctx: str, rec: dict[str, Any], data: dict[str, Any], now: int) -> None:
+        queue = self.state.events.setdefault(ctx, [])
+        if len(queue) >= MAX_EVENTS:
+            self.state.dropped += 1
+            return
+        attrs: list[tuple[str, Any]] = [("ways.section", rec.get("section"))]
+        text = data.get("prompt") if rec.get("section") == "user_prompt" else None
+        if text is None and rec.get("section") == "queued_message":
+            text = data.get("text")
+        attrs.append(("ways.data", _text({k: v for k, v in data.items() if k != "extra"})))
+        name = {
+            "user_prompt": "gen_ai.user.message",
+            "queued_message": "gen_ai.user.message",
+        }.get(str(rec.get("section")), f"ways.{rec.get('section')}")
+        if text is not None:
+            attrs.append(("gen_ai.message.content", text))
+        attrs += _seal(rec)
+        queue.append({"timeUnixNano": str(now), "name": name, "attributes": _attr_pairs(attrs)})
+
+    def _open_call(self, rec: dict[str, Any], data: dict[str, Any], now: int) -> None:
+        tid = data.get("tool_use_id")
+        if not isinstance(tid, str) or not tid:
+            return
+        calls = self.state.calls
+        if len(calls) >= MAX_OPEN:
+            calls.pop(next(iter(calls)))
+        calls[tid] = {
+            "start": now,
+            "ctx": _ctx(rec),
+            "kind": data.get("tool_kind"),
+            "name": data.get("tool_name"),
+            "args": _text(data["input"]) if "input" in data else None,
+            "rule_seq": rec.get("rule_seq"),
+        }
+
+    def _parent(self, ctx: str) -> str:
+        sid = self._sid
+        return span_id(sid, "agent", ctx) if ctx else span_id(sid, "root")
+
+    def _span(
+        self,
+        rec: dict[str, Any],
+        sid_key: tuple[str, str],
+        name: str,
+        start: int,
+        end: int,
+        attrs: list[tuple[str, Any]],
+        parent: str | None,
+        kind: int = KIND_INTERNAL,
+        error: str | None = None,
+        events: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        sid = self._sid
+        span: dict[str, Any] = {
+            "traceId": trace_id(sid),
+            "spanId": span_id(sid, *sid_key),
+        }
+        if parent:
+            span["parentSpanId"] = parent
+        span.update(
+            {
+                "name": name,
+                "kind": kind,
+                "startTimeUnixNano": str(min(start or end, end) if end else start),
+                "endTimeUnixNano": str(end or start),
+                "attributes": _attr_pairs([*attrs, *_seal(rec)]),
+            }
+        )
+        if events:
+            span["events"] = events
+        if error:
+            span["status"] = {"code": STATUS_ERROR, "message": error[:200]}
+        return span
+
+    def _common(self, rec: dict[str, Any], operation: str) -> list[tuple[str, Any]]:
+        agent = rec.get("agent") or "claude-code"
+        provider = PROVIDERS.get(str(agent))
+        pairs: list[tuple[str, Any]] = [
+            ("gen_ai.operation.name", operation),
+            ("gen_ai.provider.name", provider),
+            ("gen_ai.conversation.id", rec.get("session_id")),
+        ]
+        if self.legacy:
+            pairs.append(("gen_ai.system", provider))
+        if rec.get("agent_id"):
+            pairs += [("gen_ai.agent.id", rec["agent_id"])]
+        return pairs
+
+    def _tool(self, rec: dict[str, Any], data: dict[str, Any], now: int) -> dict[str, Any]:
+        raw_id = data.get("tool_use_id")
+        tid: str = raw_id if isinstance(raw_id, str) else ""
+        call = self.state.calls.pop(tid, None) if tid else None
+        tool = data.get("tool_name") if isinstance(data.get("tool_name"), str) else "tool"
+        failed = data.get("status") == "failure"
+        attrs = [
+            *self._common(rec, "execute_tool"),
+            ("gen_ai.tool.name", tool),
+            ("gen_ai.tool.call.id", tid),
+            ("gen_ai.tool.type", "extension" if data.get("mcp_server") else "function"),
+            ("ways.tool.kind", data.get("tool_kind")),
+        ]
+        if data.get("mcp_server"):
+            attrs += [
+                ("mcp.method.name", "tools/call"),
+                ("ways.mcp.server", data.get("mcp_server")),
+                ("ways.mcp.tool", data.get("mcp_tool")),
+            ]
+        if call and call.get("args") is not None:
+            attrs.append(("gen_ai.tool.call.arguments", call["args"]))
+        if call:
+            attrs.append(("ways.call.rule_seq", call.get("rule_seq")))
+        result = data.get("error") if failed else data.get("output")
+        if ("error" if failed else "output") in data:
+            attrs.append(("gen_ai.tool.call.result", _text(result)))
+        error = None
+        if failed:
+            error = "tool_error"
+            attrs.append(("error.type", error))
+        ctx = _ctx(rec)
+        start = call["start"] if call and isinstance(call.get("start"), int) else now
+        # keyed by the call id when the call was open (a subagent names it as parent); a
+        # result without its call (a second result for one id) by its own record
+        key = ("tool", tid) if call else ("result", str(rec.get("seq") or rec.get("rule_seq")))
+        return self._span(
+            rec, key, f"execute_tool {tool}",
+            start, now, attrs, self._parent(ctx), error=error,
+        )  # fmt: skip
+
+    def _chat(self, rec: dict[str, Any], data: dict[str, Any], now: int) -> dict[str, Any]:
+        ctx = _ctx(rec)
+        model = data.get("model") if isinstance(data.get("model"), str) else None
+        got = data.get("usage")
+        usage: dict[str, Any] = got if isinstance(got, dict) else {}
+        attrs = [*self._common(rec, "chat"), ("gen_ai.request.model", model)]
+        if model:
+            attrs.append(("gen_ai.response.model", model))
+
+        def count(key: str) -> int:
+            v = usage.get(key)
+            return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+        if usage:
+            cread = count("cache_read_input_tokens")
+            cwrite = count("cache_creation_input_tokens")
+            attrs += [
+                ("gen_ai.usage.input_tokens", count("input_tokens") + cread + cwrite),
+                ("gen_ai.usage.output_tokens", count("output_tokens")),
+                ("gen_ai.usage.cache_read.input_tokens", cread),
+                ("gen_ai.usage.cache_creation.input_tokens", cwrite),
+            ]
+            cost = usage.get("cost")
+            if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
+                attrs += [
+                    ("ways.cost.amount", float(cost["amount"])),
+                    ("ways.cost.currency", cost.get("currency")),
+                    ("ways.cost.source", f"{cost.get('source')} {cost.get('version')}"),
+                ]
+        reason = "interrupted" if data.get("interrupted") else "stop"
+        attrs.append(("gen_ai.response.finish_reasons", [reason]))
+        if "text" in data:
+            out = [{"role": "assistant", "parts": [{"type": "text", "content": data["text"]}]}]
+            attrs.append(("gen_ai.output.messages", _text(out)))
+        events = self.state.events.pop(ctx, None) or None
+        start = self.state.turns.get(ctx) or now
+        key = str(rec.get("seq") if rec.get("seq") is not None else rec.get("rule_seq"))
+        name = f"chat {model}" if model else "chat"
+        return self._span(
+            rec, ("chat", key), name, start, now, attrs, self._parent(ctx),
+            kind=KIND_CLIENT, events=events,
+        )  # fmt: skip
+
+    def _subagent(
+        self, rec: dict[str, Any], data: dict[str, Any], now: int
+    ) -> list[dict[str, Any]]:
+        aid = data.get("agent_id") if isinstance(data.get("agent_id"), str) else ""
+        if not aid:
+            return []
+        agents = self.state.agents
+        if data.get("phase") == "start":
+            if len(agents) >= MAX_OPEN:
+                agents.pop(next(iter(agents)))
+            # the newest open agent-kind call of the parent (the main agent) started it
+            spawner = next(
+                (
+                    t
+                    for t, c in reversed(self.state.calls.items())
+                    if c.get("kind") == "agent" and not c.get("ctx")
+                ),
+                None,
+            )
+            agents[aid] = {"start": now, "tool": spawner, "type": data.get("agent_type")}
+            self.state.turns[aid] = now
+            return []
+        return [self._agent_span(rec, aid, agents.pop(aid, None), now, data)]
+
+    def _agent_span(
+        self,
+        rec: dict[str, Any],
+        aid: str,
+        opened: dict[str, Any] | None,
+        now: int,
+        data: dict[str, Any],
+        unfinished: bool = False,
+    ) -> dict[str, Any]:
+        kind = (opened or {}).get("type") or data.get("agent_type") or rec.get("agent_type")
+        tool = (opened or {}).get("tool")
+        parent = span_id(self._sid, "tool", tool) if tool else span_id(self._sid, "root")
+        attrs = [
+            *self._common(rec, "invoke_agent"),
+            ("gen_ai.agent.id", aid),
+            ("gen_ai.agent.name", kind),
+            ("ways.unfinished", True if unfinished else None),
+        ]
+        start = (opened or {}).get("start") or now
+        self.state.turns.pop(aid, None)
+        return self._span(
+            rec, ("agent", aid), f"invoke_agent {kind or 'subagent'}", start, now, attrs, parent
+        )
+
+    def _end(self, rec: dict[str, Any], data: dict[str, Any], now: int) -> list[dict[str, Any]]:
+        st = self.state
+        out: list[dict[str, Any]] = []
+        for tid, call in list(st.calls.items()):  # calls whose result never came
+            fake = {**rec, "agent_id": call.get("ctx") or None}
+            span = self._tool(fake, {"tool_use_id": tid, "tool_name": call.get("name")}, now)
+            span["attributes"] += _attr_pairs([("ways.unfinished", True)])
+            out.append(span)
+        for aid, opened in list(st.agents.items()):
+            out.append(self._agent_span(rec, aid, opened, now, {}, unfinished=True))
+        st.agents.clear()
+        agent = rec.get("agent") or "claude-code"
+        attrs = [
+            *self._common(rec, "invoke_agent"),
+            ("gen_ai.agent.name", agent),
+            ("ways.session.reason", data.get("reason")),
+            ("ways.session.synthesized", True if data.get("synthesized") else None),
+        ]
+        cost = data.get("cost")
+        if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
+            attrs += [
+                ("ways.cost.amount", float(cost["amount"])),
+                ("ways.cost.currency", cost.get("currency")),
+            ]
+        if st.dropped:
+            attrs.append(("ways.events_dropped", st.dropped))
+        events = [e for q in st.events.values() for e in q] or None
+        st.events.clear()
+        root = self._span(
+            rec, ("root", ""), f"invoke_agent {agent}", st.start or now, now, attrs, None,
+            events=events,
+        )  # fmt: skip
+        out.append(root)
+        return out

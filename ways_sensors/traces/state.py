@@ -1,0 +1,66 @@
+"""Where a rule's span state waits between batches, so that a batch sent again is the
+same spans.
+
+`sessions/<sid>/cursors/<key>.traces` (0600, in the session's 0700 folder; removed with
+the session by retention):
+
+    {"after": {"<rule_seq>": <spans.State as a dict>, ...}}
+
+`after[N]` is the state once the records up to rule_seq N were turned into spans. A
+batch whose first record is N+1 starts from `after[N]`, so an at-least-once resend of
+that batch (the worker keeps it whole across a crash) starts from the same state and
+gives the same spans; the states of the last KEEP batches are kept. A batch that starts
+where no state was kept (the first, or the state file gone) starts from the newest
+state before it, else from nothing: its spans may then lack a start time or a parent,
+never the records themselves.
+
+The state holds the masked text a span still needs (the arguments of tool calls whose
+results have not come, the events waiting for their reply): session content at rest,
+like the journal, bounded by spans.MAX_OPEN, MAX_EVENTS and MAX_TEXT.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..layout import Layout, rule_key
+from ..session import read_json, write_json
+from .spans import State
+
+KEEP = 8
+
+
+def path(layout: Layout, session_id: str, sensor: str, rule: str) -> str:
+    return layout.cursors_dir(session_id) + "/" + rule_key(sensor, rule) + ".traces"
+
+
+def _snapshots(file: str) -> dict[int, Any]:
+    raw = read_json(file, {})
+    after = raw.get("after") if isinstance(raw, dict) else None
+    out: dict[int, Any] = {}
+    if isinstance(after, dict):
+        for k, v in after.items():
+            try:
+                out[int(k)] = v
+            except ValueError:
+                continue
+    return out
+
+
+def before(file: str, first_rule_seq: int | None) -> State:
+    """The state in which the record `first_rule_seq` is to be read."""
+    if not isinstance(first_rule_seq, int) or first_rule_seq <= 1:
+        return State()
+    snaps = _snapshots(file)
+    earlier = [n for n in snaps if n < first_rule_seq]
+    return State(snaps[max(earlier)]) if earlier else State()
+
+
+def save(file: str, last_rule_seq: int | None, state: State) -> None:
+    """Keep `state` as the state after `last_rule_seq` (and the KEEP - 1 before it)."""
+    if not isinstance(last_rule_seq, int):
+        return
+    snaps = _snapshots(file)
+    snaps[last_rule_seq] = state.dump()
+    kept = sorted(snaps)[-KEEP:]
+    write_json(file, {"after": {str(n): snaps[n] for n in kept}})
