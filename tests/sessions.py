@@ -9,6 +9,7 @@ from pathlib import Path
 
 SID = "7d2f9c1a-4b3e-4f5a-8c6d-1e2f3a4b5c6d"
 PROMPT_ID = "a9e1c2d3-4f5a-4b6c-8d7e-9f0a1b2c3d4e"
+PROMPT_ID2 = "b0f2d3e4-5a6b-4c7d-9e8f-0a1b2c3d4e5f"  # each turn its own, as the client does
 AGENT_ID = "b7c8d9e0f1a2b3c4d"
 
 # one per kind of free text; none looks like a secret, so masking leaves them whole
@@ -115,7 +116,7 @@ class ScriptedSession:
         self.hook("Stop", last_assistant_message=k["reply"], stop_hook_active=False)
         self.hook("PreCompact", trigger="manual", custom_instructions=k["instructions"])
         self.user(k["prompt2"])
-        self.hook("UserPromptSubmit", prompt=k["prompt2"], prompt_id=PROMPT_ID)
+        self.hook("UserPromptSubmit", prompt=k["prompt2"], prompt_id=PROMPT_ID2)
         self.assistant(k["interrupted"], "msg_2")  # never reaches a Stop
         if end:
             self.hook("SessionEnd", reason="other")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from ways_sensors.cursor import encode_cursor
 from ways_sensors.targets import ACCEPTED, Context, Item
 from ways_sensors.targets import file as file_target
-from ways_sensors.worker import encode_cursor
 
 from .conftest import ALL_SECTIONS, no_checkpoints, payload
 from .helpers import counters_of, lines, spool_directly, start_dispatcher, status, wait_until

@@ -207,7 +207,7 @@ def test_corrupt_index_is_rebuilt(install, tmp_path, garbage):
         r = install.hook(payload("PreToolUse"))
         assert r.returncode == 0 and r.stdout == b""
         assert [e.event for e in entries(install)][-1] == "PreToolUse"
-    assert idx.read_text().startswith("ways-sensors-index 1 ")
+    assert idx.read_text().startswith("ways-sensors-index 2 ")
 
 
 def test_fifty_concurrent_hooks_leave_fifty_intact_entries(install, tmp_path):

@@ -14,4 +14,7 @@ import sys
 sys.path[0] = __file__.rpartition("/")[0].rpartition("/")[0] or "/"  # the package's parent
 from ways_sensors.hook import launched  # noqa: E402
 
-launched(sys.argv[1:])
+launched(sys.argv[1:])  # the hook leaves from in here; any other command comes back
+from ways_sensors.cli import main  # noqa: E402
+
+sys.exit(main(sys.argv[1:]))

@@ -56,7 +56,7 @@ def run(
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
     _site()  # before anything that needs site-packages (msgspec, yaml)
-    from . import agents, counters, delivery, events, index, records, rules, secure, spool
+    from . import agents, counters, delivery, events, indexbuild, records, rules, secure, spool
     from .chain import GENESIS
     from .pipeline import finish, match
     from .session import Session, write_json
@@ -67,7 +67,7 @@ def run(
     if payload is None:
         events.log("blocking.unreadable_payload", hook_event=event)
         return
-    blocking = rules.enabled(index.current(project), mode="blocking")
+    blocking = rules.enabled(indexbuild.current(project), mode="blocking")
     builder = agents.adapter(agent or agents.DEFAULT).new_builder(transcript=False)
     drafts = builder.build(event, payload, ts_ns)
     envs = [records.envelope(d, None, session_id, project) for d in drafts]

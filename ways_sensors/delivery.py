@@ -77,14 +77,14 @@ import json
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import events, secure
 from .layout import Layout, rule_key
 from .pipeline import dumps
 from .spec import batch_for
-from .targets import ERROR, TARGETS, Context, Item, Outcome
+from .targets import ERROR, PERMANENT, TARGETS, Context, Item, Outcome
 from .targets.base import retryable
 
 if TYPE_CHECKING:
@@ -240,6 +240,42 @@ def records_in(records: Sequence[dict[str, Any]]) -> int:
     """Section records in a batch: a checkpoint (evidence/sealer.py), always last, is
     delivered with them but counted apart."""
     return len(records) - (bool(records) and records[-1].get("section") == "checkpoint")
+
+
+def until_settled(
+    rule: LoadedRule,
+    records: Sequence[dict[str, Any]],
+    lines: Sequence[bytes] | None,
+    *,
+    session: str,
+    tally: Tally,
+    sleep: Callable[[float], bool],
+    retrying: Callable[[bool], None],
+    split: bool = True,
+) -> bool:
+    """Attempts, backing off between them, until `settle` is done with `records` (the
+    worker's loop); False when `sleep` says the worker was told to stop. `retrying` is
+    told whether the rule is backing off. A permanent failure of several records
+    (`split`) is tried again one record at a time: one record's trouble (a path no
+    record may take, a body the consumer refuses) must not park the ones batched with it."""
+    backoff = BACKOFF_FIRST
+    while True:
+        outcome = attempt(rule, records, session=session, tally=tally, lines=lines)
+        if split and len(records) > 1 and outcome.status == PERMANENT:
+            return all(
+                until_settled(
+                    rule, [r], None, session=session, tally=tally, sleep=sleep, retrying=retrying
+                )
+                for r in records
+            )
+        settled = settle(rule, records, outcome, session=session, tally=tally)
+        tally.flush()  # the attempt's counts, before the cursor moves on
+        retrying(not settled)
+        if settled:
+            return True
+        if sleep(next_wait(backoff, outcome)):
+            return False
+        backoff = min(backoff * 2, BACKOFF_CAP)
 
 
 JITTER = 0.25  # up to this fraction of a wait is added at random

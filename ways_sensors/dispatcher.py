@@ -33,14 +33,25 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import agents, events, index, lost, metrics, pricing, records, roots, spool
+from . import (
+    agents,
+    events,
+    index,
+    indexbuild,
+    lost,
+    metrics,
+    pricing,
+    records,
+    rules,
+    spool,
+)
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
 from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .spoolread import Reader
-from .worker import Worker, load_rules
+from .worker import Worker
 
 if TYPE_CHECKING:
     from .agents.protocols import SessionBuilder
@@ -50,6 +61,19 @@ RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled b
 RETRY_SECTION = "__retry__"
 FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
+COMMIT_EVERY = 512  # frames built between journal commits when a backlog is drained
+
+
+def rules_for_workers(project: str) -> tuple[str, dict[str, rules.LoadedRule]]:
+    """(index key, {rule key: rule}) of the rules a dispatcher runs a worker for: the
+    enabled async rules, and the blocking at_least_once ones, whose workers deliver the
+    hook's failed dispatches again."""
+    idx = indexbuild.current(project)
+    wanted = rules.enabled(idx, mode="async")
+    for key, rule in rules.enabled(idx, mode="blocking").items():
+        if rule.spec.delivery == "at_least_once":
+            wanted[key] = rule
+    return idx.key, wanted
 
 
 class Dispatcher:
@@ -117,7 +141,7 @@ class Dispatcher:
 
     @property
     def project(self) -> str:
-        return self.build.get("project") or roots.project_dir()
+        return self.build.get("project") or index.project_dir()
 
     # --- building ------------------------------------------------------------------------
 
@@ -137,7 +161,11 @@ class Dispatcher:
             return 0
         self.sync_rules()  # a rule added since the last look sees these records too
         built = 0
+        committed = 0
         for start, end, body in frames:
+            if built - committed >= COMMIT_EVERY:  # the workers start on what is built
+                self.journal.commit()  # the cursor is at the end of the last frame built
+                committed = built
             entry = spool.parse_entry(body, seg, off + start)
             b["spool"] = [seg, off + end]
             if entry is None:
@@ -230,7 +258,7 @@ class Dispatcher:
         key = index.compute_key(self.project)
         if key == self.rules_key:
             return
-        self.rules_key, wanted = load_rules(self.project)
+        self.rules_key, wanted = rules_for_workers(self.project)
         for rid, worker in list(self.workers.items()):
             current = wanted.get(rid)
             if current is None or not current.same(worker.rule):

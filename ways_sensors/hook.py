@@ -6,18 +6,10 @@ exit 2 blocks a tool or keeps it working). So fd 1 and 2 are pointed at /dev/nul
 first, every failure (an unknown agent or argument included) is caught and logged
 content-free to the events log, and the process leaves through `_exit(0)`.
 
-One payload, one reading. The hook routes an event by the fields its scan reads
-(`string_field`: the event name, the session id, the transcript path, `source`); the
-dispatcher and the blocking path build it from json's parse (records.parse_payload).
-The two agree on every payload that is built, by construction: the scan reads only
-top-level keys (a `hook_event_name` or `session_id` nested in a tool input, or quoted
-inside a string, is never seen), decodes values as json does, and takes the first
-top-level occurrence; the parse refuses (logs `payload.repeated_key`, builds nothing)
-a top-level object that repeats a key, where json would take the last. What the scan
-cannot read (a key spelled with escapes, a value that is not a string, a routing key
-behind SCAN_STEPS quotes) reads as absent: the event is not routed and the hook logs
-why; it is never routed as something json reads differently. tests/test_inputs.py
-checks the scan against json on generated payloads, and both processes end to end.
+One payload, one reading: the hook routes an event by the top-level strings its scan
+reads (`string_field`), the dispatcher and the blocking path build it from json's parse
+(records.parse_payload), and the two agree on every payload that is built (tests/
+test_inputs.py checks the scan against json on generated payloads, end to end).
 
 What differs between agents (payload field names, event names and their sections, the
 project variable) is the agent's face, its entry in index.AGENTS (default:
@@ -26,15 +18,16 @@ event for payloads that carry none (Copilot CLI's camelCase hooks); an event nam
 the payload wins. A Cursor payload (it has `cursor_version`, and a camelCase event)
 arriving on Claude Code's entry, which Cursor runs from Claude Code's settings, is read
 through Cursor's face and spooled as Cursor's.
+
 The fast path, in this order: read stdin; find the event name by scanning the raw
 bytes (no JSON library: its import pulls in `re`); map it to sections; stat the sensor
 folders and config.yaml and read the index; exit when no enabled rule selects any of
-those sections. Only then: find the session id, append one spool entry (naming the
-agent), and make sure the session's dispatcher runs. Imports here are `posix`, `sys`,
-roots.py and index.py (the faces and the index); spool.py, `fcntl` and launch.py only
-on the hand-off; a test asserts it. Every module costs the hook about
-0.1 ms to import (a file lookup, a read, an unmarshal), so the event no rule wants
-imports no more than it did before the registries (bench/RESULTS.md, Hook latency).
+those sections (a blocking rule's `where`, when the payload decides it: prefilter.py).
+Only then: find the session id, append one spool entry (naming the agent), and make
+sure the session's dispatcher runs. Imports here are `posix`, `sys`, roots.py and
+index.py; spool.py, `fcntl` and launch.py only on the hand-off; a test asserts it.
+Every module costs the hook about 0.1 ms to import, so the event no rule wants imports
+no more than it did before the registries (bench/RESULTS.md, Hook latency).
 
 `launched` is what the launcher (_launch.py, the file `ways reconcile` wires) calls:
 Python compiles a script on every run, but loads a module's cached bytecode, so the
@@ -103,13 +96,14 @@ def _unescape(raw: bytes) -> str | None:
 def string_field(data: bytes, name: bytes) -> str | None:
     """The string value of the top-level key `name` in raw JSON bytes, or None.
 
-    It reads what json reads (see the module docstring), or nothing: the key counts
-    only at depth 1 of the payload object, never inside a nested object or array, nor
-    as text inside a string; the value's escapes are decoded as json decodes them. The
-    key must be spelled as is (an escaped spelling is not recognized: None), and the
-    first top-level occurrence is taken, since a payload whose top-level object repeats
-    a key is refused by the dispatcher's parse (records.parse_payload). None also when
-    the value is not a string, or past SCAN_STEPS.
+    It reads what json reads, or nothing: the key counts only at depth 1 of the payload
+    object, never inside a nested object or array, nor as text inside a string; the
+    value's escapes are decoded as json decodes them. The key must be spelled as is (an
+    escaped spelling reads as absent), and the first top-level occurrence is taken,
+    since a payload whose top-level object repeats a key is refused by the dispatcher's
+    parse (records.parse_payload logs `payload.repeated_key`), where json would take the
+    last. None also when the value is not a string, or past SCAN_STEPS. What reads as
+    absent is not routed (the hook logs why), never routed as json reads it otherwise.
 
     Cost: one C-speed find for the key, then one step per quote between the start and
     the key (brackets between strings, when any, are counted with bytes.count); the
@@ -265,9 +259,19 @@ def run(args: list[str]) -> None:
     from . import roots
 
     project = roots.project_dir(face.PROJECT_ENV)
-    idx = index.current(project, index.HOOK_BUDGET)  # a rebuild is bounded (index.py)
+    idx, key = index.fresh(project)
+    if idx is None:  # the slow half, only when the key changed; bounded (indexbuild.py)
+        from . import indexbuild
+
+        idx = indexbuild.rebuild(project, key, index.HOOK_BUDGET)
     wants_async = [s for s in sections if s in idx.async_sections]
     wants_blocking = [s for s in sections if s in idx.blocking_sections]
+    if wants_blocking:  # decided on the payload before building anything (prefilter.py)
+        from . import prefilter
+
+        copies = face.VERBATIM.get(event)
+        if not prefilter.may_match(idx.filters, copies, sections, field):
+            wants_blocking = []
     if not wants_async and not wants_blocking:
         if event == face.END_EVENT and _has_spool(session()):
             wants_async = ["session_end"]  # tell the dispatcher: drain, then clean up
@@ -288,7 +292,7 @@ def run(args: list[str]) -> None:
         # start) or looks what followed the event (the face's SIZE_EVENTS)
         measure = starts or event in face.SIZE_EVENTS
         path = field(face.TRANSCRIPT_FIELD) if measure and face.TRANSCRIPT_FIELD else None
-        size = _transcript_size(path) if measure else -1
+        size = spool.transcript_size(path) if measure else -1
         spool.append(session_id, event, ts_ns, project, data, size, face.NAME)
         from . import launch
 
@@ -301,17 +305,6 @@ def run(args: list[str]) -> None:
         blocking.run(
             session_id, event, ts_ns, project, data, wants_blocking, STARTED, agent=face.NAME
         )
-
-
-def _transcript_size(path: str | None) -> int:
-    """Where the transcript ends as this session (re)starts: the dispatcher may build the
-    entry later, when the transcript has grown."""
-    if not path:
-        return -1
-    try:
-        return posix.stat(path).st_size
-    except (OSError, ValueError):  # ValueError: a NUL in the path, which nothing can open
-        return 0
 
 
 def _has_spool(sid: str | None) -> bool:
@@ -387,17 +380,14 @@ def main(args: list[str] | None = None) -> None:
 
 def launched(argv: list[str]) -> None:
     """The launcher's entry: `hook sensors ...` runs the hook (never returns: it leaves
-    through _exit(0)); any other command runs the CLI, after site processing (the
-    launcher runs with -S)."""
+    through _exit(0)); for any other command it processes site (the launcher runs with
+    -S) and returns, and the launcher runs the CLI (so this module never imports it)."""
     if argv[:2] == ["hook", "sensors"]:  # `--agent NAME` and the like: the hook's own
         main(argv[2:])
     if sys.flags.no_site:
         import site
 
         site.main()
-    from .cli import main as cli_main
-
-    sys.exit(cli_main(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover - entered through the launcher or the CLI

@@ -10,32 +10,33 @@ registry's entries (agents/__init__.py is the registry's door: names, faces, and
 agent's adapter package, which nothing on the hook's path imports). Adding an agent is
 its adapter package plus its entry in AGENTS.
 
-The compiled rule index:
-
-One index per project, at `<cache>/indexes/<tail>-<fnv1a32>.idx`, replaced atomically
-(a temporary file made O_EXCL beside it, then renamed: secure.replace_private) by
-whoever finds it stale: the hook itself, or any command that loads rules. The cache is
-treated like the state root (secure.py): the root and `indexes/` are made 0700 and
-must be real folders of ours (a looser one of ours is tightened, another user's is
-refused and logged, when an index is written), and an index is trusted only when it
-is a regular file of ours with one link, opened without following links
-(`trusted_fd`): its key names only what `stat` shows, so a file anybody else could
-have written is never read as rules. The key
-is the path, size and mtime of every sensor file and folder in the layers and of
-config.yaml, plus the package version and the project; a key that differs, a file that
-fails the checks below or `trusted_fd`'s, or no file at all means rebuild.
+The compiled rule index: one per project, at `<cache>/indexes/<tail>-<fnv1a32>.idx`,
+replaced atomically (a temporary file made O_EXCL beside it, then renamed:
+secure.replace_private) by whoever finds it stale: the hook itself, or any command that
+loads rules. The cache is treated like the state root (secure.py): the root and
+`indexes/` are made 0700 and must be real folders of ours (a looser one of ours is
+tightened, another user's is refused and logged, when an index is written), and an
+index is trusted only when it is a regular file of ours with one link, opened without
+following links (roots.trusted_fd): its key names only what `stat` shows, so a file
+anybody else could have written is never read as rules. The key is the path, size and
+mtime of every sensor file and folder in the layers and of config.yaml, plus the
+package version and the project; a key that differs, a file that fails the checks
+below or roots.trusted_fd's, or no file at all means rebuild.
 
 Layout (UTF-8 text; the hook parses only the first lines, without a JSON library):
 
-    ways-sensors-index 1 <total bytes>
+    ways-sensors-index 2 <total bytes>
     async <section> <section> ...        sections some enabled async rule selects ("-": none)
     blocking <section> ...               the same for blocking rules
     key <n>
     <n key lines>                        v/p/d/f/c lines, see compute_key()
+    filters <m>
+    <m lines>                            one per enabled blocking rule (prefilter.py)
     rules
     <one JSON document>                  the resolved rules, for the dispatcher
 
-This module reads it. Building is indexbuild.py, imported only when the key changed:
+This module reads it (`fresh`). Building is indexbuild.py, imported only when the key
+changed (indexbuild.current: read, else rebuild):
 it loads the YAML layers; the hook builds in a forked child under a time budget; a
 build that fails or overruns it leaves `<index>.bad` beside the index, holding the key
 it failed for (the same newline-joined lines as the index's key), and hooks do not
@@ -59,21 +60,6 @@ class AgentFace:
     """What the hook knows of one agent (protocols.Face): raw payload keys, events and
     their sections. Attributes are upper-case, as the Protocol's members."""
 
-    __slots__ = (
-        "ALSO",
-        "ALT_SESSION_FIELD",
-        "END_EVENT",
-        "EVENT_FIELD",
-        "EVENT_SECTIONS",
-        "NAME",
-        "PACKAGE",
-        "PROJECT_ENV",
-        "SESSION_FIELD",
-        "SIZE_EVENTS",
-        "START_EVENT",
-        "TRANSCRIPT_FIELD",
-    )
-
     def __init__(
         self,
         name: str,
@@ -89,14 +75,13 @@ class AgentFace:
         alt_session_field: "bytes | None" = None,
         size_events: "tuple[str, ...]" = (),
         also: "Mapping[str, tuple[bytes, str, tuple[str, ...]]] | None" = None,
+        tool_name: "Mapping[str, bytes] | None" = None,
     ) -> None:
         self.NAME = name
         self.PACKAGE = package  # the adapter package; its `adapter` module is the rest
         self.EVENT_FIELD = event_field  # payload key of the event name
         self.SESSION_FIELD = session_field  # ... of the session id
-        self.ALT_SESSION_FIELD = (
-            alt_session_field  # ... a second one, read when the first is absent
-        )
+        self.ALT_SESSION_FIELD = alt_session_field  # a second one, read if the first is absent
         self.TRANSCRIPT_FIELD = transcript_field  # ... of the session file's path, if any
         self.PROJECT_ENV = project_env  # names the project (else the working directory)
         self.START_EVENT = start_event  # (re)starts a session
@@ -105,6 +90,9 @@ class AgentFace:
         self.EVENT_SECTIONS = event_sections  # event -> the sections it can yield
         # event -> (payload key, value, more sections): sections a payload's value adds
         self.ALSO = also or {}
+        # event -> {record path: the top-level payload key its tool records copy it from
+        # as is}: what prefilter.py decides a blocking rule's `where` on
+        self.VERBATIM = {e: {"data.tool_name": k} for e, k in (tool_name or {}).items()}
 
     def __repr__(self) -> str:
         return "AgentFace(%r)" % self.NAME
@@ -117,6 +105,14 @@ class AgentFace:
             sections = (*sections, *more[2])
         return sections
 
+
+def project_dir(var: "str | None" = None) -> str:
+    """roots.project_dir with the default agent's variable when `var` is None."""
+    return roots.project_dir(var or AGENTS[DEFAULT].PROJECT_ENV)
+
+
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+_TOOL_EVENTS_CAMEL = ("preToolUse", "postToolUse", "postToolUseFailure")
 
 AGENTS = {
     face.NAME: face
@@ -134,9 +130,14 @@ AGENTS = {
             # the transcript still holds, SessionStart tells the dispatcher where a resumed
             # transcript's new part begins, and every event that reads the transcript yields
             # the permission decisions written there; PreToolUse joins a later permission
-            # request to its call
+            # request to its call. What an event tells the builder about later records
+            # is spooled whenever a rule selects one of those, so no record depends on
+            # what other rules select: UserPromptSubmit (a repeated prompt_id is a queued
+            # message), SubagentStart (the subagent's type on its replies and decisions),
+            # SessionStart (where the transcript's reading starts; subagents are told
+            # from the client's own agents after it)
             event_sections={
-                "UserPromptSubmit": ("user_prompt",),
+                "UserPromptSubmit": ("user_prompt", "queued_message"),
                 "PreToolUse": ("tool_call", "permission"),
                 "PermissionRequest": ("permission",),
                 "PermissionDenied": ("permission",),
@@ -145,14 +146,23 @@ AGENTS = {
                 "Notification": ("notification",),
                 "Stop": ("assistant_response", "queued_message", "permission"),
                 "StopFailure": ("error", "assistant_response", "queued_message", "permission"),
-                "SubagentStart": ("subagent",),
+                "SubagentStart": ("subagent", "assistant_response", "permission"),
                 "SubagentStop": ("subagent", "assistant_response", "permission"),
-                "SessionStart": ("session_start", "assistant_response", "queued_message"),
+                "SessionStart": (
+                    "session_start",
+                    "assistant_response",
+                    "queued_message",
+                    "subagent",
+                    "permission",
+                ),
                 "SessionEnd": ("session_end", "assistant_response", "queued_message", "permission"),
                 "PreCompact": ("compaction",),
                 "PostCompact": ("compaction",),
             },
             also={"SessionStart": (b"source", "compact", ("compaction",))},  # after a compaction
+            tool_name=dict.fromkeys(
+                ("PreToolUse", "PostToolUse", "PostToolUseFailure"), b"tool_name"
+            ),
         ),
         AgentFace(
             "codex",
@@ -175,6 +185,7 @@ AGENTS = {
                 "PreCompact": ("compaction",),
                 "PostCompact": ("compaction",),
             },
+            tool_name=dict.fromkeys(("PreToolUse", "PostToolUse"), b"tool_name"),
         ),
         AgentFace(
             "gemini",
@@ -195,6 +206,7 @@ AGENTS = {
                 "SessionStart": ("session_start",),
                 "SessionEnd": ("session_end", "compaction"),
             },
+            tool_name=dict.fromkeys(("BeforeTool", "AfterTool"), b"tool_name"),
         ),
         AgentFace(
             "cursor",
@@ -223,6 +235,9 @@ AGENTS = {
                 "subagentStop": ("subagent",),
                 "preCompact": ("compaction",),
             },
+            tool_name=dict.fromkeys(
+                ("preToolUse", "postToolUse", "postToolUseFailure"), b"tool_name"
+            ),
         ),
         AgentFace(
             "copilot",
@@ -253,6 +268,10 @@ AGENTS = {
                 "subagentStop": ("subagent",),
                 "preCompact": ("compaction",),
             },
+            tool_name={
+                **dict.fromkeys(_TOOL_EVENTS, b"tool_name"),
+                **dict.fromkeys(_TOOL_EVENTS_CAMEL, b"toolName"),
+            },
         ),
     )
 }
@@ -260,7 +279,7 @@ AGENTS = {
 
 # --- the compiled rule index ---------------------------------------------------------------
 
-MAGIC = "ways-sensors-index 1"
+MAGIC = "ways-sensors-index 2"
 
 
 def fnv1a32(text: str) -> str:
@@ -314,7 +333,7 @@ def compute_key(project: str) -> str:
 class Index:
     """The parsed top half of an index file."""
 
-    __slots__ = ("async_sections", "blocking_sections", "key", "rules_text")
+    __slots__ = ("async_sections", "blocking_sections", "filters", "key", "rules_text")
 
     def __init__(
         self,
@@ -322,11 +341,13 @@ class Index:
         blocking_sections: frozenset[str],
         key: str,
         rules_text: str,
+        filters: "tuple[str, ...]" = (),
     ) -> None:
         self.async_sections = async_sections
         self.blocking_sections = blocking_sections
         self.key = key
         self.rules_text = rules_text
+        self.filters = filters  # the blocking rules' lines for prefilter.py
 
 
 def parse(data: str) -> Index | None:
@@ -345,54 +366,23 @@ def parse(data: str) -> Index | None:
         body = lines[3].split("\n", n)
         key = "\n".join(body[:n])
         tail = body[n] if len(body) > n else ""
+        f, _, tail = tail.partition("\n")
+        if not f.startswith("filters "):
+            return None
+        m = int(f[8:])
+        parts = tail.split("\n", m) if m else [tail]
+        filters, tail = tuple(parts[:m]), parts[m] if len(parts) > m else ""
         if not tail.startswith("rules\n"):
             return None
     except (ValueError, IndexError):
         return None
     asyn = frozenset(a[6:].split()) - {"-"}
     block = frozenset(b[9:].split()) - {"-"}
-    return Index(asyn, block, key, tail[6:])
-
-
-_NOFOLLOW = getattr(posix, "O_NOFOLLOW", 0) | getattr(posix, "O_CLOEXEC", 0) | posix.O_NONBLOCK
-_FMT, _DIR, _REG = 0o170000, 0o040000, 0o100000
-
-
-def _ours(st: "posix.stat_result", kind: int) -> bool:
-    """A `kind` (folder or regular file) of ours that nobody else can write (a file:
-    with one link, so it is no alias of a file elsewhere)."""
-    return (
-        st.st_mode & _FMT == kind
-        and st.st_uid == posix.geteuid()
-        and not st.st_mode & 0o022
-        and (kind == _DIR or st.st_nlink == 1)
-    )
-
-
-def trusted_fd(path: str) -> int | None:
-    """A read-only descriptor on the cache file `path` when it is a regular file of
-    ours with one link that nobody else can write, opened without following links;
-    else None. The cache is treated like the state root (secure.py): a file another
-    user planted, or one anybody else could change, is never trusted, whatever key it
-    holds; the slow path rebuilds it, taking the folders back (0700) and refusing,
-    logged, what is not ours. Only the file is checked here, through its descriptor
-    (one fstat: the hook runs this every event): a folder another user can write lets
-    them remove or replace our file, never make one of theirs pass for ours."""
-    try:
-        fd = posix.open(path, posix.O_RDONLY | _NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        if _ours(posix.fstat(fd), _REG):
-            return fd
-    except OSError:
-        pass
-    posix.close(fd)
-    return None
+    return Index(asyn, block, key, tail[6:], filters)
 
 
 def read(project: str) -> Index | None:
-    fd = trusted_fd(index_path(project))
+    fd = roots.trusted_fd(index_path(project))
     if fd is None:
         return None
     try:
@@ -409,16 +399,13 @@ def read(project: str) -> Index | None:
     return parse(b"".join(chunks).decode("utf-8", "surrogateescape"))
 
 
-def current(project: str, budget: float | None = None) -> Index:
-    """The index for `project`, rebuilt first when its key changed or the file is bad;
-    with a `budget` (the hook's), the rebuild is bounded by it (see _build_within)."""
+def fresh(project: str) -> tuple[Index | None, str]:
+    """(the index for `project`, or None when it is stale or bad; the current key).
+    The caller rebuilds a stale one with indexbuild (imported only then, so this
+    module imports nothing of the build: indexbuild.current does both)."""
     key = compute_key(project)
     idx = read(project)
-    if idx is not None and idx.key == key:
-        return idx
-    from . import indexbuild  # the slow half: only when the key changed
-
-    return indexbuild.rebuild(project, key, budget)
+    return (idx if idx is not None and idx.key == key else None), key
 
 
 HOOK_BUDGET = 3.0  # seconds a hook waits for a rebuild; a normal one takes about 0.2 s

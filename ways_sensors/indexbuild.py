@@ -8,8 +8,15 @@ an index back into rules, for the dispatcher and the blocking path.
 import sys
 
 from . import roots
-from .index import MAGIC, Index, compute_key, index_path, parse, read, trusted_fd
+from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read
 from .roots import posix
+
+
+def current(project: str, budget: float | None = None) -> Index:
+    """The index for `project`, rebuilt first when its key changed or the file is bad;
+    with a `budget` (the hook's), the rebuild is bounded by it (see _build_within)."""
+    idx, key = fresh(project)
+    return idx if idx is not None else rebuild(project, key, budget)
 
 
 def rebuild(project: str, key: str, budget: float | None) -> Index:
@@ -28,7 +35,9 @@ def render(
     blocking_sections: set[str] | frozenset[str],
     key: str,
     rules_json: str,
+    filters: list[str] | None = None,
 ) -> str:
+    filters = filters or []
     body = (
         "async "
         + (" ".join(sorted(async_sections)) or "-")
@@ -39,6 +48,8 @@ def render(
         + "key %d\n" % (key.count("\n") + 1)
         + key
         + "\n"
+        + "filters %d\n" % len(filters)
+        + "".join(line + "\n" for line in filters)
         + "rules\n"
         + rules_json
     )
@@ -61,7 +72,7 @@ def build(project: str, key: str | None = None) -> Index:
 
     import msgspec
 
-    from . import refusals
+    from . import prefilter, refusals
     from .layers import load
 
     key = key or compute_key(project)
@@ -69,6 +80,7 @@ def build(project: str, key: str | None = None) -> Index:
     refusals.note(cat)  # a refused file is logged once per change of it, never silent
     asyn: set[str] = set()
     block: set[str] = set()
+    filters = []
     rules = []
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
@@ -76,6 +88,8 @@ def build(project: str, key: str | None = None) -> Index:
             enabled = sensor.spec.enabled and r.enabled
             if enabled:
                 (block if r.mode == "blocking" else asyn).update(r.sections)
+            if enabled and r.mode == "blocking":
+                filters.append(prefilter.line_for(r.sections, r.where, r.match))
             rules.append(
                 {
                     "sensor": sensor.name,
@@ -86,7 +100,7 @@ def build(project: str, key: str | None = None) -> Index:
                     "spec": msgspec.to_builtins(r),
                 }
             )
-    text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}))
+    text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}), filters)
     try:
         _write(index_path(project), text)
     except OSError:
@@ -181,7 +195,7 @@ def _fallback(project: str, key: str) -> Index:
 def _marked_bad(bad: str, key: str) -> bool:
     import time
 
-    fd = trusted_fd(bad)
+    fd = roots.trusted_fd(bad)
     if fd is None:
         return False
     try:

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import roots
+from . import index, roots
 from .conditions import ConditionError, Where, compile_where
 from .rules import LoadedRule
 from .spec import NAME_RE, SensorFile, SpecError, decode_sensor
@@ -215,7 +215,7 @@ def read_sensor(
 
 def load(project: str | None = None, *, with_project: bool | None = None) -> Catalog:
     """Load every layer for `project` (default: the hook's project rule, SPEC section 1)."""
-    project = project or roots.project_dir()
+    project = project or index.project_dir()
     config, config_problem = read_config()
     allowed = canonical(project) in allowed_projects(config)
     cat = Catalog(project=project, project_allowed=allowed)

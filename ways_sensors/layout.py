@@ -29,17 +29,16 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     sessions/<sid>/dispatch.lock        dispatcher.py (launch.py probes it)
         flock'd by the live dispatcher for its whole life. SIGKILL: as spool.lock.
     sessions/<sid>/dispatcher.json      dispatcher.py
-        {"pid", "started"}, replaced atomically at start. SIGKILL: a stale pid, which
-        `ways status` ignores (it believes only the lock).
+        {"pid", "started"}, replaced atomically at start. SIGKILL: a stale pid (`ways
+        status` believes only the lock).
     sessions/<sid>/build.json           dispatcher.py (format: session.py)
-        the build cursor, replaced atomically after each journal append; positions,
-        ids and keyed digests, never content (the agent's tracker state says how).
-        SIGKILL: the previous cursor; the next dispatcher cuts the journal back to its
-        end.
+        the build cursor, replaced atomically after each journal append; positions, ids
+        and keyed digests, never content (the agent's tracker state says how). SIGKILL:
+        the previous cursor; the next dispatcher cuts the journal back to its end.
     sessions/<sid>/journal/<n>.seg      journal.py (its format)
         appended by the dispatcher; a segment every worker passed is deleted.
         SIGKILL: bytes past the committed end, cut away by the next dispatcher.
-    sessions/<sid>/cursors/<key>.json   worker.py (format: session.py)
+    sessions/<sid>/cursors/<key>.json   worker.py (format: cursor.py)
         one rule's worker cursor, replaced atomically. SIGKILL: the last cursor; its
         `pending` record is delivered again with the same rule_seq and hash.
     sessions/<sid>/cursors/<key>.leaves, .checkpoint   evidence/sealer.py (formats)
@@ -52,10 +51,9 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         {"rules", "since"} (empty from older versions); written in place when a
         dispatcher exits owing records, removed when one exits owing none (or by
         retention.py, with its session); the hook restarts the session's dispatcher
-        while it exists, and the resumer (resume.py) at other sessions' starts.
-        The hook stats it on every event no rule wants, with the path spelled in
-        hook.pending_marker (no import of this module there; a test keeps the two
-        spellings equal). SIGKILL: as the last dispatcher to exit left it.
+        while it exists, and the resumer (resume.py) at other sessions' starts. The hook
+        stats it on every event no rule wants, its path spelled in hook.pending_marker
+        (a test keeps the spellings equal). SIGKILL: as the last dispatcher left it.
     resume/resume.lock                  resume.py
         flock'd by the one resumer running, probed by the hook at a session start.
         SIGKILL: as spool.lock.
@@ -71,9 +69,9 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         in place under an flock. SIGKILL: as counters.
     ledger/<sid>.json                   session.py
         {"seq", "rules": {label: [rule_seq, hash]}} (and build.json's "trackers" when
-        retention.py removed it), written atomically by the
-        dispatcher (or retention.py) just before it removes the session folder; the
-        oldest beyond retention.LEDGER_MAX sessions are deleted at a dispatcher start.
+        retention.py removed it), written atomically by the dispatcher (or retention.py)
+        before it removes the session folder; the oldest past retention.LEDGER_MAX
+        sessions are deleted at a dispatcher start.
         SIGKILL: absent or whole, and the folder is removed only after it is written.
     links/<digest>.json                 agents/claude_code/links.py
         {"session_id", "ts_ns"}: a session ended by /clear, for the session that starts
@@ -103,17 +101,6 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     previews.json                       previews.py
         which command-made rules still wait for `ways sensors test`, rewritten in place
         under an flock. SIGKILL: as counters.
-
-Rule ids have two spellings, each made by one function here: `rule_key` (`sensor.rule`)
-names files and keys internal tables (the index, counters, dead letters, a WaysRetry
-entry's `rule`); `rule_label` (`sensor/rule`) is what a user reads and types, and the
-key inside JSON documents (the ledger's `rules`, previews.json, `ways status`). Sensor
-and rule names never hold `.` or `/` (spec.NAME_PATTERN), so both split unambiguously.
-
-A rule's chain head in a session (`Layout.session_head`): its `.head` when it has one (a
-blocking rule: the hook numbers it), else its worker cursor when that numbered anything;
-a removed session's head is in its ledger (`Layout.ledger_head`); `Layout.rule_head` is
-the head a session continues from, the one or else the other.
 """
 
 from . import roots
@@ -126,12 +113,15 @@ _REG = 0o100000  # S_IFREG, without the stat module
 
 
 def rule_key(sensor: str, rule: str) -> str:
-    """`sensor.rule`: the rule's id in file names and internal tables."""
+    """`sensor.rule`: the rule's id in file names and internal tables (the index,
+    counters, dead letters, a WaysRetry entry's `rule`). Sensor and rule names never
+    hold `.` or `/` (spec.NAME_PATTERN), so both spellings split unambiguously."""
     return sensor + "." + rule
 
 
 def rule_label(sensor: str, rule: str) -> str:
-    """`sensor/rule`: the rule's id as users read and type it, and in JSON documents."""
+    """`sensor/rule`: the rule's id as users read and type it, and in JSON documents
+    (the ledger's `rules`, previews.json, `ways status`)."""
     return sensor + "/" + rule
 
 
@@ -191,23 +181,16 @@ def head_pair(value: object) -> "tuple[int, str] | None":
     None when it is not one."""
     if isinstance(value, dict):
         value = [value.get("rule_seq"), value.get("hash")]
-    if (
-        isinstance(value, list)
-        and len(value) == 2
-        and isinstance(value[0], int)
-        and not isinstance(value[0], bool)
-        and value[0] >= 0
-        and isinstance(value[1], str)
-    ):
-        return value[0], value[1]
+    if isinstance(value, list) and len(value) == 2:
+        seq, h = value
+        if type(seq) is int and seq >= 0 and isinstance(h, str):  # `type`: never a bool
+            return seq, h
     return None
 
 
 class SessionHead:
     """A rule's head in a live session folder. `pending` is the cursor's record still
     being delivered (numbered and chained, maybe not yet written); None for a `.head`."""
-
-    __slots__ = ("hash", "kind", "pending", "rule_seq")
 
     def __init__(self, rule_seq: int, hash: str, kind: str, pending: object = None) -> None:
         self.rule_seq = rule_seq
@@ -377,8 +360,6 @@ class Layout:
             if dot and ext in ("json", "head"):
                 keys.add(key)
         return [split_rule_key(k) for k in sorted(keys)]
-
-    # --- chain heads ---------------------------------------------------------------------
 
     def session_head(self, sid: str, sensor: str, rule: str) -> "SessionHead | None":
         """The rule's head in the live session folder: its `.head` (which wins: a

@@ -37,7 +37,7 @@ def listing(project: str | None) -> list[Row]:
     its key is current, else resolved (services/settings.py) and kept."""
     from .services import project_folder
 
-    folder = project_folder(project) or roots.project_dir()
+    folder = project_folder(project) or index.project_dir()
     rows = read(folder)
     if rows is None:
         from .services.settings import list_settings

@@ -119,13 +119,10 @@ def shipped_sensor_dir() -> str:
         return pkg.rpartition("/")[0] + "/sensors"
 
 
-def project_dir(var: str | None = None) -> str:
-    """The project whose sensors apply: the variable `var` (the hook passes its agent's;
-    by default the default agent's), else the working directory."""
-    if var is None:
-        from .agents import DEFAULT, face
-
-        var = face(DEFAULT).PROJECT_ENV  # type: ignore[union-attr]
+def project_dir(var: str) -> str:
+    """The project whose sensors apply: the variable `var` (an agent's PROJECT_ENV; the
+    hook passes its agent's, index.project_dir the default agent's), else the working
+    directory."""
     p = env(var)
     if not p:
         try:
@@ -153,3 +150,40 @@ def makedirs_private(path: str) -> None:
         posix.mkdir(path, 0o700)
     except FileExistsError:
         pass
+
+
+_NOFOLLOW = getattr(posix, "O_NOFOLLOW", 0) | getattr(posix, "O_CLOEXEC", 0) | posix.O_NONBLOCK
+_FMT, _DIR, _REG = 0o170000, 0o040000, 0o100000
+
+
+def _ours(st: "posix.stat_result", kind: int) -> bool:
+    """A `kind` (folder or regular file) of ours that nobody else can write (a file:
+    with one link, so it is no alias of a file elsewhere)."""
+    return (
+        st.st_mode & _FMT == kind
+        and st.st_uid == posix.geteuid()
+        and not st.st_mode & 0o022
+        and (kind == _DIR or st.st_nlink == 1)
+    )
+
+
+def trusted_fd(path: str) -> int | None:
+    """A read-only descriptor on the cache file `path` when it is a regular file of
+    ours with one link that nobody else can write, opened without following links;
+    else None. The cache is treated like the state root (secure.py): a file another
+    user planted, or one anybody else could change, is never trusted, whatever key it
+    holds; the slow path rebuilds it, taking the folders back (0700) and refusing,
+    logged, what is not ours. Only the file is checked here, through its descriptor
+    (one fstat: the hook runs this every event): a folder another user can write lets
+    them remove or replace our file, never make one of theirs pass for ours."""
+    try:
+        fd = posix.open(path, posix.O_RDONLY | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if _ours(posix.fstat(fd), _REG):
+            return fd
+    except OSError:
+        pass
+    posix.close(fd)
+    return None

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .conditions import Where, compile_where
+from .index import Index
 from .layout import rule_key, rule_label
 from .spec import Rule, decode_rule
-
-if TYPE_CHECKING:
-    from .index import Index
 
 
 @dataclass(eq=False)

@@ -17,7 +17,7 @@ path, and holds the table of the whole state root):
     cursors/<sensor>.<rule>.json   (the rule key: layout.rule_key)
                            {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
                            one rule's position in the journal, its numbering and chain
-                           head, and the finished batch being delivered (worker.py)
+                           head, and the finished batch being delivered (cursor.py)
 
 Elsewhere in the state root:
 

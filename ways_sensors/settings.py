@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 import msgspec.inspect as mi
 
-from . import roots
+from . import index, roots
 from .errors import UsageError
 from .spec import NAME_RE, Rule, SensorFile
 from .targets import TARGETS, names
@@ -248,7 +248,7 @@ def dig(data: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
 
 def layer_file(layer: str, sensor: str, project: str | None) -> str:
     if layer == "project":
-        folder = roots.project_sensor_dir(os.path.abspath(project or roots.project_dir()))
+        folder = roots.project_sensor_dir(os.path.abspath(project or index.project_dir()))
     else:
         folder = roots.user_sensor_dir()
     for ext in (".yaml", ".yml"):

@@ -201,6 +201,17 @@ def _lock(layout: Layout, session_id: str, spool_dir: str) -> int:
     return lock
 
 
+def transcript_size(path: str | None) -> int:
+    """Where the session file ends as the hook hands an event off (recorded in its entry):
+    the dispatcher may build the entry later, when the file has grown."""
+    if not path:
+        return -1
+    try:
+        return posix.stat(path).st_size
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which nothing can open
+        return 0
+
+
 def append(
     session_id: str,
     event: str,

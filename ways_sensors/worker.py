@@ -14,28 +14,10 @@ It matches, numbers, masks and chains each record (pipeline.py), commits the bat
 (below), then makes one attempt for the whole batch through delivery.py under the
 rule's timeout; a retryable failure backs off and tries the whole batch again.
 
-The cursor file (layout.py `cursor`; 0600, replaced atomically through secure.py: a
-temporary file renamed over it), one JSON object:
-
-    {"active": true, "segment": "0000000001.seg", "offset": <bytes>,
-     "rule_seq": <the last number given>, "hash": <the chain head, 64 hex>,
-     "pending": null | [<record>, ...]}
-
-`pending` is the batch being delivered: each record exactly as the consumer receives
-it (numbered, masked, chained), in order; its last record carries `rule_seq` and, with
-`chain: true`, `hash`. A record holding a lone surrogate is written ASCII-escaped there,
-so the file is always UTF-8 and parses back to the same record. A cursor written before
-batching holds one record (an object) as `pending`, read as a batch of one.
-
-Group commit: a batch is moved past, numbered, chained and made pending in one write,
-then delivered, and `pending` is cleared in a second write once the rule is done with
-it (accepted; best_effort: its one attempt made; permanent: parked). What survives a
-SIGKILL: a kill before the first write changes nothing (the next dispatcher collects
-and numbers the same records again); a kill after it re-sends the whole batch with the
-same `rule_seq`s and hashes, so a consumer may hold part or all of a batch twice
-(`ways sensors verify` skips such duplicates). A move past records this rule does not
-take is saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit):
-a kill loses only the time to skip them again.
+Its cursor (cursor.py: the file's format, group commit and what survives a SIGKILL)
+moves past a batch, numbers, chains and makes it pending in one write; `pending` is
+cleared once the rule is done with it. A move past records this rule does not take is
+saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit).
 
 A worker is handed the session's journal (journal.py: read from a cursor, wait for
 growth), the session's paths and its rule, never the dispatcher; its time comes from a
@@ -51,20 +33,18 @@ handed over on disk, as after a SIGKILL.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Any
 
-from . import chain, counters, delivery, events, index, rules, secure, unfinished
+from . import counters, delivery, events, secure, unfinished
+from .cursor import Batch, encode_cursor, load_cursor
 from .journal import Journal
 from .pipeline import dumps, finish, match
 from .rules import LoadedRule
 from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import Session, read_json
 from .spec import batch_for
-from .targets import Outcome
-from .targets.base import PERMANENT
 
 BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
 LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
@@ -82,65 +62,6 @@ class Clock:
 
     def sleep(self, stop: threading.Event, seconds: float) -> bool:
         return stop.wait(seconds)
-
-
-def load_rules(project: str) -> tuple[str, dict[str, LoadedRule]]:
-    """(index key, {rule key: rule}): the enabled async rules, and the blocking
-    at_least_once ones, whose workers deliver the hook's failed dispatches again."""
-    idx = index.current(project)
-    wanted = rules.enabled(idx, mode="async")
-    for key, rule in rules.enabled(idx, mode="blocking").items():
-        if rule.spec.delivery == "at_least_once":
-            wanted[key] = rule
-    return idx.key, wanted
-
-
-def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
-    """`line` when it is UTF-8; else (a lone surrogate passed through) the record
-    ASCII-escaped, which parses back to the same record."""
-    try:
-        line.decode("utf-8")
-        return line
-    except UnicodeDecodeError:
-        return json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str).encode()
-
-
-def encode_cursor(st: dict[str, Any], lines: list[bytes] | None) -> bytes:
-    """The cursor file's bytes; `lines` are the pending records' JSON, already encoded."""
-    head = {k: v for k, v in st.items() if k != "pending"}
-    empty = json.dumps({**head, "pending": None}, separators=(",", ":")).encode()
-    recs = st.get("pending")
-    if not recs:
-        return empty
-    if lines is None or len(lines) != len(recs):
-        lines = [dumps(r) for r in recs]
-    body = b",".join(lines)
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        body = b",".join(_utf8_line(r, ln) for r, ln in zip(recs, lines, strict=True))
-    return empty[: -len(b"null}")] + b"[" + body + b"]}"  # "pending" is the last key
-
-
-class Batch:
-    """A batch being collected: what the cursor becomes once it is committed."""
-
-    def __init__(self, st: dict[str, Any]) -> None:
-        self.segment: str = st["segment"]
-        self.offset: int = st["offset"]
-        self.rule_seq: int = st["rule_seq"]
-        self.hash: str = st["hash"]
-        self.records: list[dict[str, Any]] = []
-        self.lines: list[bytes] = []
-        self.size = 0
-        self.drops = 0
-        self.redactions = 0
-        self.moved = False
-
-    def add(self, record: dict[str, Any], line: bytes) -> None:
-        self.records.append(record)
-        self.lines.append(line)
-        self.size += len(line)
 
 
 class Worker(threading.Thread):
@@ -186,22 +107,12 @@ class Worker(threading.Thread):
     # --- state ----------------------------------------------------------------------
 
     def _load_state(self) -> dict[str, Any]:
-        st = read_json(self.path)
-        seg, size = self.journal.end
-        if not isinstance(st, dict):
-            s = self.session
-            head = s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name)
-            rule_seq, h = head or (0, chain.GENESIS)
-            st = {"rule_seq": rule_seq, "hash": h, "pending": None}
-            st["segment"], st["offset"] = seg, size  # a new rule sees records from now on
-        elif not st.get("active", True):
-            st["segment"], st["offset"] = seg, size  # re-enabled: not what it missed
-        pending = st.get("pending")
-        if isinstance(pending, dict):  # a cursor from before batching: a batch of one
-            st["pending"] = [pending]
-        elif not (isinstance(pending, list) and pending):
-            st["pending"] = None
-        st["active"] = True
+        s = self.session
+        st = load_cursor(
+            read_json(self.path),
+            self.journal.end,
+            lambda: s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name),
+        )
         if self.sealer is not None:
             self.sealer.restore(st)  # the rule's Merkle tree, as the cursor left it
         self._save(st)
@@ -248,18 +159,17 @@ class Worker(threading.Thread):
             try:
                 progressed = self.step()
             except Exception as exc:  # a bug must not kill the rule silently
-                events.log(
-                    "dispatch.worker_error",
-                    sensor=self.rule.sensor,
-                    rule=self.rule.name,
-                    session=self.session.id,
-                    error=type(exc).__name__,
-                )
+                self._log("dispatch.worker_error", error=type(exc).__name__)
                 self._rewind()
                 progressed = False
                 self.clock.sleep(self.stop, 1.0)
             if not progressed:
                 self.journal.wait(seen, self.stop, NAP)
+
+    def _log(self, kind: str, **fields: object) -> None:
+        """One content-free events.log line about this rule in this session."""
+        r = self.rule
+        events.log(kind, sensor=r.sensor, rule=r.name, session=self.session.id, **fields)
 
     def _rewind(self) -> None:
         """Forget what was read ahead: the next step reads again from the cursor."""
@@ -292,14 +202,7 @@ class Worker(threading.Thread):
                 if drop:
                     for i in matching[:drop]:
                         entries[i] = (seg, entries[i][1], "drop")
-                    events.log(
-                        "dispatch.drop",
-                        sensor=self.rule.sensor,
-                        rule=self.rule.name,
-                        session=self.session.id,
-                        count=drop,
-                        cap=r.queue_cap,
-                    )
+                    self._log("dispatch.drop", count=drop, cap=r.queue_cap)
             self.read_at = (seg, entries[-1][1])
             entries.reverse()  # pop() from the end is the oldest
             self.buffer = entries
@@ -323,12 +226,11 @@ class Worker(threading.Thread):
         """The record at the head could not be finished (unfinished.py): park it
         withheld, or back off and let the next step try it again."""
         cause, tries = self.held  # type: ignore[misc]
-        log = dict(sensor=self.rule.sensor, rule=self.rule.name, session=self.session.id)
         if unfinished.park_now(cause, tries):
             self._park_withheld(cause)
             return
         self.tally.count("retries")
-        events.log("dispatch.record_held", **log, cause=cause, tries=tries)
+        self._log("dispatch.record_held", cause=cause, tries=tries)
         self.retrying = True
         self._rewind()
         if not self.clock.sleep(self.stop, self.hold_backoff):
@@ -352,14 +254,7 @@ class Worker(threading.Thread):
             return
         self._commit(b)
         self.tally.count("rejected")
-        events.log(
-            "dispatch.record_withheld",
-            sensor=self.rule.sensor,
-            rule=self.rule.name,
-            session=self.session.id,
-            cause=cause,
-            rule_seq=b.rule_seq,
-        )
+        self._log("dispatch.record_withheld", cause=cause, rule_seq=b.rule_seq)
 
     def _collect(self) -> Batch | None:
         """Take records into a batch (the module docstring says how many, how long);
@@ -429,13 +324,7 @@ class Worker(threading.Thread):
                 self.held = (unfinished.cause_of(exc), tries + 1)
                 return False
             self.tally.count("lost")  # best_effort: as a failed attempt would be
-            events.log(
-                "dispatch.unsendable_record",
-                sensor=self.rule.sensor,
-                rule=self.rule.name,
-                session=self.session.id,
-                error=type(exc).__name__,
-            )
+            self._log("dispatch.unsendable_record", error=type(exc).__name__)
             return True
         if self.held is not None:
             self.held, self.retrying = None, False
@@ -485,52 +374,21 @@ class Worker(threading.Thread):
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
         tap.offer(self.rule.label, self.lines, self.session.layout.root)
-        if not self._until_settled(recs, split=True):
+        settled = delivery.until_settled(
+            self.rule,
+            recs,
+            self.lines,
+            session=self.session.id,
+            tally=self.tally,
+            sleep=lambda seconds: self.clock.sleep(self.stop, seconds),
+            retrying=lambda now: setattr(self, "retrying", now),
+        )
+        if not settled:
             return  # stopped: leave it pending on disk for the next dispatcher
         self.state["pending"] = None
         self.lines = None
         self._save()
         self.last_sent = self.clock.now()
-
-    def _until_settled(self, recs: list[dict[str, Any]], split: bool = False) -> bool:
-        """Attempts until delivery.settle is done with `recs`; False when told to stop.
-        A permanent failure of several records (`split`) is tried again one record at a
-        time: one record's trouble (a path no record may take, a body the consumer
-        refuses) must not park the records batched with it."""
-        backoff = delivery.BACKOFF_FIRST
-        while True:
-            outcome = self.deliver(recs)
-            if split and len(recs) > 1 and outcome.status == PERMANENT:
-                for rec in recs:
-                    self.lines = [dumps(rec)]
-                    if not self._until_settled([rec]):
-                        return False
-                return True
-            settled = delivery.settle(
-                self.rule,
-                recs,
-                outcome,
-                session=self.session.id,
-                tally=self.tally,
-            )
-            self.tally.flush()  # the attempt's counts, before the cursor moves on
-            if settled:
-                self.retrying = False
-                return True
-            self.retrying = True
-            if self.clock.sleep(self.stop, delivery.next_wait(backoff, outcome)):
-                return False
-            backoff = min(backoff * 2, delivery.BACKOFF_CAP)
-
-    def deliver(self, recs: list[dict[str, Any]]) -> Outcome:
-        """One attempt for the batch, under the rule's timeout; counted and logged."""
-        return delivery.attempt(
-            self.rule,
-            recs,
-            session=self.session.id,
-            tally=self.tally,
-            lines=self.lines,
-        )
 
     def done(self) -> bool:
         """Nothing left to deliver: at the committed journal end, nothing pending."""

@@ -36,6 +36,7 @@ def record(n: int, section: str = "tool_call", **over) -> dict:
         "section": section,
         "seq": 10 + n,
         "session_id": "sess-1",
+        "agent": "claude-code",
         "agent_id": None,
         "agent_type": "main",
         "timestamp": f"2026-10-06T09:14:0{n}.123Z",
@@ -118,6 +119,7 @@ def test_a_batch_is_one_request_the_official_definitions_decode(receiver):
         "prompt.id": ("string_value", "p-1"),
         "gen_ai.tool.name": ("string_value", "Bash"),
         "gen_ai.tool.call.id": ("string_value", "toolu_1"),
+        "ways.agent.name": ("string_value", "claude-code"),
         "ways.sensor": ("string_value", "ship"),
         "ways.rule": ("string_value", "otel"),
         "ways.rule_seq": ("int_value", 1),
@@ -434,5 +436,37 @@ def test_gzip_through_the_dispatcher(install, tmp_path):
         ScriptedSession(install, tmp_path / "t").play()
         assert wait_until(lambda: len(log_records(server)) == TOTAL, timeout=60)
         assert all(gzip.decompress(r) for r in server.raw) and server.errors == []
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    ("agent", "fixture", "argv_event"),
+    [("codex", "CODEX", False), ("gemini", "GEMINI", False), ("cursor", "CURSOR", False),
+     ("copilot", "COPILOT", True)],
+)  # fmt: skip
+def test_the_resource_names_the_real_agent(install, agent, fixture, argv_event):
+    """A recorded session of each agent through its wired hook and the real dispatcher:
+    the OTLP resource (and each log record) names that agent, not claude-code."""
+    from ..agents import fixtures
+
+    fx = fixtures.load(getattr(fixtures, fixture))
+    server = Server("otlp")
+    try:
+        install.sensor(
+            "ship",
+            "rules:\n  otel:\n    sections: [session_start, user_prompt, tool_call, "
+            "tool_result, assistant_response, session_end]\n"
+            f"    dispatch: {{otlp: {{endpoint: 'http://127.0.0.1:{server.port}'}}}}\n",
+        )
+        fixtures.replay(install, fx, agent, argv_event=argv_event)
+        fixtures.dispatch(install, fx.session_id)
+        assert server.errors == [] and log_records(server)
+        for req in server.requests:
+            for rl in req.resource_logs:
+                assert attrs(rl.resource.attributes)["ways.agent.name"] == ("string_value", agent)
+                for sl in rl.scope_logs:
+                    for lr in sl.log_records:
+                        assert attrs(lr.attributes)["ways.agent.name"] == ("string_value", agent)
     finally:
         server.close()

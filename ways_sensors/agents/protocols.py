@@ -85,6 +85,12 @@ class Face(Protocol):
         size in the spool entry."""
         ...
 
+    @property
+    def VERBATIM(self) -> Mapping[str, Mapping[str, bytes]]:
+        """Event -> {record path: the top-level payload key its tool records copy it
+        from as is}: what the hook decides a blocking rule's `where` on (prefilter.py)."""
+        ...
+
     def sections_for(self, event: str, field: Callable[[bytes], str | None]) -> tuple[str, ...]:
         """The sections one event can yield; `field(key)` reads a top-level string value
         from the raw payload (for events whose sections depend on the payload)."""

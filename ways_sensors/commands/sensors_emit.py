@@ -11,7 +11,7 @@ import argparse
 import json
 import time
 
-from .. import launch, layout, roots, spool
+from .. import index, launch, layout, spool
 from ..errors import InvalidError, UsageError
 from ..records import WAY_EVENT
 from . import read_json_object
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     if data.get("kind") not in KINDS:
         raise InvalidError(f"a way_event's kind is one of {', '.join(KINDS)}")
     body = json.dumps({**data, "session_id": args.session, "hook_event_name": WAY_EVENT})
-    spool.append(args.session, WAY_EVENT, time.time_ns(), roots.project_dir(), body.encode())
+    spool.append(args.session, WAY_EVENT, time.time_ns(), index.project_dir(), body.encode())
     launch.ensure_dispatcher(args.session)
     print(f"way_event ({data['kind']}) handed to session {args.session}")
     return 0

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import agents, roots
+from .. import agents, index
 from ..conditions import resolve
 from ..errors import UsageError
 from ..layers import Catalog, LoadedSensor, load
@@ -184,7 +184,7 @@ def session_records(
     path = transcript_for(session, transcript, adapter)
     replay = adapter.replay(path)
     records = [
-        envelope(d, i, replay.session_id, roots.project_dir())
+        envelope(d, i, replay.session_id, index.project_dir())
         for i, d in enumerate(replay.drafts(), 1)
     ]
     return path, records

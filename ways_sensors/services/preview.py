@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .. import agents, previews, roots
+from .. import agents, index, previews
 from ..agents.kit import sessionfile
 from ..errors import UsageError
 from ..layers import Catalog, LoadedSensor, load
@@ -86,9 +86,9 @@ def transcript_for(
 ) -> str:
     """The transcript to replay: the path given, the session's, or the project's newest."""
     adapter = adapter or agents.adapter(agents.DEFAULT)
-    path = transcript or adapter.find_session_file(roots.project_dir(), session)
+    path = transcript or adapter.find_session_file(index.project_dir(), session)
     if not path or not os.path.exists(path):
-        where = f"session {session}" if session else f"project {roots.project_dir()}"
+        where = f"session {session}" if session else f"project {index.project_dir()}"
         raise UsageError(
             f"no transcript found for {where}", hint="pass --transcript FILE or --session ID"
         )
@@ -118,7 +118,7 @@ def preview(
     prev = "0" * 64
     for i, draft in enumerate(replay.drafts(), 1):
         total += 1
-        rec = envelope(draft, i, replay.session_id, roots.project_dir())
+        rec = envelope(draft, i, replay.session_id, index.project_dir())
         if not match(loaded, rec):
             continue
         matched[rec["section"]] += 1

@@ -9,9 +9,11 @@ own that would fight the rule's watchdog, so the request is written here by hand
 The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase keys,
 64-bit integers as decimal strings, enums as numbers):
 
-    {"resourceLogs": [{
+    {"resourceLogs": [{ one per agent in the batch (a batch is one session: one agent)
       "resource": {"attributes": [service.name, service.version, host.name,
-                                  ways.agent.name, + the spec's `resource`]},
+                                  ways.agent.name (the records' `agent`: claude-code,
+                                  codex, gemini, cursor, copilot; left out when the
+                                  rule's `fields` drop it), + the spec's `resource`]},
       "scopeLogs": [{"scope": {"name": "ways-sensors", "version": V},
         "logRecords": [one per section record, in batch order:
           {"timeUnixNano": the record's `timestamp`, "observedTimeUnixNano": now,
@@ -20,7 +22,7 @@ The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase 
            "body": {"stringValue": the record as canonical JSON, `chain` included},
            "attributes": [session.id, gen_ai.conversation.id, prompt.id?,
              gen_ai.agent.id? gen_ai.agent.name? (subagents), gen_ai.tool.name?
-             gen_ai.tool.call.id? (tool sections), ways.sensor, ways.rule,
+             gen_ai.tool.call.id? (tool sections), ways.agent.name?, ways.sensor, ways.rule,
              ways.rule_seq (int), ways.seq? (int), ways.section, ways.hook_event?,
              ways.test? (bool)]}]}]}]}
 
@@ -81,7 +83,6 @@ BATCH_DEFAULT = (512, 0.2)  # (max_records, max_delay seconds) when the rule set
 LOGS_PATH = "/v1/logs"
 TRACES_PATH = "/v1/traces"
 SERVICE_NAME = "ways-sensors"
-AGENT_NAME = "claude-code"  # the harness whose hooks produce the records
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 AUTH_STATUS = frozenset({401, 403})  # retried with backoff: about the credential, not the record
 SEVERITY = {"INFO": 9, "WARN": 13}  # OTLP SeverityNumber
@@ -175,6 +176,7 @@ def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
             ("gen_ai.tool.call.id", data.get("tool_use_id")),
         ]
     pairs += [
+        ("ways.agent.name", record.get("agent")),
         ("ways.sensor", record.get("sensor")),
         ("ways.rule", record.get("rule")),
         ("ways.rule_seq", record.get("rule_seq")),
@@ -201,7 +203,9 @@ def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
     return out
 
 
-def resource_attrs(spec: OtlpTarget) -> list[dict[str, Any]]:
+def resource_attrs(spec: OtlpTarget, agent: str | None = None) -> list[dict[str, Any]]:
+    """The resource of the records of one agent (the record's `agent`, which names the
+    client whose hooks produced it; None when the rule's fields dropped it)."""
     import socket
 
     from .. import __version__
@@ -210,7 +214,7 @@ def resource_attrs(spec: OtlpTarget) -> list[dict[str, Any]]:
         "service.name": SERVICE_NAME,
         "service.version": __version__,
         "host.name": socket.gethostname(),
-        "ways.agent.name": AGENT_NAME,
+        "ways.agent.name": agent or "",
     }
     base.update(spec.resource)  # the sensor file overrides, service.name included
     return _attrs(list(base.items()))
@@ -221,17 +225,23 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
     from .. import __version__
 
     observed = time.time_ns()
+    by_agent: dict[str | None, list[dict[str, Any]]] = {}
+    for item in batch:
+        agent = item.record.get("agent")
+        key = agent if isinstance(agent, str) and agent else None
+        by_agent.setdefault(key, []).append(log_record(item.record, observed))
     return {
         "resourceLogs": [
             {
-                "resource": {"attributes": resource_attrs(spec)},
+                "resource": {"attributes": resource_attrs(spec, agent)},
                 "scopeLogs": [
                     {
                         "scope": {"name": SERVICE_NAME, "version": __version__},
-                        "logRecords": [log_record(item.record, observed) for item in batch],
+                        "logRecords": logs,
                     }
                 ],
             }
+            for agent, logs in by_agent.items()
         ]
     }
 

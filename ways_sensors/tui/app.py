@@ -1,12 +1,11 @@
 """The sensors tab's app and main screen: the table, live counts and every action.
 
-Every action goes through the service layer the commands use: toggles and saves
-through services/settings.py's writer (comments kept), copy, rename and delete through
-services/files.py, preview and fire through services/preview.py and services/fire.py.
-About once a second the screen takes a status snapshot (the counters `ways status`
-reads) and rewrites the count cells and the footer; when a sensor file, config.yaml or
-the preview record changed on disk (another `ways` command, an editor), it reloads
-the table, keeping the selected row.
+Every action goes through the service layer the commands use: toggles and saves through
+services/settings.py's writer (comments kept), copy, rename and delete through
+services/files.py, preview and fire through services/preview.py and fire.py. About
+once a second the screen takes a status snapshot (the counters `ways status` reads) and
+rewrites the count cells and the footer; when a sensor file, config.yaml or the preview
+record changed on disk (another command, an editor), it reloads, keeping the row.
 """
 
 from __future__ import annotations
@@ -32,8 +31,6 @@ from .screens import ConfirmDialog, HelpScreen, NameDialog, PreviewScreen
 from .style import CSS
 
 LIVE_NOTE = "toggles and saves take effect in running sessions at their next event"
-
-
 STATE_STYLE = {"on": "bold green", "refused": "bold red", "error": "bold red"}
 
 

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import roots
+from .. import index, roots
 from ..services.catalog import Listing, RuleRow, SensorRow
 from ..services.fire import FireResult
 from ..services.status import Snapshot
@@ -275,7 +275,7 @@ def signature() -> tuple[Any, ...]:
     folders = (
         roots.shipped_sensor_dir(),
         roots.user_sensor_dir(),
-        roots.project_sensor_dir(roots.project_dir()),
+        roots.project_sensor_dir(index.project_dir()),
     )
     paths = [roots.config_file(), os.path.join(roots.state_root(), "previews.json")]
     for folder in folders:

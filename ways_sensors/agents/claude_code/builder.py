@@ -21,40 +21,22 @@ from typing import Any, TypeVar
 
 from ...events import iso_utc
 from ...records import Draft
-from .. import tool_kinds
 from ..drafting import split_mcp
 from ..kit import building
 from ..kit.building import guarded
 from . import links, usage
+from .payload import extra_of, tool_data
 from .tracker import MakeDraft, Tracker
 
 T = TypeVar("T")
 
-# the envelope's fields: never repeated under data.extra
-COMMON = frozenset({"session_id", "hook_event_name", "prompt_id", "agent_id", "agent_type"})
 # how long a Stop's reply waits for its last API call to reach the transcript (the
 # client may write it just after the hook ran), re-reading every USAGE_POLL seconds, and
 # only while the file is being written (usage.fresh); then the reply goes out without
 # usage, saying so
 USAGE_WAIT = 2.0
+CLIENT_WRITTEN = ("<task-notification>",)  # prompts the client writes itself
 USAGE_POLL = 0.025
-
-
-def _extra(payload: dict[str, Any], used: set[str]) -> dict[str, Any]:
-    extra = {k: v for k, v in payload.items() if k not in COMMON and k not in used}
-    if "agent_type" in payload and not payload.get("agent_id"):
-        extra["agent_type"] = payload["agent_type"]  # --agent sessions: still the main agent
-    return extra
-
-
-def _tool_data(p: dict[str, Any]) -> dict[str, Any]:
-    name = p.get("tool_name")
-    data: dict[str, Any] = {"tool_name": name, "tool_use_id": p.get("tool_use_id")}
-    mcp = split_mcp(name) if isinstance(name, str) else None
-    if mcp:
-        data["mcp_server"], data["mcp_tool"] = mcp
-    data.update(tool_kinds.describe(name, p.get("tool_input"), tool_kinds.CLAUDE_CODE))
-    return data
 
 
 class Builder:
@@ -105,26 +87,44 @@ class Builder:
     # --- one method per hook event -------------------------------------------------
 
     def user_prompt_submit(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
-        return [draft("user_prompt", {"prompt": p.get("prompt"), "extra": _extra(p, {"prompt"})})]
+        """A prompt that begins a turn is a user_prompt; one whose prompt_id is the
+        running turn's and whose text waits in the client's input queue (or was seen
+        leaving it) was typed while the agent worked and absorbed into that turn: a
+        queued_message (tracker.py, exported once whichever sighting comes first). A
+        `<task-notification>` block is written by the client, not typed: `origin`."""
+        prompt, pid, t = p.get("prompt"), p.get("prompt_id"), self.tracker
+        if isinstance(pid, str) and pid in t.prompts:
+            found = self._sync(p, draft)  # its queue entry is on disk before this hook
+            if t.in_queue(prompt):
+                return [*found, *t.submitted(prompt, draft)]
+            return [*found, self._prompt(p, prompt, draft)]  # sent again, not queued
+        if isinstance(pid, str):
+            t.prompts = [*t.prompts[-63:], pid]
+        return [self._prompt(p, prompt, draft)]
+
+    def _prompt(self, p: dict[str, Any], prompt: Any, draft: MakeDraft) -> Draft:
+        client = isinstance(prompt, str) and prompt.lstrip().startswith(CLIENT_WRITTEN)
+        data = {"prompt": prompt, "origin": "client" if client else "human"}
+        return draft("user_prompt", {**data, "extra": extra_of(p, {"prompt"})})
 
     def pre_tool_use(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
-        data = _tool_data(p)
+        data = tool_data(p)
         data["input"] = p.get("tool_input")
-        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "tool_input"})
+        data["extra"] = extra_of(p, {"tool_name", "tool_use_id", "tool_input"})
         return [draft("tool_call", data)]
 
     def post_tool_use(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
-        data = _tool_data(p)
+        data = tool_data(p)
         data["status"] = "success"
         data["output"] = p.get("tool_response")
-        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "tool_response"})
+        data["extra"] = extra_of(p, {"tool_name", "tool_use_id", "tool_response"})
         return [draft("tool_result", data), *self._sync(p, draft)]
 
     def post_tool_use_failure(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
-        data = _tool_data(p)
+        data = tool_data(p)
         data["status"] = "failure"
         data["error"] = p.get("error")
-        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "error"})
+        data["extra"] = extra_of(p, {"tool_name", "tool_use_id", "error"})
         return [draft("tool_result", data), *self._sync(p, draft)]
 
     def stop(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
@@ -167,7 +167,7 @@ class Builder:
                 {
                     "text": text if isinstance(text, str) else "",
                     **spent,
-                    "extra": _extra(p, {"last_assistant_message"}),
+                    "extra": extra_of(p, {"last_assistant_message"}),
                 },
             )
         )
@@ -184,7 +184,7 @@ class Builder:
                     "phase": "start",
                     "agent_id": aid,
                     "agent_type": p.get("agent_type"),
-                    "extra": _extra(p, set()),
+                    "extra": extra_of(p, set()),
                 },
             )
         ]
@@ -195,7 +195,7 @@ class Builder:
         internal = not kind or (self.tracker.started and aid not in self.tracker.agents)
         agent_type = "internal" if internal else kind
         text = p.get("last_assistant_message")
-        extra = _extra(p, {"last_assistant_message"})
+        extra = extra_of(p, {"last_assistant_message"})
         state, decisions = None, []
         path = p.get("agent_transcript_path")
         deadline, size = time.monotonic() + USAGE_WAIT, -1
@@ -237,7 +237,7 @@ class Builder:
             data["previous_session_id"] = (
                 links.previous(p, self._transcript_size, self._ts_ns) if self.transcript else None
             )
-        data["extra"] = _extra(p, {"source", "model"})
+        data["extra"] = extra_of(p, {"source", "model"})
         out = [draft("session_start", data)]
         if p.get("source") == "compact":
             out.append(
@@ -247,7 +247,7 @@ class Builder:
                         "phase": "after",
                         "trigger": t.compact_trigger,
                         "instructions": None,
-                        "extra": _extra(p, {"source", "model"}),
+                        "extra": extra_of(p, {"source", "model"}),
                     },
                 )
             )
@@ -261,12 +261,12 @@ class Builder:
             if not turn.stopped and turn.text:
                 out.append(self.tracker.recovered(turn, draft))
         self.tracker.turns = []
-        out.append(draft("session_end", building.session_end(p, _extra)))
+        out.append(draft("session_end", building.session_end(p, extra_of)))
         return out
 
     def pre_compact(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         self.tracker.compact_trigger = p.get("trigger")
-        return [draft("compaction", building.compaction(p, _extra))]
+        return [draft("compaction", building.compaction(p, extra_of))]
 
     def post_compact(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
         summary = p.get("compact_summary")
@@ -277,7 +277,7 @@ class Builder:
                     "phase": "summary",
                     "trigger": p.get("trigger"),
                     "summary": summary if isinstance(summary, str) else None,
-                    "extra": _extra(p, {"trigger", "compact_summary"}),
+                    "extra": extra_of(p, {"trigger", "compact_summary"}),
                 },
             )
         ]
@@ -296,7 +296,7 @@ class Builder:
         data["mode"] = p.get("permission_mode")
         data["suggestions"] = p.get("permission_suggestions")
         used = {"tool_name", "tool_input", "permission_mode", "permission_suggestions"}
-        data["extra"] = _extra(p, used)
+        data["extra"] = extra_of(p, used)
         return [draft("permission", data)]
 
     def permission_denied(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
@@ -315,7 +315,7 @@ class Builder:
             "input": p.get("tool_input"),
         }
         used = {"tool_name", "tool_use_id", "tool_input", "permission_mode", "reason"}
-        data["extra"] = _extra(p, used)
+        data["extra"] = extra_of(p, used)
         return [draft("permission", data)]
 
     def notification(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
@@ -323,7 +323,7 @@ class Builder:
             "type": p.get("notification_type"),
             "message": p.get("message"),
             "title": p.get("title"),
-            "extra": _extra(p, {"notification_type", "message", "title"}),
+            "extra": extra_of(p, {"notification_type", "message", "title"}),
         }
         return [draft("notification", data)]
 
@@ -345,7 +345,7 @@ class Builder:
             "error": p.get("error"),
             "details": p.get("error_details"),
             "text": text if isinstance(text, str) else None,
-            "extra": _extra(p, {"error", "error_details", "last_assistant_message"}),
+            "extra": extra_of(p, {"error", "error_details", "last_assistant_message"}),
         }
         out.append(draft("error", data))
         return out

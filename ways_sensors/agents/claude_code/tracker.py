@@ -4,10 +4,14 @@ Two sections come from the transcript, through the per-session `Tracker` (persis
 the dispatcher as JSON, so "exported once" survives restarts):
 
 * `queued_message`: each message typed while the agent worked and absorbed into the
-  running turn: a `queue-operation` enqueue later `remove`d, or a `queued_command`
-  attachment (one matching an absorbed enqueue is not exported again). Every prompt
-  passes through the queue; one that is `dequeue`d became a turn of its own and is the
-  user_prompt record. Task notifications are not typed; `popAll` was pulled back.
+  running turn. The client leaves up to three sightings of one: a `queue-operation`
+  enqueue later `remove`d, a `queued_command` attachment, and a UserPromptSubmit that
+  repeats the running turn's prompt_id (builder.py); whichever is read first is
+  exported, the others are skipped (`sighting`), so it goes out once, never also as a
+  user_prompt. Every prompt passes through the queue; one that is `dequeue`d became a
+  turn of its own and is the user_prompt record. Task notifications are not typed (a
+  UserPromptSubmit carrying one is a user_prompt marked `origin: client`); `popAll`
+  was pulled back.
 * `assistant_response` for replies that never reached a `Stop` (interrupted): the
   tracker splits the transcript into turns at each prompt-like user line; a `Stop`
   marks the newest turn as answered (its text comes from the payload's
@@ -39,6 +43,7 @@ from ..kit import sessionfile
 from . import permissions, transcript, usage
 
 MAX_SEEN = 4096
+SIGHTINGS = ("remove", "attachment", "submit")  # of one queued message (module docstring)
 MAX_CALLS = 128  # recent tool calls remembered for joining requests and decisions
 MAX_DECIDED = 1024
 MAX_AGENT_FILE = 256 << 20  # a subagent file larger than this is not read for usage
@@ -63,7 +68,8 @@ class Tracker:
     started: bool = False
     turns: list[Turn] = field(default_factory=list)
     pending_stops: int = 0
-    queued: list[str] = field(default_factory=list)  # digests of exported, unmatched enqueues
+    queued: list[list[Any]] = field(default_factory=list)  # [digest, [sightings]] exported
+    prompts: list[str] = field(default_factory=list)  # prompt_ids UserPromptSubmit began
     pending: list[list[Any]] = field(default_factory=list)  # [digest, text, ts] still in the queue
     seen: list[str] = field(default_factory=list)  # recent line uuids (resumes repeat lines)
     agents: list[str] = field(default_factory=list)  # agent ids seen at SubagentStart
@@ -74,6 +80,8 @@ class Tracker:
 
     def __post_init__(self) -> None:
         self._seen = set(self.seen)  # membership; the list keeps the order
+        # an older build.json kept bare digests of removals whose attachment follows
+        self.queued = [[e, ["remove"]] if isinstance(e, str) else e for e in self.queued]
         self.stats = sessionfile.ReadStats()  # this process's reading, for the logs only
 
     def to_json(self) -> str:
@@ -96,7 +104,9 @@ class Tracker:
         tracker = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
         want = [t for t, h in zip(tracker.turns, held, strict=True) if h and t.text is None]
         if want or any(e[1] is None for e in tracker.pending):
-            _reread(tracker, want)
+            from .reread import reread
+
+            reread(tracker, want)
         return tracker
 
     # --- reading the transcript -------------------------------------------------------
@@ -234,6 +244,34 @@ class Tracker:
 
     # --- one transcript line ------------------------------------------------------------
 
+    def sighting(self, dig: str, source: str) -> bool:
+        """True the first time a queued message is seen; False for its other sightings
+        (SIGHTINGS: each of one message's is seen once, in any order)."""
+        for e in self.queued:
+            if e[0] == dig and source not in e[1]:
+                e[1].append(source)
+                if len(e[1]) == len(SIGHTINGS):
+                    self.queued.remove(e)  # all seen: a later equal text is a new one
+                return False
+        self.queued = [*self.queued[-255:], [dig, [source]]]
+        return True
+
+    def in_queue(self, text: Any) -> bool:
+        """Whether `text` waits in the input queue or was already seen leaving it."""
+        if not isinstance(text, str) or not text.strip():
+            return False
+        dig = _digest(text)
+        return any(e[0] == dig for e in self.pending) or any(e[0] == dig for e in self.queued)
+
+    def submitted(self, text: Any, draft: MakeDraft) -> list[Draft]:
+        """A UserPromptSubmit in the running turn (its prompt_id already began one): a
+        message typed while the agent worked, absorbed into the turn."""
+        if not isinstance(text, str) or not text.strip():
+            return []
+        if not self.sighting(_digest(text), "submit"):
+            return []
+        return [self._queued(text, None, draft, "submitted")]
+
     def _queued(self, text: str, ts: str | None, draft: MakeDraft, how: str) -> Draft:
         d = draft("queued_message", {"text": text, "via": how}, agent_id=None, agent_type="main")
         if ts:
@@ -276,7 +314,8 @@ class Tracker:
                 self.pending.remove(entry)
             return []
         self.pending.remove(entry)
-        self.queued = [*self.queued[-255:], entry[0]]  # its queued_command attachment follows
+        if not self.sighting(entry[0], "remove"):
+            return []
         return [self._queued(entry[1], entry[2] or ts, draft, "absorbed")]
 
     def _line(self, obj: dict[str, Any], ts: str | None, draft: MakeDraft) -> list[Draft]:
@@ -295,9 +334,7 @@ class Tracker:
             text = transcript.message_text(att.get("prompt"))
             if not text.strip():
                 return []
-            dig = _digest(text)
-            if dig in self.queued:
-                self.queued.remove(dig)
+            if not self.sighting(_digest(text), "attachment"):
                 return []
             return [self._queued(text, ts, draft, "attachment")]
         if kind == "user":
@@ -346,47 +383,3 @@ def _digest(text: str) -> str:
         return hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:24]
     except Exception:
         return hashlib.sha256(data).hexdigest()[:24]
-
-
-REREAD_MAX = 32 << 20  # how far back from the offset a restart looks for lost texts
-
-
-def _reread(t: Tracker, turns: list[Turn]) -> None:
-    """After a restart: the reply texts of `turns` (by message id) and the queued texts
-    of `t.pending` (by digest), read again from the transcript's last REREAD_MAX bytes
-    before the offset. A text not found is given up, logged content-free."""
-    by_msg = {turn.msg: turn for turn in turns if turn.msg}
-    needs = {e[0] for e in t.pending if e[1] is None and e[0]}
-    found: dict[str, str] = {}
-    if t.transcript and (by_msg or needs):
-        needles = [json.dumps(m).encode() for m in by_msg] + [b'"enqueue"'] * bool(needs)
-        uuids: set[str] = set()
-        start = max(0, t.offset - REREAD_MAX)
-        data = sessionfile.read_at(t.transcript, start, t.offset - start) or b""
-        for line in data.split(b"\n")[1 if start else 0 :]:
-            if not any(n in line for n in needles):
-                continue
-            for obj in sessionfile.decode_line(line):
-                uid = obj.get("uuid")
-                if obj.get("isSidechain") or (isinstance(uid, str) and uid in uuids):
-                    continue  # as sync skips them: a resume repeats lines
-                if isinstance(uid, str):
-                    uuids.add(uid)
-                msg = _m if isinstance(_m := obj.get("message"), dict) else {}
-                mid = msg.get("id")
-                turn = by_msg.get(mid) if obj.get("type") == "assistant" and mid else None
-                if turn is not None:
-                    text = transcript.message_text(msg.get("content"))
-                    if text:
-                        turn.text = turn.text + "\n" + text if turn.text else text
-                content = obj.get("content")
-                if obj.get("operation") == "enqueue" and isinstance(content, str) and needs:
-                    found.setdefault(_digest(content), content)
-    for e in t.pending:
-        if e[1] is None:
-            e[1] = found.get(e[0], "")
-    lost = sum(1 for turn in turns if not turn.text) + sum(1 for d in needs if d not in found)
-    if lost:
-        from ...events import log
-
-        log("tracker.text_not_found", texts=lost)

@@ -1,0 +1,176 @@
+"""The drain against what the same work costs: the dispatcher beside a minimal pipeline.
+
+Per run, on one throwaway install, N spooled PreToolUse records (each its own
+tool_use_id and command), one rule: `tool_call`, masking on, `chain: true`,
+`at_least_once`, a file target with its default batch (512 records, no wait):
+
+  dispatcher   `ways sensors dispatch` on the spool, from its start to the last record
+               in the file (the real process: build loop, journal, the rule's worker,
+               its cursor, the file target)
+  reference    this process, one thread, the same spool segments: parse each frame and
+               its payload, make the tool_call record (the envelope and the payload's
+               tool fields; no adapter, no transcript), mask it with the same masking,
+               chain it (sha256 over the canonical JSON), append to a file in fsynced
+               batches of 512
+
+Runs interleaved (dispatcher, reference, dispatcher, ...); medians of records per
+second and the ratio reference / dispatcher from the same runs. The goal (issue 20
+item 12): the dispatcher within 2x of the reference. With --profile DIR, one more
+dispatcher run with every thread under cProfile (one .prof file per thread in DIR).
+
+Usage: python bench/drain_bench.py [--records N] [--runs R] [--profile DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from batch_bench import WAYS, install, payload
+
+SID = "bench-drain"
+BATCH = 512
+
+PROFILE = r"""
+import cProfile, marshal, os, signal, sys, threading
+out = sys.argv.pop(1)
+profiles = []
+inner = threading.Thread._bootstrap_inner
+def bootstrap(self):
+    p = cProfile.Profile()
+    profiles.append((self.name, p))
+    p.enable()
+    try:
+        inner(self)
+    finally:
+        p.disable()
+threading.Thread._bootstrap_inner = bootstrap
+main_profile = cProfile.Profile()
+profiles.append(("main", main_profile))
+def dump(*_):
+    main_profile.disable()
+    for i, (name, p) in enumerate(profiles):
+        p.snapshot_stats()
+        with open(os.path.join(out, f"{i}-" + name.replace("/", "_") + ".prof"), "wb") as f:
+            marshal.dump(p.stats, f)
+    os._exit(0)
+signal.signal(signal.SIGTERM, dump)
+main_profile.enable()
+from ways_sensors.cli import main
+sys.exit(main())
+"""
+
+
+def spooled(root: Path, records: int) -> tuple[dict[str, str], object]:
+    env, count = install(root, "file", False, None)
+    os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
+    from ways_sensors import spool
+
+    for i in range(records):
+        spool.append(SID, "PreToolUse", time.time_ns(), env["CLAUDE_PROJECT_DIR"], payload(SID, i))
+    return env, count
+
+
+def dispatcher(records: int, profile: str | None = None) -> float:
+    """Records per second of the real dispatcher, from its start to the last record."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env, count = spooled(Path(tmp), records)
+        argv = [WAYS, "sensors", "dispatch", "--session", SID]
+        if profile:
+            argv = [sys.executable, "-c", PROFILE, profile, *argv[1:]]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
+        try:
+            while count() < records:  # type: ignore[operator]
+                if time.perf_counter() - t0 > 900 or proc.poll() is not None:
+                    raise SystemExit(f"the drain stopped at {count()} of {records}")  # type: ignore[operator]
+                time.sleep(0.002)
+            return records / (time.perf_counter() - t0)
+        finally:
+            proc.terminate() if profile else proc.kill()
+            proc.wait()
+
+
+def reference(records: int) -> float:
+    """Records per second of the minimal pipeline on the same spool."""
+    import hashlib
+    import json
+
+    from ways_sensors import chain, redact, spool
+    from ways_sensors import records as recs
+    from ways_sensors.events import iso_utc
+    from ways_sensors.pipeline import dumps
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env, _ = spooled(Path(tmp), records)
+        folder = Path(env["XDG_STATE_HOME"]) / "agent-ways" / "sessions" / SID / "spool"
+        out = Path(tmp) / "reference.jsonl"
+        t0 = time.perf_counter()
+        prev, seq, batch = chain.GENESIS, 0, []
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            for name in spool.segment_names(str(folder)):
+                data = (folder / name).read_bytes()
+                for _, _, body in spool.scan_frames(data):
+                    entry = spool.parse_entry(body)
+                    assert entry is not None
+                    p = json.loads(entry.payload)
+                    data = {
+                        "tool_name": p.get("tool_name"),
+                        "tool_use_id": p.get("tool_use_id"),
+                        "input": p.get("tool_input"),
+                    }
+                    ts = iso_utc(entry.ts_ns)
+                    draft = recs.Draft("tool_call", entry.event, ts, data)
+                    seq += 1
+                    rec = recs.envelope(draft, seq, SID, entry.project)
+                    rec.update(sensor="bench", rule="calls", rule_seq=seq)
+                    rec = redact.mask_record(rec)
+                    h = hashlib.sha256(prev.encode() + b"\n" + chain.canonical(rec))
+                    rec["chain"] = {"prev": prev, "hash": h.hexdigest()}
+                    prev = rec["chain"]["hash"]
+                    batch.append(dumps(rec) + b"\n")
+                    if len(batch) == BATCH:
+                        os.write(fd, b"".join(batch))
+                        os.fsync(fd)
+                        batch = []
+            if batch:
+                os.write(fd, b"".join(batch))
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        assert seq == records
+        return records / (time.perf_counter() - t0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--profile", metavar="DIR", help="profile one more dispatcher run")
+    args = ap.parse_args()
+    disp, ref = [], []
+    for _ in range(args.runs):
+        disp.append(dispatcher(args.records))
+        ref.append(reference(args.records))
+    d, r = statistics.median(disp), statistics.median(ref)
+    print(f"{args.runs} interleaved runs of {args.records:,} records; records/s, median (min..max)")
+    print(f"  dispatcher  {d:8,.0f}   ({min(disp):,.0f}..{max(disp):,.0f})")
+    print(f"  reference   {r:8,.0f}   ({min(ref):,.0f}..{max(ref):,.0f})")
+    print(f"reference / dispatcher: {r / d:.2f}x (goal: at most 2x)")
+    if args.profile:
+        os.makedirs(args.profile, exist_ok=True)
+        rate = dispatcher(args.records, args.profile)
+        print(f"profiled run: {rate:,.0f} records/s; one .prof per thread in {args.profile}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+"""The shape of the package itself: modules a maintainer can read in one sitting, and
+imports that run one way (every import statement counted, wherever it stands: inside a
+function or under TYPE_CHECKING too)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ways_sensors"
+MAX_LINES = 400  # over about 400 lines a module is two nouns (issue 20)
+
+
+def test_no_module_is_over_400_lines():
+    sizes = {
+        str(p.relative_to(PACKAGE.parent)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in PACKAGE.rglob("*.py")
+    }
+    assert len(sizes) > 100  # the package was found, every module of it
+    over = {name for name, n in sizes.items() if n > MAX_LINES}
+    assert over == NOT_YET_SPLIT, f"split these (each over {MAX_LINES} lines): {over}"
+
+
+# modules still over the bound, each to be split by its room's owner; this set only shrinks
+NOT_YET_SPLIT = {
+    "ways_sensors/traces/spans.py",  # the traces room, new this wave
+    "ways_sensors/index.py",  # the faces grew: they want a room of their own
+    "ways_sensors/delivery.py",  # the repeated-failure lines joined the retry loop
+}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for p in PACKAGE.rglob("*.py"):
+        parts = list(p.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = p
+    return out
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that `name` imports, statement by statement; `from . import
+    x` names the module x when there is one, else the package."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            if node.level == 0:
+                base = node.module or ""
+            elif node.module:
+                base = base + "." + node.module
+            targets = [base + "." + a.name for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+# the cycles not yet cut, each a pair that imports the other; this list only shrinks
+NOT_YET_CUT = [
+    # new this wave: the transcript re-reader and the tracker call each other
+    ["ways_sensors.agents.claude_code.reread", "ways_sensors.agents.claude_code.tracker"],
+    ["ways_sensors.events", "ways_sensors.secure"],  # secure logs its repairs through events
+    ["ways_sensors.spec", "ways_sensors.specerrors"],  # spec words its refusals through specerrors
+]
+
+
+def test_no_import_cycle_but_the_ones_listed():
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    assert graph["ways_sensors.worker"] >= {"ways_sensors.journal"}  # the parse sees imports
+    assert cycles(graph) == NOT_YET_CUT
+
+
+def test_the_cycle_finder_sees_a_cycle_through_a_function_level_import():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

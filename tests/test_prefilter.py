@@ -1,0 +1,155 @@
+"""The blocking path decides `where` on the payload first (prefilter.py): a rule whose
+`where` cannot hold costs the hook what the event no rule wants costs, and the answer
+"cannot" is never wrong."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+from ways_sensors import agents, index, prefilter
+from ways_sensors.conditions import compile_where
+from ways_sensors.hook import string_field
+from ways_sensors.records import envelope
+
+from .conftest import payload
+from .helpers import FORBIDDEN, modules_on_path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AGENT_OF = {
+    "claude-code-2.1.332": "claude-code",
+    "codex-0.169.0": "codex",
+    "gemini-cli-0.61.0": "gemini",
+    "cursor-docs": "cursor",
+    "copilot-docs": "copilot",
+}
+
+
+def recorded() -> list[tuple[str, str, dict, bytes]]:
+    """(agent, event, payload, raw bytes) of every recorded hook payload."""
+    out = []
+    for folder, agent in AGENT_OF.items():
+        face = index.AGENTS[agent]
+        for line in (FIXTURES / folder / "hooks.jsonl").read_text().splitlines():
+            entry = json.loads(line)
+            p = entry.get("payload", entry)
+            raw = json.dumps(p).encode()
+            event = string_field(raw, face.EVENT_FIELD) or entry.get("event")
+            if event:
+                out.append((agent, event, p, raw))
+    return out
+
+
+def built(agent: str, event: str, p: dict) -> list[dict]:
+    builder = agents.adapter(agent).new_builder(transcript=False)
+    return [envelope(d, None, "s", "/p") for d in builder.build(event, p, 1)]
+
+
+def test_every_verbatim_claim_of_the_faces_holds_on_the_recorded_payloads():
+    checked = set()
+    for agent, event, p, raw in recorded():
+        copies = index.AGENTS[agent].VERBATIM.get(event)
+        if copies is None:
+            continue
+        for rec in built(agent, event, p):
+            if rec["section"] not in prefilter.TOOL_SECTIONS:
+                continue
+            for path, key in copies.items():
+                head, _, rest = path.partition(".")
+                assert rec[head][rest] == string_field(raw, key), (agent, event, path)
+                checked.add((agent, event))
+    # every agent's claims met a real payload
+    assert {a for a, _ in checked} == set(AGENT_OF.values()), checked
+
+
+WHERES = [
+    {"data.tool_name": "Bash"},
+    {"data.tool_name": "Read"},
+    {"data.tool_name": {"not": "Bash"}},
+    {"data.tool_name": {"in": ["Read", "Write", 3]}},
+    {"data.tool_name": {"in": ["Bash", "shell", "run_shell_command", "bash", "Shell"]}},
+    {"data.tool_name": {"contains": "ash"}},
+    {"data.tool_name": {"equals": "grep"}},
+    {"data.tool_name": "B*"},  # a glob: not decided on the payload
+    {"data.tool_name": "Read", "data.input.command": {"contains": "ls"}},
+    {"data.tool_name": 5},
+    {"data.input.command": {"matches": "^ls"}},
+    {"agent_type": "main"},
+    {},
+]
+
+
+def test_cannot_is_never_wrong_and_is_said_for_tool_calls():
+    """For every recorded payload, rule and `match`: when the prefilter says no record
+    can match, the full path (the builder, then `where`) agrees."""
+    said_no = 0
+    for (agent, event, p, raw), where, match, sections in itertools.product(
+        recorded(), WHERES, ("all", "any"), (["tool_call"], ["tool_call", "tool_result"])
+    ):
+        face = index.AGENTS[agent]
+        event_sections = face.sections_for(event, lambda k, raw=raw: string_field(raw, k))
+        line = prefilter.line_for(sections, where, match)
+
+        def field(key: bytes, raw: bytes = raw) -> str | None:
+            return string_field(raw, key)
+
+        maybe = prefilter.may_match([line], face.VERBATIM.get(event), event_sections, field)
+        test = compile_where(where, match)
+        hits = [r for r in built(agent, event, p) if r["section"] in sections and test(r)]
+        if not maybe:
+            said_no += 1
+            assert not hits, (agent, event, where, match)
+    assert said_no > 50  # the common case is decided without building anything
+
+
+def test_a_rule_of_another_section_or_an_undecided_one_leaves_it_to_the_full_path():
+    raw = json.dumps({"tool_name": "Read"}).encode()
+
+    def field(key: bytes) -> str | None:
+        return string_field(raw, key)
+
+    copies = {"data.tool_name": b"tool_name"}
+    bash = prefilter.line_for(["tool_call"], {"data.tool_name": "Bash"}, "all")
+    assert not prefilter.may_match([bash], copies, ["tool_call", "permission"], field)
+    perm = prefilter.line_for(["permission"], {"data.tool_name": "Bash"}, "all")
+    assert prefilter.may_match([perm], copies, ["tool_call", "permission"], field)
+    assert prefilter.may_match([bash], None, ["tool_call"], field)  # nothing copied as is
+    odd = prefilter.line_for(["tool_call"], {"data.tool_name": "a b\u00e9:.\ud800"}, "all")
+    assert not prefilter.may_match([odd], copies, ["tool_call"], field)
+    assert prefilter.may_match(
+        [odd], copies, ["tool_call"], lambda k: "a b\u00e9:.\ud800" if k == b"tool_name" else None
+    )
+
+
+def blocking_sensor(where: str, out: Path) -> str:
+    return (
+        "rules:\n  r:\n    sections: [tool_call]\n    mode: blocking\n"
+        f"    where: {where}\n    dispatch: {{file: {{path: '{out}'}}}}\n"
+    )
+
+
+def test_a_blocking_rule_whose_where_cannot_hold_loads_what_no_rule_loads(install, tmp_path):
+    """The recorded PreToolUse is a Bash call: a blocking rule on Read adds one module of
+    ours (this one) to the event no rule wants, and builds, masks and sends nothing."""
+    out = tmp_path / "b.jsonl"
+    install.sensor("blk", blocking_sensor("{data.tool_name: Read}", out))
+    pre = payload("PreToolUse")
+    r = install.hook(pre)  # builds the index
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    mods = modules_on_path(install, tmp_path, json.dumps(pre).encode())
+    assert not (FORBIDDEN & mods), FORBIDDEN & mods
+    ours = {m for m in mods if m.startswith("ways_sensors")}
+    assert ours == {
+        "ways_sensors",
+        "ways_sensors.hook",
+        "ways_sensors.roots",
+        "ways_sensors.index",
+        "ways_sensors.prefilter",
+    }
+    assert not out.exists()
+    install.sensor("blk", blocking_sensor("{data.tool_name: Bash}", out))  # now it holds
+    r = install.hook(pre)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    [rec] = [json.loads(x) for x in out.read_text().splitlines()]
+    assert rec["data"]["tool_name"] == "Bash" and rec["rule_seq"] == 1

@@ -1,0 +1,90 @@
+"""The worker in process (worker.py), on a journal and a clock of the test's own: backoff,
+Retry-After and lingering in virtual time, never by sleeping; the consumer is a real
+loopback HTTP server. The worker inside the real dispatcher: test_dispatcher.py."""
+
+from __future__ import annotations
+
+import threading
+
+from ways_sensors import counters, records
+from ways_sensors.journal import Journal
+from ways_sensors.layout import Layout
+from ways_sensors.rules import LoadedRule
+from ways_sensors.session import Session
+from ways_sensors.spec import decode_rule
+from ways_sensors.worker import Worker
+
+from .servers import Server
+
+SID = "0b6f5f5e-9d59-4a57-a3f3-0d7c1f0f0a02"
+JITTER = 1.25  # a wait may be longer than its base by at most a quarter (delivery.py)
+
+
+class VirtualClock:
+    """Time that moves only when the worker sleeps: backoff costs no real time."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, stop: threading.Event, seconds: float) -> bool:
+        self.slept.append(seconds)
+        self.t += seconds
+        return stop.is_set()
+
+
+def _worker(tmp_path, dispatch: dict, **rule) -> tuple[Worker, Journal, VirtualClock]:
+    session = Session(SID, Layout(str(tmp_path / "state")))
+    session.create()
+    journal = Journal(session.journal, SID)
+    spec = decode_rule(
+        {"sections": ["session_end"], "dispatch": dispatch, "delivery": "at_least_once", **rule}
+    )
+    clock = VirtualClock()
+    worker = Worker(
+        journal,
+        session,
+        LoadedRule("s", "r", spec, lambda rec: True, "user", "s.yaml"),
+        clock=clock,
+    )
+    return worker, journal, clock
+
+
+def _add(journal: Journal, *reasons: str) -> None:
+    journal.stage_drafts(
+        [records.Draft("session_end", "", "2026-01-01T00:00:00Z", {"reason": r}) for r in reasons],
+        "/p",
+    )
+    journal.commit()
+
+
+def test_a_refusing_consumer_gets_the_batch_again_after_a_doubling_backoff(tmp_path):
+    server = Server("script", script=[(503, {})] * 4)
+    try:
+        worker, journal, clock = _worker(tmp_path, {"http": {"url": server.url}})
+        _add(journal, "a", "b")
+        assert worker.step()  # refused four times, then accepted: one step, no real sleep
+        assert [s for _, s, _ in server.attempts] == [503, 503, 503, 503, 200]
+        assert len(clock.slept) == 4
+        for wait, base in zip(clock.slept, [0.25, 0.5, 1.0, 2.0], strict=True):
+            assert base <= wait <= base * JITTER, clock.slept
+        worker.tally.flush()
+        assert counters.read_all(worker.session.layout)[worker.rid]["retries"] == 4
+    finally:
+        server.close()
+
+
+def test_retry_after_is_waited_for_and_never_hammered(tmp_path):
+    server = Server("script", script=[(429, {"Retry-After": "3"}), (503, {"Retry-After": "7"})])
+    try:
+        worker, journal, clock = _worker(tmp_path, {"http": {"url": server.url}})
+        _add(journal, "a")
+        assert worker.step()
+        assert [s for _, s, _ in server.attempts] == [429, 503, 200]
+        (first, second) = clock.slept
+        assert 3.0 <= first <= 3.0 * JITTER and 7.0 <= second <= 7.0 * JITTER
+    finally:
+        server.close()
