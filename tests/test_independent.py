@@ -18,9 +18,7 @@ import sys
 from pathlib import Path
 
 from .conftest import LAUNCHER, TRANSCRIPT, Install, hooks, kill_dispatchers
-from .test_dispatcher import dispatcher_alive, wait_until
-from .test_hook import dispatcher_lock
-from .test_records import written_by
+from .helpers import dispatcher_alive, dispatcher_lock, wait_until, written_by
 
 R_SECTIONS = ["user_prompt", "queued_message", "assistant_response"]
 OTHERS = [

@@ -88,3 +88,16 @@ def test_a_refused_disabled_file_is_named_but_not_an_error(install, tmp_path):
     data = json.loads(r.stdout)
     assert r.returncode == 0 and data["refused"][0]["file"] == str(path)
     assert data["refused"][0]["enabled"] is False and data["not_recording"] == []
+
+
+def test_a_file_with_several_mistakes_is_one_file_refused(install, tmp_path):
+    out = tmp_path / "calls.jsonl"
+    broken = GOOD.format(out=out).replace("timeout: 5s", "timeout: 5 sec")
+    path = install.sensor("s", broken.replace("sections:", "section:"))
+    fire_hooks(install, 1)
+    r = install.ways("status")
+    assert r.returncode == NOT_RECORDING, r.stdout
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("1 sensor file(s) refused") and first.count(str(path)) == 1
+    data = json.loads(install.ways("status", "--json").stdout)
+    assert len(data["refused"]) >= 2  # every mistake is still listed for machines

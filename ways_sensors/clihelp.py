@@ -39,7 +39,10 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
         "ways reconcile --agent all",
         f"0 wired or already wired; {USAGE}; 5 the settings file could not be written",
     ),
-    ("status",): ("ways status --json", "0"),
+    ("status",): (
+        "ways status --json",
+        "0; 6 an enabled sensor file is refused, or a rule is gone while a session runs",
+    ),
     ("keys",): ("ways keys show", "0"),
     ("keys", "show"): ("ways keys show --json", "0; 5 the state root cannot be written"),
     ("keys", "chain"): ("ways keys chain > key-certificates.txt", "0"),
@@ -72,7 +75,7 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ("sensors", "test"): ("ways sensors test audit/all --all", f"0; {USAGE}"),
     ("sensors", "fire"): (
         "ways sensors fire audit/all --section tool_call",
-        f"0 every dispatch accepted; 1 one was not; {USAGE}",
+        f"0 every record delivered; {USAGE}; 7 a record was refused or timed out",
     ),
     ("sensors", "emit"): (
         'echo \'{"kind": "fired", "way": "deploy"}\' | ways sensors emit '

@@ -112,7 +112,7 @@ def test_every_reply_carries_model_and_the_sum_of_its_api_calls(session):
     records = session.records()
     main = [r["data"] for r in of(records, "assistant_response") if r["agent_type"] == "main"]
     assert main and all("usage_missing" not in d for d in main)
-    assert [(d["model"], d["usage"]) for d in main] == usage_truth.replies(session.transcript())
+    assert [usage_truth.tokens(d) for d in main] == usage_truth.replies(session.transcript())
     stops = {r["data"]["agent_id"]: r["data"] for r in of(records, "subagent")
              if r["data"]["phase"] == "stop"}  # fmt: skip
     others = [r for r in of(records, "assistant_response") if r["agent_type"] != "main"]
@@ -125,8 +125,8 @@ def test_every_reply_carries_model_and_the_sum_of_its_api_calls(session):
             assert r["data"]["usage"] is None and r["data"]["usage_missing"] == "unreadable"
             continue
         want = usage_truth.agent(path)
-        assert (r["data"]["model"], r["data"]["usage"]) == want
-        assert (stops[t["agent_id"]]["model"], stops[t["agent_id"]]["usage"]) == want
+        assert usage_truth.tokens(r["data"]) == want
+        assert usage_truth.tokens(stops[t["agent_id"]]) == want
         assert want[1]["api_calls"] >= 2  # the subagent's own: its Bash call and its answer
     assert any(r["agent_type"] == "general-purpose" for r in others)
 

@@ -248,4 +248,4 @@ def test_every_reply_carries_model_and_the_sum_of_its_api_calls(life):
             if r["section"] == "assistant_response" and r["agent_type"] == "main"
         ]
         assert replies and all("usage_missing" not in d for d in replies)
-        assert [(d["model"], d["usage"]) for d in replies] == usage_truth.replies(path)
+        assert [usage_truth.tokens(d) for d in replies] == usage_truth.replies(path)

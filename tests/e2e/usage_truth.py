@@ -62,3 +62,13 @@ def agent(path: Path) -> tuple[str, dict]:
     """(model, usage) of a subagent's whole file."""
     group = calls(path, subagent=True)
     return group[-1]["model"], total(group)
+
+
+def tokens(data: dict) -> tuple[str, dict | None]:
+    """(model, usage) of a record's data with the price left out: the token counts are
+    what the transcript holds; `cost` (or `cost_missing`) is pricing.py's, checked apart."""
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        assert ("cost" in usage) != ("cost_missing" in usage)  # priced, or says why not
+        usage = {k: v for k, v in usage.items() if k not in ("cost", "cost_missing")}
+    return data.get("model"), usage

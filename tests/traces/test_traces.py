@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ways_sensors.layout import Layout
-from ways_sensors.traces import export, spans
+from ways_sensors.traces import export
+from ways_sensors.traces import ids as spans
 
 from ..conftest import ALL_SECTIONS
 from ..helpers import wait_until

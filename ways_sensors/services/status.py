@@ -89,9 +89,12 @@ class Snapshot:
         """The first line of `ways status` and the tab when a file is refused."""
         if not self.refused:
             return None
-        files = ", ".join(f"{r.file}:{r.line}" for r in self.refused)
+        first: dict[str, int] = {}  # a file with several mistakes is one file refused
+        for r in self.refused:
+            first[r.file] = min(first.get(r.file, r.line), r.line)
+        files = ", ".join(f"{f}:{line}" for f, line in first.items())
         return (
-            f"{len(self.refused)} sensor file(s) refused, recording nothing they define: "
+            f"{len(first)} sensor file(s) refused, recording nothing they define: "
             f"{files}; `ways sensors lint` shows why"
         )
 

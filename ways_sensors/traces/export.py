@@ -19,7 +19,8 @@ from typing import Any
 from .. import events
 from ..layout import Layout
 from . import state as store
-from .spans import Spans, State
+from .spans import Spans
+from .state import State
 
 SCOPE = "ways-sensors"
 

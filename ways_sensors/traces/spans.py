@@ -35,16 +35,18 @@ gives spans without text.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections.abc import Iterable
 from typing import Any
 
 from ..events import unix_nano
+from .attrs import attributes as _attr_pairs
+from .attrs import legacy_names
+from .attrs import seal as _seal
+from .attrs import text as _text
+from .ids import span_id, trace_id
+from .state import State
 
 SEMCONV = "1.37.0"
-STABILITY_ENV = "OTEL_SEMCONV_STABILITY_OPT_IN"
 PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini": "gcp.gemini"}
 EVENT_SECTIONS = frozenset(
     {"user_prompt", "queued_message", "permission", "notification", "compaction", "error"}
@@ -53,91 +55,6 @@ KIND_INTERNAL, KIND_CLIENT = 1, 3
 STATUS_ERROR = 2
 MAX_EVENTS = 128  # events waiting for their span, per agent: more are counted, not kept
 MAX_OPEN = 1024  # tool calls and subagents open at once: older ones are forgotten
-MAX_TEXT = 64 << 10  # characters of one attribute's text
-
-
-def _hex(*parts: str, size: int) -> str:
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[: size * 2]
-
-
-def trace_id(session_id: str) -> str:
-    return _hex("ways-trace", session_id, size=16)
-
-
-def span_id(session_id: str, kind: str, key: str = "") -> str:
-    return _hex("ways-span", session_id, kind, key, size=8)
-
-
-def legacy_names() -> bool:
-    """Whether to add the attributes older GenAI conventions used (`gen_ai.system`) beside
-    1.37's: yes unless OTEL_SEMCONV_STABILITY_OPT_IN asks for the latest GenAI
-    conventions only (`gen_ai_latest_experimental`)."""
-    opt = os.environ.get(STABILITY_ENV, "")
-    return "gen_ai_latest_experimental" not in {p.strip() for p in opt.split(",")}
-
-
-def _text(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
-    return text[:MAX_TEXT]
-
-
-class State:
-    """What a span needs from earlier records, as a JSON-able dict (state.py stores it):
-    the root's start, open tool calls and subagents, each agent's turn start and the
-    events waiting for its next chat span."""
-
-    def __init__(self, raw: Any = None) -> None:
-        d: dict[str, Any] = raw if isinstance(raw, dict) else {}
-
-        def table(key: str) -> dict[str, Any]:
-            v = d.get(key)
-            return v if isinstance(v, dict) else {}
-
-        def number(key: str) -> int:
-            v = d.get(key)
-            return v if isinstance(v, int) and not isinstance(v, bool) else 0
-
-        self.start = number("start")
-        self.calls = table("calls")
-        self.agents = table("agents")
-        self.turns = table("turns")
-        self.events = table("events")
-        self.dropped = number("dropped")
-
-    def dump(self) -> dict[str, Any]:
-        return {
-            "start": self.start,
-            "calls": self.calls,
-            "agents": self.agents,
-            "turns": self.turns,
-            "events": self.events,
-            "dropped": self.dropped,
-        }
-
-
-def _attr_pairs(pairs: Iterable[tuple[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for k, v in pairs:
-        if v is None or v == "":
-            continue
-        if isinstance(v, bool):
-            out.append({"key": k, "value": {"boolValue": v}})
-        elif isinstance(v, int):
-            out.append({"key": k, "value": {"intValue": str(v)}})
-        elif isinstance(v, float):
-            out.append({"key": k, "value": {"doubleValue": v}})
-        elif isinstance(v, list):
-            vals = [{"stringValue": _text(x)} for x in v]
-            out.append({"key": k, "value": {"arrayValue": {"values": vals}}})
-        else:
-            out.append({"key": k, "value": {"stringValue": _text(v)}})
-    return out
-
-
-def _seal(record: dict[str, Any]) -> list[tuple[str, Any]]:
-    chain = record.get("chain")
-    digest = chain.get("hash") if isinstance(chain, dict) else None
-    return [("ways.rule_seq", record.get("rule_seq")), ("ways.chain.hash", digest)]
 
 
 def _ctx(record: dict[str, Any]) -> str:

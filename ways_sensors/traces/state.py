@@ -25,9 +25,42 @@ from typing import Any
 
 from ..layout import Layout, rule_key
 from ..session import read_json, write_json
-from .spans import State
 
 KEEP = 8
+
+
+class State:
+    """What a span needs from earlier records, as a JSON-able dict (state.py stores it):
+    the root's start, open tool calls and subagents, each agent's turn start and the
+    events waiting for its next chat span."""
+
+    def __init__(self, raw: Any = None) -> None:
+        d: dict[str, Any] = raw if isinstance(raw, dict) else {}
+
+        def table(key: str) -> dict[str, Any]:
+            v = d.get(key)
+            return v if isinstance(v, dict) else {}
+
+        def number(key: str) -> int:
+            v = d.get(key)
+            return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+        self.start = number("start")
+        self.calls = table("calls")
+        self.agents = table("agents")
+        self.turns = table("turns")
+        self.events = table("events")
+        self.dropped = number("dropped")
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "start": self.start,
+            "calls": self.calls,
+            "agents": self.agents,
+            "turns": self.turns,
+            "events": self.events,
+            "dropped": self.dropped,
+        }
 
 
 def path(layout: Layout, session_id: str, sensor: str, rule: str) -> str:
