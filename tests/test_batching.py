@@ -275,7 +275,7 @@ def otlp_rule(install, server: Server) -> None:
     )  # no `batch`: the otlp default, 512 records and 200 ms
 
 
-def test_an_otlp_batch_is_one_request_that_decodes_and_verifies(install, dispatch, tmp_path):
+def test_otlp_batches_decode_carry_their_checkpoint_and_verify(install, dispatch, tmp_path):
     server = Server("otlp")
     try:
         otlp_rule(install, server)
@@ -283,12 +283,19 @@ def test_an_otlp_batch_is_one_request_that_decodes_and_verifies(install, dispatc
         dispatch()
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == N)
         assert server.errors == []  # decoded with the official definitions, camelCase keys
-        [req] = server.requests
-        [logs] = [sl.log_records for rl in req.resource_logs for sl in rl.scope_logs]
-        assert logs[-1].event_name == "ways.sensor.checkpoint"  # in-band, as a log record
+        # a backlog may start going before all of it is built: one request per batch
+        assert 1 <= len(server.requests) <= 3
+        logs = []
+        for req in server.requests:
+            batch = [
+                lr for rl in req.resource_logs for sl in rl.scope_logs for lr in sl.log_records
+            ]
+            assert batch[-1].event_name == "ways.sensor.checkpoint"  # in-band, a log record
+            logs += list(batch)
         seqs = [
             next(a.value.int_value for a in lr.attributes if a.key == "ways.rule_seq")
-            for lr in logs[:-1]
+            for lr in logs
+            if lr.event_name != "ways.sensor.checkpoint"
         ]
         assert seqs == list(range(1, N + 1))
         out = tmp_path / "bodies.jsonl"
@@ -376,7 +383,7 @@ def test_sigkill_twenty_times_during_batched_delivery_loses_nothing(install, dis
         spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
         proc.wait(timeout=300)
         want = set(range(1, 2403))  # session_start, 2400 tool calls, session_end
-        got = lines(out)
+        got = [r for r in lines(out) if r["section"] != "checkpoint"]  # outside the chain
         assert {r["rule_seq"] for r in got} == want
         r = install.ways("sensors", "verify", str(out), "--rule", "batch/to-file")
         assert r.returncode == 0, r.stdout
@@ -384,7 +391,7 @@ def test_sigkill_twenty_times_during_batched_delivery_loses_nothing(install, dis
         assert server.errors == []
         sent = [log_bodies(obj) for _, status_, obj in server.attempts if status_ == 200]
         assert max(len(b) for b in sent) > 1  # batches, not one record per request
-        bodies = [rec for batch in sent for rec in batch]
+        bodies = [rec for batch in sent for rec in batch if rec["section"] != "checkpoint"]
         assert {b["rule_seq"] for b in bodies} == want
         by_seq: dict[int, dict] = {}
         for b in bodies:  # a re-sent batch is the same records: same rule_seq, same hash
