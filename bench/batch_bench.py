@@ -45,11 +45,12 @@ CHECKPOINT = b'\n{"schema":"ways.sensor.checkpoint/'  # a checkpoint line's star
 
 
 class Receiver:
-    """A loopback OTLP/HTTP logs receiver: 200 `{}` to every POST, counting log records
-    and noting when the count last grew."""
+    """A loopback OTLP/HTTP receiver: 200 `{}` to every POST, counting the log records
+    of section records (and the spans of a traces request)."""
 
     def __init__(self) -> None:
-        self.count = 0
+        self.count = 0  # log records, checkpoints left out
+        self.spans = 0
         self.requests = 0
         self.lock = threading.Lock()
         outer = self
@@ -64,8 +65,14 @@ class Receiver:
                     for sl in rl.get("scopeLogs", [])
                     for lr in sl.get("logRecords", [])
                 )
+                spans = sum(  # a traces request (traces_bench.py)
+                    len(ss.get("spans", []))
+                    for rs in req.get("resourceSpans", [])
+                    for ss in rs.get("scopeSpans", [])
+                )
                 with outer.lock:
                     outer.count += n
+                    outer.spans += spans
                     outer.requests += 1
                 self.send_response(200)
                 self.send_header("content-type", "application/json")

@@ -20,23 +20,9 @@ import pytest
 from ways_sensors.hook import string_field
 
 from .conftest import payload
+from .helpers import lines, wait_until
 
 SID = payload("PreToolUse")["session_id"]
-
-
-def wait_until(pred, timeout=30.0, step=0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
-
-
-def lines(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
 def sensor(install, out: Path, sections: str) -> None:
