@@ -186,17 +186,3 @@ def kill_dispatchers(root: Path) -> None:
                 proc.kill()
             except psutil.Error:
                 pass
-
-
-def no_checkpoints(items: list) -> list:
-    """Section records only: a `chain: true` rule's consumer also receives a signed
-    checkpoint at the end of each batch (evidence/sealer.py), which a test of something
-    else leaves aside. Takes records (dicts) or their JSON lines (str or bytes)."""
-
-    def is_checkpoint(x: object) -> bool:
-        if isinstance(x, dict):
-            return x.get("section") == "checkpoint" and "chain" not in x
-        text = x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
-        return text.startswith('{"schema":"ways.sensor.checkpoint/')
-
-    return [x for x in items if not is_checkpoint(x)]

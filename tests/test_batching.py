@@ -21,8 +21,16 @@ from ways_sensors.cursor import encode_cursor
 from ways_sensors.targets import ACCEPTED, Context, Item
 from ways_sensors.targets import file as file_target
 
-from .conftest import ALL_SECTIONS, no_checkpoints, payload
-from .helpers import counters_of, lines, spool_directly, start_dispatcher, status, wait_until
+from .conftest import ALL_SECTIONS, payload
+from .helpers import (
+    counters_of,
+    lines,
+    no_checkpoints,
+    spool_directly,
+    start_dispatcher,
+    status,
+    wait_until,
+)
 from .servers import Server
 
 SECTIONS = "[" + ", ".join(ALL_SECTIONS) + "]"

@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from .conftest import no_checkpoints, payload
+from .conftest import payload
 from .helpers import (
     PY,
     SID,
@@ -20,6 +20,7 @@ from .helpers import (
     dispatcher_alive,
     dispatcher_pid,
     lines,
+    no_checkpoints,
     play,
     sections_list,
     spool_directly,

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from .conftest import no_checkpoints
+from .helpers import no_checkpoints
 from .servers import Server
 from .targets.test_command import escaping_consumer, survivors
 

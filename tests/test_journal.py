@@ -14,7 +14,7 @@ from ways_sensors.session import Session
 from ways_sensors.spec import decode_rule
 from ways_sensors.worker import Worker
 
-from .conftest import no_checkpoints
+from .helpers import no_checkpoints
 
 SID = "0b6f5f5e-9d59-4a57-a3f3-0d7c1f0f0a01"
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import LAUNCHER, no_checkpoints
-from .helpers import dispatcher_alive, wait_until
+from .conftest import LAUNCHER
+from .helpers import dispatcher_alive, no_checkpoints, wait_until
 from .sessions import SID, ScriptedSession
 
 TRANSCRIPT_DAY = "2026-10-06"  # sessions.py writes the transcript's lines on that day

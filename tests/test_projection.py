@@ -13,8 +13,8 @@ import pytest
 from ways_sensors import projection
 from ways_sensors.spec import Fields, SpecError, decode_rule
 
-from .conftest import ALL_SECTIONS, no_checkpoints
-from .helpers import lines, wait_until
+from .conftest import ALL_SECTIONS
+from .helpers import lines, no_checkpoints, wait_until
 from .servers import Server
 from .sessions import KNOWN, SID, TOTAL, ScriptedSession
 

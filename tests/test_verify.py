@@ -9,8 +9,8 @@ import pytest
 from ways_sensors import chain, spool
 from ways_sensors.verify import LINE_CAP
 
-from .conftest import no_checkpoints, payload
-from .helpers import SID, spool_directly, start_dispatcher, wait_until
+from .conftest import payload
+from .helpers import SID, no_checkpoints, spool_directly, start_dispatcher, wait_until
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..conftest import no_checkpoints, payload
+from ..conftest import payload
+from ..helpers import no_checkpoints
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 

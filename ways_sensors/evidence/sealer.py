@@ -9,7 +9,7 @@ A checkpoint is signed at least once per delivered batch, and so at session end.
 The checkpoint record (outside the chain: no `chain`, no `rule_seq`; docs/records.md):
 
     {"schema": "ways.sensor.checkpoint/1", "section": "checkpoint",
-     "session_id", "timestamp" (the batch's last record's), "sensor", "rule",
+     "session_id", "agent", "timestamp" (the batch's last record's), "sensor", "rule",
      "last_rule_seq": the rule_seq of the tree's last leaf,
      "epoch": the key epoch that signed it,
      "checkpoint": the C2SP signed note (tlog-checkpoint; witness cosignatures added),
@@ -208,6 +208,7 @@ class Sealer:
             "schema": SCHEMA,
             "section": "checkpoint",
             "session_id": self.session_id,
+            "agent": last.get("agent"),
             "timestamp": last.get("timestamp"),
             "sensor": self.sensor,
             "rule": self.rule,

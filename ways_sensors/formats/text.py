@@ -22,7 +22,7 @@ def text_line(record: dict[str, Any]) -> str:
     if section == "checkpoint":  # evidence/: outside the chain; the signed note is the proof
         line = (
             f"{record.get('timestamp')} checkpoint up to #{record.get('last_rule_seq')} "
-            f"{record.get('note', '')}"
+            f"{record.get('checkpoint', '')}"
         )
         return line.replace("\r", "\\r").replace("\n", "\\n")
     if section in ("tool_call", "tool_result"):
