@@ -10,7 +10,8 @@ less than `max_delay` ago), and only as long as each record comes within LINGER_
 the one before, never past `max_delay` after its first. A rule that was quiet sends its
 next record at once, a batch of one, so batching adds no latency to an idle session.
 
-It matches, numbers, masks and chains each record (pipeline.py), commits the batch
+It reads ahead of its cursor (readahead.py: best_effort's queue_cap applies there),
+matches, numbers, masks and chains each record (pipeline.py), commits the batch
 (below), then makes one attempt for the whole batch through delivery.py under the
 rule's timeout; a retryable failure backs off and tries the whole batch again.
 
@@ -41,6 +42,7 @@ from . import counters, delivery, events, secure, unfinished
 from .cursor import Batch, encode_cursor, load_cursor
 from .journal import Journal
 from .pipeline import dumps, finish, match
+from .readahead import ReadAhead
 from .rules import LoadedRule
 from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import Session, read_json
@@ -98,11 +100,9 @@ class Worker(threading.Thread):
         self.hold_backoff = delivery.BACKOFF_FIRST
         self.collecting = False  # records taken from the journal, not yet committed
         self.last_sent = float("-inf")  # when the previous batch was done with
-        # read ahead of the cursor: (segment, end offset, record | None | "drop"), newest
-        # first, and where the next read starts
-        self.buffer: list[tuple[str, int, Any]] = []
-        self.read_at = (self.state["segment"], self.state["offset"])
         self.redelivers = rule.spec.mode == "blocking"  # only the hook's failed dispatches
+        self.ahead = ReadAhead(journal, rule, not self.redelivers, self._log)
+        self.ahead.rewind(self.state["segment"], self.state["offset"])
 
     # --- state ----------------------------------------------------------------------
 
@@ -173,40 +173,8 @@ class Worker(threading.Thread):
 
     def _rewind(self) -> None:
         """Forget what was read ahead: the next step reads again from the cursor."""
-        self.buffer = []
         self.collecting = False
-        self.read_at = (self.state["segment"], self.state["offset"])
-
-    def _refill(self) -> bool:
-        """Read the committed records after `read_at` into the buffer; False if none."""
-        while True:
-            seg, offset = self.read_at
-            batch = self.journal.read_from((seg, offset))
-            if batch is None:  # the end of a finished segment: go on to the next
-                nxt = self.journal.next_segment(seg)
-                if nxt is None:
-                    return False
-                self.read_at = (nxt, 0)
-                continue
-            if not batch:
-                return False
-            entries: list[tuple[str, int, Any]] = [(seg, end, rec) for end, rec in batch]
-            r = self.rule.spec
-            if r.delivery == "best_effort" and not self.redelivers:
-                matching = [
-                    i
-                    for i, (_, _, rec) in enumerate(entries)
-                    if rec is not None and match(self.rule, rec)
-                ]
-                drop = max(0, len(matching) - r.queue_cap)
-                if drop:
-                    for i in matching[:drop]:
-                        entries[i] = (seg, entries[i][1], "drop")
-                    self._log("dispatch.drop", count=drop, cap=r.queue_cap)
-            self.read_at = (seg, entries[-1][1])
-            entries.reverse()  # pop() from the end is the oldest
-            self.buffer = entries
-            return True
+        self.ahead.rewind(self.state["segment"], self.state["offset"])
 
     def step(self) -> bool:
         if self.state.get("pending"):
@@ -238,7 +206,7 @@ class Worker(threading.Thread):
 
     def _park_withheld(self, cause: str) -> None:
         """Park the held record with its data withheld, numbered and chained in order."""
-        seg, end, rec = self.buffer.pop()
+        seg, end, rec = self.ahead.buffer.pop()
         b = Batch(self.state)
         b.segment, b.offset, b.moved = seg, end, True
         stub = unfinished.withheld(rec, cause)
@@ -264,7 +232,7 @@ class Worker(threading.Thread):
         linger = False
         while not self.stop.is_set():
             seen = self.journal.generation  # before looking: a commit after it wakes us
-            if not self.buffer and not self._refill():
+            if not self.ahead.buffer and not self.ahead.refill():
                 if not b.records or not linger:
                     break
                 left = min(first_at + self.max_delay, last_at + LINGER_GAP) - self.clock.now()
@@ -272,14 +240,14 @@ class Worker(threading.Thread):
                     break
                 self.journal.wait(seen, self.stop, left)
                 continue
-            seg, end, rec = self.buffer.pop()
+            seg, end, rec = self.ahead.buffer.pop()
             before = (b.segment, b.offset, b.moved)
             b.segment, b.offset, b.moved = seg, end, True
             self.collecting = True
             had = len(b.records)
             if not self._take(b, rec):  # held: the batch ends before it (unfinished.py)
                 b.segment, b.offset, b.moved = before
-                self.buffer.append((seg, end, rec))
+                self.ahead.buffer.append((seg, end, rec))
                 break
             if len(b.records) > had:
                 last_at = self.clock.now()
@@ -399,7 +367,7 @@ class Worker(threading.Thread):
         return (
             not st.get("pending")
             and not self.collecting
-            and not self.buffer
+            and not self.ahead.buffer
             and (st["segment"], st["offset"]) >= (seg, size)
         )
 
