@@ -128,16 +128,19 @@ def test_a_400_dead_letters_the_whole_batch_and_the_rule_moves_on(install, dispa
         dispatch()
         assert wait_until(lambda: counters_of(install, "remote/r")["rejected"] == N)
         server.script.clear()  # from here on every request is accepted
-        parked = dead_letters(install, "remote/r")
-        assert {p["reason"] for p in parked} == {"HTTP 400"}
-        # as sent; the checkpoint alone was then accepted (the script had no 400 left)
-        assert [p["record"] for p in parked] == no_checkpoints(server.attempts[0][2])
-        assert [p["record"]["rule_seq"] for p in parked] == list(range(1, N + 1))
+        letters = dead_letters(install, "remote/r")
+        assert {p["reason"] for p in letters} == {"HTTP 400"}
+        # as sent (the batch's checkpoint, tried alone last, parked too when a 400 was
+        # left for it: kept like a record, counted apart)
+        parked = no_checkpoints([p["record"] for p in letters])
+        assert len(letters) - len(parked) <= 1
+        assert parked == no_checkpoints(server.attempts[0][2])
+        assert [p["rule_seq"] for p in parked] == list(range(1, N + 1))
         spool_directly(install, calls(N + 3, start=N))  # the rule goes on with the next ones
         assert wait_until(lambda: sum(len(no_checkpoints(b)) for b in server.bodies) == 3)
         later = no_checkpoints([r for batch in server.bodies for r in batch])
         assert [r["rule_seq"] for r in later] == [N + 1, N + 2, N + 3]
-        assert later[0]["chain"]["prev"] == parked[-1]["record"]["chain"]["hash"]
+        assert later[0]["chain"]["prev"] == parked[-1]["chain"]["hash"]
         assert wait_until(lambda: counters_of(install, "remote/r")["delivered"] == 3)
         c = counters_of(install, "remote/r")
         assert (c["rejected"], c["retries"]) == (N, c["timeouts"])  # a 400 is never retried
