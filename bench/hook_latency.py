@@ -25,7 +25,7 @@ same way and run by this interpreter, on fixture installs of their own (each bui
 its own index), no rule selects and the hand-off with 20 files, interleaved with
 `python -c pass`: the medians and their differences come from the same rounds.
 
-Usage: python bench/hook_latency.py [--runs N] [--agents-only] [--before DIR]
+Usage: python bench/hook_latency.py [--runs N] [--agents-only] [--before DIR [--event E]]
 """
 
 from __future__ import annotations
@@ -109,8 +109,11 @@ def hold_dispatch_lock(state_home: Path, sid: str) -> int:
     return fd
 
 
-def before_after(before: Path, runs: int) -> None:
-    """The earlier tree's hook against this one's, interleaved (see the docstring)."""
+def before_after(before: Path, runs: int, event: str = "PreToolUse") -> None:
+    """The earlier tree's hook against this one's, interleaved (see the docstring);
+    `event`: the recorded payload of that event (a tool event: the fixture's rules
+    select its section), its transcript_path naming the recorded transcript, which is
+    on this machine (a hand-off that notes the transcript's size stats a real file)."""
     import statistics
     import subprocess
     import time
@@ -118,10 +121,15 @@ def before_after(before: Path, runs: int) -> None:
     from ways_sensors.commands.reconcile import hook_command
 
     py = sys.executable
-    sid = json.loads(PAYLOAD.read_text())["session_id"]
-    stdin = f" < {shlex.quote(str(PAYLOAD))}"
+    recorded = FIXTURE.parent / f"{event}.json"
+    body = json.loads(recorded.read_text())
+    sid = body["session_id"]
     trees = {"before": before.resolve(), "after": REPO}
     with tempfile.TemporaryDirectory() as tmp:
+        transcript = next((FIXTURE.parent.parent / "transcript").glob("*.jsonl"))
+        payload = Path(tmp) / f"{event}.json"
+        payload.write_text(json.dumps({**body, "transcript_path": str(transcript)}))
+        stdin = f" < {shlex.quote(str(payload))}"
         commands: dict[str, tuple[str, dict[str, str]]] = {
             "python -c pass": (f"{shlex.quote(py)} -c pass{stdin}", fixture(Path(tmp) / "p", 0))
         }
@@ -149,8 +157,8 @@ def before_after(before: Path, runs: int) -> None:
     med = {name: statistics.median(t) for name, t in times.items()}
     base = med["python -c pass"]
     print(
-        f"before ({before}) and after (this tree), {runs} interleaved rounds after 20"
-        f" warm-up; python {sys.version.split()[0]}, {os.cpu_count()} cores"
+        f"before ({before}) and after (this tree), {event}, {runs} interleaved rounds"
+        f" after 20 warm-up; python {sys.version.split()[0]}, {os.cpu_count()} cores"
     )
     print()
     print("| case | before, median ms | - python -c pass | after, median ms |"
@@ -220,9 +228,10 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--agents-only", action="store_true", help="only the per-agent table")
     ap.add_argument("--before", type=Path, help="an earlier tree: only the before/after table")
+    ap.add_argument("--event", default="PreToolUse", help="with --before: the payload's event")
     args = ap.parse_args()
     if args.before:
-        before_after(args.before, args.runs)
+        before_after(args.before, args.runs, args.event)
         return 0
     if args.agents_only:
         per_agent(args.runs)

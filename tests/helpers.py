@@ -256,3 +256,37 @@ def written_by(p: dict, lines: list[dict]) -> int | None:
         if hit:
             return i
     raise AssertionError(f"{event} {p.get('tool_use_id')} has no line in the transcript")
+
+
+def survivors(marker: str) -> list[psutil.Process]:
+    """Live processes (not zombies) whose argv carries `marker`."""
+    out = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if p.info["status"] != psutil.STATUS_ZOMBIE and marker in (p.info["cmdline"] or []):
+                out.append(p)
+        except psutil.Error:
+            continue
+    return out
+
+
+def escaping_consumer(marker: str, started: str) -> list[str]:
+    """A command that leaves its process group twice, then hangs: a `setsid` grandchild,
+    and a double-forked daemon whose middle parent exits (init would adopt it)."""
+    daemon = (
+        "import os, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(1000)\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+    )
+    sleeper = "import time; time.sleep(1000)"
+    script = (
+        f"setsid {sys.executable} -c '{sleeper}' {marker} &\n"
+        f"{sys.executable} -c '{daemon}' {marker}\n"
+        f"echo up > {started}\n"
+        "sleep 1000\n"
+    )
+    return ["sh", "-c", script, "consumer"]

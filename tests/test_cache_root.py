@@ -24,10 +24,10 @@ import pytest
 
 from ways_sensors import index
 from ways_sensors.indexbuild import render
-from ways_sensors.spec import decode_rule
+from ways_sensors.specdecode import decode_rule
 
 from .conftest import kill_dispatchers
-from .test_state_root import ATTACKER, BAIT, Victim, victim_ids  # noqa: F401
+from .victims import ATTACKER, BAIT, Victim, victim_ids  # noqa: F401
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
@@ -390,6 +391,50 @@ def test_blocking_at_least_once_failure_is_redelivered(install, tmp_path):
         assert got["data"]["prompt"] == payload("UserPromptSubmit")["prompt"]
     finally:
         server.close()
+
+
+def test_blocking_at_least_once_unfinished_at_the_deadline_goes_through_the_dispatcher(
+    install, tmp_path
+):
+    """An at_least_once job the hook cannot finish by its deadline (the test holds the
+    rule's head lock, so it cannot, however fast or slow the machine) is handed to the
+    dispatcher as built, never dropped: the dispatcher numbers, masks and delivers it
+    once the lock is free (blocking.redelivered)."""
+    out = tmp_path / "out.jsonl"
+    install.sensor(
+        "blk",
+        f"""\
+        rules:
+          r:
+            sections: [user_prompt]
+            mode: blocking
+            delivery: at_least_once
+            timeout: 1s
+            dispatch: {{file: {{path: '{out}'}}}}
+        """,
+    )
+    folder = install.state_root
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for part in ("sessions", SID, "cursors"):
+        folder = folder / part
+        folder.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(folder / "blk.r.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    secret = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        play(install, ["UserPromptSubmit"], prompt=f"my token {secret}")
+        log = [json.loads(x) for x in (install.state_root / "events.log").read_text().splitlines()]
+        assert [e["unfinished"] for e in log if e["kind"] == "blocking.deadline"] == [1]
+        assert not out.exists()  # nothing numbered nor sent while the lock is held
+    finally:
+        os.close(fd)
+    assert wait_until(lambda: len(lines(out)) == 1, timeout=60)
+    [got] = lines(out)
+    assert (got["rule"], got["rule_seq"]) == ("r", 1)
+    assert secret not in out.read_text() and "[REDACTED:" in got["data"]["prompt"]
+    assert wait_until(lambda: counters_of(install, "blk/r").get("delivered") == 1)
+    c = counters_of(install, "blk/r")
+    assert (c["dispatched"], c.get("lost", 0)) == (1, 0)
 
 
 def test_a_hostile_payload_never_blocks_the_records_behind_it(install, tmp_path):

@@ -8,18 +8,8 @@ import os
 import time
 from pathlib import Path
 
-from .helpers import no_checkpoints
+from .helpers import escaping_consumer, no_checkpoints, survivors, wait_until
 from .servers import Server
-from .targets.test_command import escaping_consumer, survivors
-
-
-def wait_until(pred, timeout: float = 30.0, step: float = 0.05) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 def lines(path: Path) -> list[dict]:

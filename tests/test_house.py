@@ -18,14 +18,7 @@ def test_no_module_is_over_400_lines():
     }
     assert len(sizes) > 100  # the package was found, every module of it
     over = {name for name, n in sizes.items() if n > MAX_LINES}
-    assert over == NOT_YET_SPLIT, f"split these (each over {MAX_LINES} lines): {over}"
-
-
-# modules still over the bound, each to be split by its room's owner; this set only shrinks
-NOT_YET_SPLIT = {
-    "ways_sensors/index.py",  # the faces grew: they want a room of their own
-    "ways_sensors/delivery.py",  # the repeated-failure lines joined the retry loop
-}
+    assert over == set(), f"split these (each over {MAX_LINES} lines): {over}"
 
 
 def modules() -> dict[str, Path]:
@@ -100,23 +93,33 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(out)
 
 
-# the cycles not yet cut, each a pair that imports the other; this list only shrinks
-NOT_YET_CUT = [
-    # new this wave: the transcript re-reader and the tracker call each other
-    ["ways_sensors.agents.claude_code.reread", "ways_sensors.agents.claude_code.tracker"],
-    ["ways_sensors.events", "ways_sensors.secure"],  # secure logs its repairs through events
-    ["ways_sensors.spec", "ways_sensors.specerrors"],  # spec words its refusals through specerrors
-]
-
-
-def test_no_import_cycle_but_the_ones_listed():
+def test_no_import_cycle():
     known = modules()
     graph = {name: imports(name, path, known) for name, path in known.items()}
     assert graph["ways_sensors.worker"] >= {"ways_sensors.journal"}  # the parse sees imports
-    assert cycles(graph) == NOT_YET_CUT
+    assert cycles(graph) == []
 
 
 def test_the_cycle_finder_sees_a_cycle_through_a_function_level_import():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in support modules (helpers, servers, victims, conftest):
+    a test module importing another runs, and breaks with, that module's fixtures."""
+    tests = Path(__file__).resolve().parent
+    offenders = []
+    for path in tests.rglob("test_*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                last = node.module.rsplit(".", 1)[-1]
+                if last.startswith("test_"):
+                    offenders.append(f"{path.relative_to(tests)}: from {node.module}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.rsplit(".", 1)[-1].startswith("test_"):
+                        offenders.append(f"{path.relative_to(tests)}: import {alias.name}")
+    assert offenders == []

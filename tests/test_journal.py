@@ -11,7 +11,7 @@ from ways_sensors.journal import FIRST_SEGMENT, Journal
 from ways_sensors.layout import Layout
 from ways_sensors.rules import LoadedRule
 from ways_sensors.session import Session
-from ways_sensors.spec import decode_rule
+from ways_sensors.specdecode import decode_rule
 from ways_sensors.worker import Worker
 
 from .helpers import no_checkpoints

@@ -11,7 +11,8 @@ import json
 import pytest
 
 from ways_sensors import projection
-from ways_sensors.spec import Fields, SpecError, decode_rule
+from ways_sensors.spec import Fields, SpecError
+from ways_sensors.specdecode import decode_rule
 
 from .conftest import ALL_SECTIONS
 from .helpers import lines, no_checkpoints, wait_until

@@ -7,9 +7,9 @@ import pytest
 from ways_sensors.spec import (
     DEFAULT_QUEUE_CAP,
     SpecError,
-    decode_sensor,
     parse_duration,
 )
+from ways_sensors.specdecode import decode_sensor
 
 FILE = {"file": {"path": "/tmp/x.jsonl"}}
 

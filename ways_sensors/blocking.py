@@ -29,7 +29,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .counters import Tally
+    from .layout import Layout
     from .rules import LoadedRule
+    from .session import Session
 
 # after the shared deadline, how long the hook waits for its jobs to finish killing what
 # they started (a command's whole tree: freeze, find, kill) and to log it; within the
@@ -56,10 +59,9 @@ def run(
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
     _site()  # before anything that needs site-packages (msgspec, yaml)
-    from . import agents, counters, delivery, events, indexbuild, records, rules, secure, spool
-    from .chain import GENESIS
-    from .pipeline import finish, match
-    from .session import Session, write_json
+    from . import agents, counters, delivery, events, indexbuild, records, rules, spool
+    from .pipeline import match
+    from .session import Session
     from .spec import BLOCKING_CAP
     from .utf8 import ERRORS
 
@@ -83,25 +85,14 @@ def run(
     session = Session(session_id)
     session.create()
     shared = start + min(BLOCKING_CAP, max(rule.spec.timeout_s for rule, _ in jobs))
-    retry: list[dict[str, Any]] = []
     done = threading.Semaphore(0)
+    work = [_Job(rule, rec) for rule, rec in jobs]
 
-    def number(rule: LoadedRule, rec: dict[str, Any]) -> dict[str, Any]:
-        layout = session.layout
-        fd = secure.open_private(layout.head_lock(session_id, rule.key), os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            rule_seq, prev = layout.rule_head(session_id, rule.sensor, rule.name) or (0, GENESIS)
-            out, h = finish(rec, rule, rule_seq + 1, prev, deadline=shared)
-            write_json(layout.head(session_id, rule.key), {"rule_seq": rule_seq + 1, "hash": h})
-            return out
-        finally:
-            os.close(fd)
-
-    def one(rule: LoadedRule, rec: dict[str, Any]) -> None:
+    def one(job: _Job) -> None:
+        rule = job.rule
         tally = counters.Tally(rule.key)
         try:
-            out = number(rule, rec)
+            out = number(session, job, shared)
             tally.count("dispatched")
             if out.get("redactions"):
                 tally.count("redactions", len(out["redactions"]))
@@ -116,9 +107,13 @@ def run(
             settled = delivery.settle(
                 rule, [out], outcome, session=session_id, tally=tally, origin="blocking"
             )
-            if not settled:  # at_least_once and retryable: the dispatcher tries again
-                retry.append({"rule": rule.key, "record": out})
-        except Exception as exc:
+            with job.lock:  # not settled: at_least_once and retryable, the dispatcher's
+                job.settled = settled
+        except _Abandoned:
+            pass  # handed to the dispatcher at the deadline (logged there)
+        except Exception as exc:  # a mask overrun, a refused key: the dispatcher's too
+            if rule.spec.delivery != "at_least_once" and job.out is None:
+                tally.count("lost")  # best_effort: as a failed attempt would be
             events.log(
                 "blocking.error",
                 sensor=rule.sensor,
@@ -130,7 +125,7 @@ def run(
             tally.flush()
             done.release()
 
-    threads = [threading.Thread(target=one, args=job, daemon=True) for job in jobs]
+    threads = [threading.Thread(target=one, args=(job,), daemon=True) for job in work]
     for t in threads:
         t.start()
     finished = 0
@@ -148,10 +143,124 @@ def run(
             unfinished=len(threads) - finished,
             waited_ms=round((time.monotonic() - start) * 1000),
         )
-    for item in list(retry):
+    retry = [item for item in map(_handed_over, work) if item is not None]
+    for item in retry:
         body = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8", ERRORS)
         spool.append(session_id, "WaysRetry", ts_ns, project, body)
     if retry:
         from . import launch
 
         launch.ensure_dispatcher(session_id)
+
+
+class _Job:
+    """One rule's dispatch of one record, shared by its thread and the hook's main
+    thread under `lock`: once the main thread has `abandoned` it (at the deadline),
+    the thread never numbers it, so what the main thread hands over stays true."""
+
+    __slots__ = ("abandoned", "lock", "out", "rec", "rule", "settled")
+
+    def __init__(self, rule: LoadedRule, rec: dict[str, Any]) -> None:
+        self.rule, self.rec = rule, rec
+        self.out: dict[str, Any] | None = None  # numbered, masked, chained
+        self.settled: bool | None = None  # None: no outcome (yet)
+        self.abandoned = False
+        self.lock = threading.Lock()
+
+
+class _Abandoned(Exception):
+    """The hook's deadline came first: the record was handed to the dispatcher."""
+
+
+def number(session: Session, job: _Job, deadline: float) -> dict[str, Any]:
+    """The record numbered, masked and chained in the rule's head, under its lock."""
+    return _numbered(session.layout, session.id, job.rule, job.rec, deadline, job)
+
+
+def _numbered(
+    layout: Layout,
+    sid: str,
+    rule: LoadedRule,
+    rec: dict[str, Any],
+    deadline: float | None,
+    job: _Job | None = None,
+) -> dict[str, Any]:
+    from .chain import GENESIS
+    from .pipeline import finish
+    from .secure import open_private
+    from .session import write_json
+
+    fd = open_private(layout.head_lock(sid, rule.key), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        rule_seq, prev = layout.rule_head(sid, rule.sensor, rule.name) or (0, GENESIS)
+        out, h = finish(rec, rule, rule_seq + 1, prev, deadline=deadline)
+        if job is None:
+            write_json(layout.head(sid, rule.key), {"rule_seq": rule_seq + 1, "hash": h})
+            return out
+        with job.lock:
+            if job.abandoned:
+                raise _Abandoned
+            write_json(layout.head(sid, rule.key), {"rule_seq": rule_seq + 1, "hash": h})
+            job.out = out
+        return out
+    finally:
+        os.close(fd)
+
+
+def _handed_over(job: _Job) -> dict[str, Any] | None:
+    """The WaysRetry entry of an at_least_once job the hook did not settle: the finished
+    record when it was numbered (its attempt failed, or was cut by the deadline), else
+    the record as built (finishing failed or did not end in time), which the dispatcher
+    numbers, masks and chains itself (`redelivered`). None: nothing owed."""
+    with job.lock:
+        job.abandoned = True
+        if job.rule.spec.delivery != "at_least_once" or job.settled:
+            return None
+        if job.out is not None:
+            return {"rule": job.rule.key, "record": job.out}
+        return {"rule": job.rule.key, "unfinished": job.rec}
+
+
+def redelivered(
+    rule: LoadedRule, session: Session, entry: dict[str, Any], tries: int
+) -> dict[str, Any] | None:
+    """What the dispatcher delivers for a WaysRetry entry: the finished record as the hook
+    left it, or one the hook could not finish, numbered in the rule's head here (masking
+    under unfinished.mask_budget; its failures raise, and the worker holds the record as
+    it holds its own: unfinished.py). None for an entry that holds neither."""
+    from . import unfinished
+
+    out = entry.get("record")
+    if isinstance(out, dict):
+        return out  # numbered and chained by the hook
+    rec = entry.get("unfinished")
+    if not isinstance(rec, dict):
+        return None
+    deadline = time.monotonic() + unfinished.mask_budget(rule, tries)
+    return _numbered(session.layout, session.id, rule, rec, deadline)
+
+
+def park_withheld(
+    rule: LoadedRule, session: Session, entry: dict[str, Any], cause: str, tally: Tally
+) -> bool:
+    """Park a WaysRetry entry's record that cannot be finished, its data withheld and
+    numbered in the rule's head (unfinished.park's rule); False on a full disk."""
+    from . import delivery, events, unfinished
+
+    rec = entry.get("unfinished")
+    if not isinstance(rec, dict):
+        return True  # a finished record never fails to finish
+    stub = _numbered(session.layout, session.id, rule, unfinished.withheld(rec, cause), None)
+    if not delivery.park(rule, [stub], unfinished.outcome(cause), session.id, "dispatch"):
+        return False
+    tally.count("rejected")
+    events.log(
+        "dispatch.record_withheld",
+        sensor=rule.sensor,
+        rule=rule.name,
+        session=session.id,
+        cause=cause,
+        rule_seq=stub.get("rule_seq"),
+    )
+    return True

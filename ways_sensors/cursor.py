@@ -6,13 +6,16 @@ temporary file renamed over it), one JSON object:
 
     {"active": true, "segment": "0000000001.seg", "offset": <bytes>,
      "rule_seq": <the last number given>, "hash": <the chain head, 64 hex>,
+     "finished_as": null | <16 hex: how the pending records were finished>,
      "pending": null | [<record>, ...]}
 
 `pending` is the batch being delivered: each record exactly as the consumer receives
 it (numbered, masked, chained), in order; its last record carries `rule_seq` and, with
 `chain: true`, `hash`. A record holding a lone surrogate is written ASCII-escaped there,
-so the file is always UTF-8 and parses back to the same record. A cursor written before
-batching holds one record (an object) as `pending`, read as a batch of one.
+so the file is always UTF-8 and parses back to the same record. `finished_as` is the
+fingerprint of the rule's `fields`, `redact` and `chain` the batch was finished under: a
+rule changed since then finishes it again before it goes out (refinish.py). A cursor
+written before batching holds one record (an object) as `pending`, read as a batch of one.
 
 Group commit: a batch is moved past, numbered, chained and made pending in one write,
 then delivered, and `pending` is cleared in a second write once the rule is done with
@@ -97,6 +100,7 @@ class Batch:
         self.lines: list[bytes] = []
         self.size = 0
         self.drops = 0
+        self.numbered = 0  # records numbered here (not a blocking rule's, by the hook)
         self.redactions = 0
         self.moved = False
 

@@ -176,8 +176,10 @@ class Dispatcher:
                 b["project"] = entry.project
             payload = records.parse_payload(entry.payload)
             if entry.event == RETRY_EVENT and payload is not None:
-                rule, rec = payload.get("rule"), payload.get("record")
-                self.journal.stage({"section": RETRY_SECTION, "retry_for": rule, "record": rec})
+                # a finished `record`, or one the hook could not finish (blocking.py)
+                kept = {k: v for k, v in payload.items() if k in ("record", "unfinished")}
+                retry = {"section": RETRY_SECTION, "retry_for": payload.get("rule"), **kept}
+                self.journal.stage(retry)
                 continue
             if payload is None:
                 events.log(

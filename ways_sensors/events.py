@@ -10,37 +10,8 @@ the hook calls it from its last-resort handler. Stdlib-only, import-free (`posix
 
 from . import secure
 from .layout import Layout
-from .roots import posix
-
-LOG_MAX = 1 << 20  # then events.log becomes events.log.1: the two hold about 2 MiB
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+ ")
-
-
-def _text(value: object) -> str:
-    s = str(value)[:200]
-    if all(c in _SAFE for c in s):
-        return '"' + s + '"'
-    return '"' + "".join(c if c in _SAFE else "?" for c in s) + '"'
-
-
-def _value(value: object) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, (int, float)):
-        return repr(value) if isinstance(value, int) else "%.6g" % value
-    return _text(value)
-
-
-def iso_utc(ns: int) -> str:
-    """ISO 8601 UTC with milliseconds, e.g. 2026-11-29T11:40:02.123Z."""
-    import time
-
-    secs, rem = divmod(ns, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + ".%03dZ" % (rem // 1_000_000)
+from .logline import LOG_MAX as LOG_MAX  # past it events.log becomes events.log.1
+from .logline import iso_utc as iso_utc
 
 
 def unix_nano(timestamp: object) -> int:
@@ -73,38 +44,14 @@ def unix_nano(timestamp: object) -> int:
 
 
 def log(kind: str, **fields: object) -> None:
-    """Append one line; silently gives up when the state root cannot be written."""
+    """Append one line (logline.py's format); silently gives up when the state root
+    cannot be written (secure.append_log)."""
     try:
-        import time
+        from .logline import line
 
-        ns = time.time_ns()
-        parts = ['"ts":"%s"' % iso_utc(ns), '"kind":%s' % _text(kind)]
-        parts += ['"%s":%s' % (k, _value(v)) for k, v in fields.items()]
-        line = ("{" + ",".join(parts) + "}\n").encode("ascii", "replace")
-        layout = Layout()
-        path = layout.events_log()
-        secure.ensure_private_dir(layout.root, layout.root)
-        fd = secure.open_private(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, layout.root)
-        try:
-            posix.write(fd, line)
-            if posix.fstat(fd).st_size > LOG_MAX:
-                _rotate(path, fd)
-        finally:
-            posix.close(fd)
+        secure.append_log(line(kind, fields))
     except BaseException:  # the log is the last resort: it must never raise
         pass
-
-
-def _rotate(path: str, fd: int) -> None:
-    """events.log past LOG_MAX becomes events.log.1 (replacing the older one), unless
-    another writer rotated it already (the name no longer names our file)."""
-    st = posix.fstat(fd)
-    try:
-        now = posix.lstat(path)
-    except OSError:
-        return
-    if (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev):
-        posix.rename(path, path + ".1")
 
 
 def read(limit: int | None = None, layout: Layout | None = None) -> list[str]:

@@ -11,36 +11,9 @@ agent's adapter package, which nothing on the hook's path imports). Adding an ag
 its adapter package plus its entry in AGENTS.
 
 The compiled rule index: one per project, at `<cache>/indexes/<tail>-<fnv1a32>.idx`,
-replaced atomically (a temporary file made O_EXCL beside it, then renamed:
-secure.replace_private) by whoever finds it stale: the hook itself, or any command that
-loads rules. The cache is treated like the state root (secure.py): the root and
-`indexes/` are made 0700 and must be real folders of ours (a looser one of ours is
-tightened, another user's is refused and logged, when an index is written), and an
-index is trusted only when it is a regular file of ours with one link, opened without
-following links (roots.trusted_fd): its key names only what `stat` shows, so a file
-anybody else could have written is never read as rules. The key is the path, size and
-mtime of every sensor file and folder in the layers and of config.yaml, plus the
-package version and the project; a key that differs, a file that fails the checks
-below or roots.trusted_fd's, or no file at all means rebuild.
-
-Layout (UTF-8 text; the hook parses only the first lines, without a JSON library):
-
-    ways-sensors-index 2 <total bytes>
-    async <section> <section> ...        sections some enabled async rule selects ("-": none)
-    blocking <section> ...               the same for blocking rules
-    key <n>
-    <n key lines>                        v/p/d/f/c lines, see compute_key()
-    filters <m>
-    <m lines>                            one per enabled blocking rule (prefilter.py)
-    rules
-    <one JSON document>                  the resolved rules, for the dispatcher
-
-This module reads it (`fresh`). Building is indexbuild.py, imported only when the key
-changed (indexbuild.current: read, else rebuild):
-it loads the YAML layers; the hook builds in a forked child under a time budget; a
-build that fails or overruns it leaves `<index>.bad` beside the index, holding the key
-it failed for (the same newline-joined lines as the index's key), and hooks do not
-retry that key for a while.
+keyed by what `stat` shows of the sensor files (compute_key). This module reads it
+(`fresh`, `parse`); indexbuild.py writes it, and its docstring holds the file's format,
+where it is trusted from and what a failed build leaves.
 """
 
 from . import __version__, roots
@@ -112,6 +85,8 @@ def project_dir(var: "str | None" = None) -> str:
 
 
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+# Claude Code's events that read the transcript (SIZE_EVENTS: the hook notes its size)
+TURN_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "StopFailure")
 _TOOL_EVENTS_CAMEL = ("preToolUse", "postToolUse", "postToolUseFailure")
 
 AGENTS = {
@@ -135,7 +110,9 @@ AGENTS = {
             # what other rules select: UserPromptSubmit (a repeated prompt_id is a queued
             # message), SubagentStart (the subagent's type on its replies and decisions),
             # SessionStart (where the transcript's reading starts; subagents are told
-            # from the client's own agents after it)
+            # from the client's own agents after it). The events whose records read the
+            # transcript note its size (one stat): the dispatcher, however late, reads it
+            # as it stood when the hook ran, never into a later turn
             event_sections={
                 "UserPromptSubmit": ("user_prompt", "queued_message"),
                 "PreToolUse": ("tool_call", "permission"),
@@ -160,6 +137,7 @@ AGENTS = {
                 "PostCompact": ("compaction",),
             },
             also={"SessionStart": (b"source", "compact", ("compaction",))},  # after a compaction
+            size_events=TURN_EVENTS,
             tool_name=dict.fromkeys(
                 ("PreToolUse", "PostToolUse", "PostToolUseFailure"), b"tool_name"
             ),

@@ -1,8 +1,39 @@
-"""Building the compiled rule index (index.py holds its format and the reading half).
+"""Building the compiled rule index (index.py holds the reading half: the hook's).
 
 Run when an index's key changed: by the hook in a forked child under a time budget
 (`_build_within`), by the dispatcher and the commands without one. rules.enabled turns
 an index back into rules, for the dispatcher and the blocking path.
+
+The index: one per project, at `<cache>/indexes/<tail>-<fnv1a32>.idx`,
+replaced atomically (a temporary file made O_EXCL beside it, then renamed:
+secure.replace_private) by whoever finds it stale: the hook itself, or any command that
+loads rules. The cache is treated like the state root (secure.py): the root and
+`indexes/` are made 0700 and must be real folders of ours (a looser one of ours is
+tightened, another user's is refused and logged, when an index is written), and an
+index is trusted only when it is a regular file of ours with one link, opened without
+following links (roots.trusted_fd): its key names only what `stat` shows, so a file
+anybody else could have written is never read as rules. The key is the path, size and
+mtime of every sensor file and folder in the layers and of config.yaml, plus the
+package version and the project; a key that differs, a file that fails the checks
+below or roots.trusted_fd's, or no file at all means rebuild.
+
+Layout (UTF-8 text; the hook parses only the first lines, without a JSON library):
+
+    ways-sensors-index 2 <total bytes>
+    async <section> <section> ...        sections some enabled async rule selects ("-": none)
+    blocking <section> ...               the same for blocking rules
+    key <n>
+    <n key lines>                        v/p/d/f/c lines, see compute_key()
+    filters <m>
+    <m lines>                            one per enabled blocking rule (prefilter.py)
+    rules
+    <one JSON document>                  the resolved rules, for the dispatcher
+
+index.py reads it (`fresh`); this module, imported only when the key changed
+(current: read, else rebuild), writes it (`render`): it loads the YAML layers; the hook
+builds in a forked child under a time budget; a build that fails or overruns it leaves
+`<index>.bad` beside the index, holding the key it failed for (the same newline-joined
+lines as the index's key), and hooks do not retry that key for a while.
 """
 
 import sys

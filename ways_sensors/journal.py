@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -90,6 +91,18 @@ def segments(folder: str) -> list[str]:
 
 def next_segment(name: str) -> str:
     return "%010d.seg" % (int(name[:10]) + 1)
+
+
+class Clock:
+    """A worker's time (worker.py): `now` (monotonic seconds) and `sleep` (a backoff, cut
+    short when `stop` is set; True if it was). A test hands in one of its own to check
+    backoff and lingering in virtual time; `Journal.wait` is a worker's only other sleep."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, stop: threading.Event, seconds: float) -> bool:
+        return stop.wait(seconds)
 
 
 class Journal:

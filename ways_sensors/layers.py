@@ -18,7 +18,8 @@ from typing import Any
 from . import index, roots
 from .conditions import ConditionError, Where, compile_where
 from .rules import LoadedRule
-from .spec import NAME_RE, SensorFile, SpecError, decode_sensor
+from .spec import NAME_RE, SensorFile, SpecError
+from .specdecode import decode_sensor
 from .yamlread import YamlError, position, read_yaml
 
 REPLACED_WHOLE = frozenset({"where", "dispatch"})

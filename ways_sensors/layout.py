@@ -81,7 +81,7 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         per-rule totals, rewritten in place under an flock by workers and the blocking
         path; never deleted. SIGKILL: a kill mid-rewrite can lose the totals (never a
         record).
-    deadletters/<key>.jsonl             delivery.py
+    deadletters/<key>.jsonl             deadletters.py
         records refused for good, appended (one write per batch) by workers and the
         hook; the user's to clear. SIGKILL: a torn last line at worst.
     locks/<digest>.lock                 files.py

@@ -38,7 +38,7 @@ import stat
 import time
 from typing import Any
 
-from . import counters, delivery, events, refusals, roots
+from . import counters, deadletters, events, refusals, roots
 from .layout import Layout
 
 INTERVAL = 5.0
@@ -101,15 +101,15 @@ def dead_letter_counts(layout: Layout | None = None) -> dict[str, int]:
     grew is counted from where it was last seen, so a big dead-letter file costs its
     new bytes only."""
     out: dict[str, int] = {}
-    folder = delivery.deadletter_folder(layout)
+    folder = deadletters.deadletter_folder(layout)
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return out
     for name in names:
         key = name[: -len(".jsonl")] if name.endswith(".jsonl") else None
-        if name.endswith(".jsonl" + delivery.ROTATED):
-            key = name[: -len(".jsonl" + delivery.ROTATED)]
+        if name.endswith(".jsonl" + deadletters.ROTATED):
+            key = name[: -len(".jsonl" + deadletters.ROTATED)]
         if key is None:
             continue
         path = os.path.join(folder, name)

@@ -25,7 +25,7 @@ What is removed, and by whom (layout.py has every path):
   at rule_seq 1, and `verify --rule` no longer expects its records.
 * Pending markers of sessions without a folder, and temporary files a SIGKILL left in
   the ledger folder.
-* A dead-letter file (delivery.py; its rotated `.1` too) nothing was parked in for
+* A dead-letter file (deadletters.py; its rotated `.1` too) nothing was parked in for
   DEAD_LETTER_AGE, or for `abandoned_after` when that is longer: removed under its
   flock, `retention.dead_letters_removed` logged with the rule and the records given up.
 * events.log is rotated by events.py (past events.LOG_MAX), errors.log by errors.py.
@@ -292,8 +292,8 @@ def _prune_ledger(layout: Layout, now: float) -> None:
 
 def _prune_dead_letters(layout: Layout, cutoff: float) -> None:
     """Remove the dead-letter files last written before `cutoff`, each under the flock
-    parkers take (delivery._append_bounded), so none is removed while a record goes in."""
-    from .delivery import count_lines
+    parkers take (deadletters._append_bounded), so none is removed while a record goes in."""
+    from .deadletters import count_lines
 
     folder = layout.deadletters_dir()
     try:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from .conditions import Where, compile_where
 from .index import Index
 from .layout import rule_key, rule_label
-from .spec import Rule, decode_rule
+from .spec import Rule
+from .specdecode import decode_rule
 
 
 @dataclass(eq=False)

@@ -90,14 +90,48 @@ def flush_notes() -> None:
         return  # another thread logs them (or this one already is)
     _flushing = _thread.get_ident()
     try:
-        from . import events
+        from .logline import line
 
         while _notes:
             kind, rel, detail = _notes.pop(0)
             field = "reason" if kind == "state.refused" else "mode"
-            events.log(kind, path=rel, **{field: detail})
+            append_log(line(kind, {"path": rel, field: detail}))
     finally:
         _flushing = 0
+
+
+def append_log(text: bytes) -> None:
+    """Append one line to `<state>/events.log` (events.py, logline.py), 0600 in the 0700
+    state root, in one write; past logline.LOG_MAX it becomes events.log.1. Never
+    raises: the log is the last resort (the hook calls it from its last handler)."""
+    try:
+        from .layout import Layout
+        from .logline import LOG_MAX
+
+        layout = Layout()
+        path = layout.events_log()
+        ensure_private_dir(layout.root, layout.root)
+        fd = open_private(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, layout.root)
+        try:
+            posix.write(fd, text)
+            if posix.fstat(fd).st_size > LOG_MAX:
+                _rotate(path, fd)
+        finally:
+            posix.close(fd)
+    except BaseException:
+        pass
+
+
+def _rotate(path: str, fd: int) -> None:
+    """events.log past LOG_MAX becomes events.log.1 (replacing the older one), unless
+    another writer rotated it already (the name no longer names our file)."""
+    st = posix.fstat(fd)
+    try:
+        now = posix.lstat(path)
+    except OSError:
+        return
+    if (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev):
+        posix.rename(path, path + ".1")
 
 
 def _check_dir(path: str, root: str) -> None:

@@ -3,9 +3,9 @@
 These structs are the single source of truth: validation, defaults, the generated
 JSON Schema in `schema/`, and the keys `ways settings` offers all come from them. The
 consumers' structs live with their targets (targets/<kind>.py); `Dispatch` has one
-field per kind of the registry. A file is decoded with `decode_sensor`, which turns
-any failure into a `SpecError` carrying the field path, so the loader can point at a
-line.
+field per kind of the registry. A file is decoded with specdecode.decode_sensor,
+which turns any failure into a `SpecError` carrying the field path, so the loader can
+point at a line.
 """
 
 from __future__ import annotations
@@ -289,55 +289,6 @@ def _split_path(text: str) -> list[str | int]:
         else:
             parts.append(quoted.strip("'\""))
     return parts
-
-
-def _convert(raw: Any, typ: Any, prefix: list[str | int]) -> Any:
-    try:
-        return msgspec.convert(raw, typ, strict=True)
-    except msgspec.ValidationError as exc:
-        from .specerrors import mistakes_in  # the error path only: the words for people
-
-        found = mistakes_in(raw, typ, prefix)
-        if found:
-            raise found[0] from None
-        text = str(exc)  # the walker and msgspec disagree: still never the raw text
-        m = _PATH_RE.search(text)
-        path = _split_path(m.group(1)) if m else []
-        raise SpecError("this value is not of the kind the field takes", prefix + path) from None
-
-
-def decode_sensor(raw: Any) -> SensorFile:
-    """Validate a merged sensor mapping; SpecError names the first problem and its path.
-
-    Rules are converted one by one, because msgspec elides mapping keys from its error
-    paths and the rule's name is what a person needs to find the line.
-    """
-    if not isinstance(raw, dict):
-        raise SpecError("a sensor file must be a mapping with a `rules` key", [])
-    if raw.get("kind", "ways") != "ways":
-        raise SpecError(
-            f"kind {raw.get('kind')!r} belongs to another host; ways only loads kind: ways",
-            ["kind"],
-        )
-    rules_raw = raw.get("rules")
-    top = _convert({**raw, "rules": {}} if "rules" in raw else raw, SensorFile, [])
-    if not isinstance(rules_raw, dict):
-        raise SpecError("`rules` must be a mapping from rule name to rule", ["rules"])
-    rules = {}
-    for name, rule in rules_raw.items():
-        if not isinstance(name, str) or not NAME_RE.match(name) or len(name) > 64:
-            raise SpecError(
-                f"{name!r} is not a rule name: use lowercase letters, digits, - and _",
-                ["rules", str(name)],
-            )
-        rules[name] = _convert(rule, Rule, ["rules", name])
-    sensor: SensorFile = msgspec.structs.replace(top, rules=rules)
-    return sensor
-
-
-def decode_rule(raw: Any) -> Rule:
-    rule: Rule = _convert(raw, Rule, [])
-    return rule
 
 
 def sensor_schema() -> dict[str, Any]:

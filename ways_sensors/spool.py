@@ -19,7 +19,8 @@ A segment is a run of frames:
     header = {"event": "<hook event name>", "agent": "<agent name>",
               "ts_ns": <hook clock, ns since epoch>, "project": "<project dir>",
               "pid": <hook pid>, "ppid": <its parent: the client, as reconcile wires it>,
-              "transcript_size": <bytes in the session file at a session start, else -1>}
+              "transcript_size": <bytes in the session file at a session start
+                                  or the face's SIZE_EVENTS, else -1>}
 
 `agent` names the adapter whose face read the payload (agents/: `claude-code`, ...);
 the dispatcher builds the entry with that adapter's builder. Entries written before
@@ -28,7 +29,9 @@ ways writes itself (`WayEvent` from `ways sensors emit`, `WaysRetry`) carry the
 default too; no adapter builds them.
 
 The transcript size tells the dispatcher, which may build the entry much later, where
-a resumed session's transcript was when this process of the session began.
+a resumed session's transcript was when this process of the session began, and, at the
+events that read it (Claude Code's turn events), how far the builder reads: the file as
+it stood when the hook ran, not a later turn the client wrote since.
 
 The header's `event` and the session folder are what the hook's raw scan read
 (hook.string_field: top-level keys only). The dispatcher's json parse

@@ -36,10 +36,15 @@ logged (content-free). The journal's copy goes with the session, as after any pa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from . import delivery, events
+from .pipeline import finish
 from .rules import LoadedRule
 from .targets.base import Outcome, permanent
+
+if TYPE_CHECKING:
+    from .counters import Tally
 
 MASK_FIRST = 30.0  # seconds: the first masking bound (or the rule's timeout, if longer)
 MASK_CAP = 480.0  # the longest masking bound
@@ -98,3 +103,29 @@ def withheld(record: dict[str, Any], cause: str) -> dict[str, Any]:
 def outcome(cause: str) -> Outcome:
     """The outcome a withheld record is parked with (dead letter `cause`/`reason`)."""
     return permanent("error", "unfinished: " + cause)
+
+
+def park(
+    rule: LoadedRule,
+    record: dict[str, Any],
+    cause: str,
+    seq: int,
+    prev: str,
+    session: str,
+    tally: Tally,
+) -> str | None:
+    """Park `record` withheld as the rule's `seq`-th record, chained after `prev`;
+    the chain head after it, or None when it could not be parked (a full disk)."""
+    stub, head = finish(withheld(record, cause), rule, seq, prev)
+    if not delivery.park(rule, [stub], outcome(cause), session, "dispatch"):
+        return None
+    tally.count("rejected")
+    events.log(
+        "dispatch.record_withheld",
+        sensor=rule.sensor,
+        rule=rule.name,
+        session=session,
+        cause=cause,
+        rule_seq=seq,
+    )
+    return head

@@ -2,13 +2,12 @@
 a batch per attempt.
 
 Each enabled async rule (and each blocking at_least_once rule, for the hook's failed
-dispatches) has its own worker, so one stuck consumer never delays another. The worker
-collects a batch, up to the rule's `max_records` (spec.batch_for) and BATCH_BYTES: the
-records already in the journal are taken at once. A batch that is not full waits for
-more only while records keep arriving: when the rule is busy (its previous batch ended
-less than `max_delay` ago), and only as long as each record comes within LINGER_GAP of
-the one before, never past `max_delay` after its first. A rule that was quiet sends its
-next record at once, a batch of one, so batching adds no latency to an idle session.
+dispatches: blocking.redelivered) has its own worker, so one stuck consumer never delays
+another. A batch holds up to the rule's `max_records` (spec.batch_for) and BATCH_BYTES,
+taking the records already in the journal at once; one that is not full waits for more
+only while the rule is busy (its previous batch ended less than `max_delay` ago) and
+each record comes within LINGER_GAP of the one before, never past `max_delay` after its
+first. A quiet rule sends its next record at once: no latency for an idle session.
 
 It reads ahead of its cursor (readahead.py: best_effort's queue_cap applies there),
 matches, numbers, masks and chains each record (pipeline.py), commits the batch
@@ -25,11 +24,10 @@ growth), the session's paths and its rule, never the dispatcher; its time comes 
 `Clock`, so a test can run it in-process, a step at a time, on a clock of its own. An
 idle worker sleeps on the journal until it grows (or it is told to stop); it never polls.
 
-A reload never waits for a delivery: the old worker is retired (`retire`), finishes its
-attempt in flight under the rule's own timeout, saves its cursor and exits; its successor
-for the same rule (`after`) waits for that in its own thread, then starts from the cursor
-the old one left, so one rule never has two attempts in flight and a pending batch is
-handed over on disk, as after a SIGKILL.
+A reload never waits for a delivery: the old worker is retired (`retire`), ends its
+attempt in flight under the rule's timeout, saves its cursor and exits; its successor
+(`after`) waits for that in its own thread and starts from that cursor: never two
+attempts in flight for a rule, a pending batch handed over on disk, as after a SIGKILL.
 """
 
 from __future__ import annotations
@@ -38,9 +36,9 @@ import threading
 import time
 from typing import Any
 
-from . import counters, delivery, events, secure, unfinished
+from . import blocking, counters, delivery, events, refinish, secure, unfinished
 from .cursor import Batch, encode_cursor, load_cursor
-from .journal import Journal
+from .journal import Clock, Journal
 from .pipeline import dumps, finish, match
 from .readahead import ReadAhead
 from .rules import LoadedRule
@@ -52,18 +50,6 @@ BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes 
 LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
 POSITION_EVERY = 1.0  # seconds between saves of a move past records the rule does not take
 NAP = 60.0  # an idle worker's longest sleep, should a wake-up be missed
-
-
-class Clock:
-    """The worker's time: `now` (monotonic seconds) and `sleep` (a backoff, cut short when
-    `stop` is set; True if it was). A test hands in one of its own to check backoff and
-    lingering in virtual time; the journal's `wait` is the only other sleep."""
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, stop: threading.Event, seconds: float) -> bool:
-        return stop.wait(seconds)
 
 
 class Worker(threading.Thread):
@@ -131,8 +117,7 @@ class Worker(threading.Thread):
     # --- the loop ---------------------------------------------------------------------
 
     def retire(self, deactivate: bool) -> None:
-        """Stop without waiting for an attempt in flight (it ends under the rule's
-        timeout); `deactivate`: the rule is gone, mark its cursor inactive on exit."""
+        """Stop, not waiting for an attempt in flight; `deactivate`: the rule is gone."""
         self.deactivate_on_exit = deactivate
         self.stop.set()
 
@@ -209,20 +194,20 @@ class Worker(threading.Thread):
         seg, end, rec = self.ahead.buffer.pop()
         b = Batch(self.state)
         b.segment, b.offset, b.moved = seg, end, True
-        stub = unfinished.withheld(rec, cause)
-        out, h = finish(stub, self.rule, b.rule_seq + 1, b.hash)
-        b.rule_seq, b.hash = b.rule_seq + 1, h
         self.held, self.retrying = None, False
         self.hold_backoff = delivery.BACKOFF_FIRST
-        if not delivery.park(
-            self.rule, [out], unfinished.outcome(cause), self.session.id, "dispatch"
-        ):
+        sid, seq = self.session.id, b.rule_seq + 1
+        if self.redelivers:  # one the hook could not finish: numbered in its head
+            parked = blocking.park_withheld(self.rule, self.session, rec, cause, self.tally)
+            seq, h = b.rule_seq, (b.hash if parked else None)
+        else:
+            h = unfinished.park(self.rule, rec, cause, seq, b.hash, sid, self.tally)
+        if h is None:
             self._rewind()  # a full disk: held again, tried again
             self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
             return
+        b.rule_seq, b.hash = seq, h
         self._commit(b)
-        self.tally.count("rejected")
-        self._log("dispatch.record_withheld", cause=cause, rule_seq=b.rule_seq)
 
     def _collect(self) -> Batch | None:
         """Take records into a batch (the module docstring says how many, how long);
@@ -268,24 +253,24 @@ class Worker(threading.Thread):
             b.rule_seq += 1  # the consumer sees the gap
             b.drops += 1
             return True
-        if self.redelivers:
-            if isinstance(rec, dict) and rec.get("retry_for") == self.rid:
-                out = rec.get("record")  # numbered and chained already
-                if isinstance(out, dict):
-                    b.add(out, dumps(out))
-            return True
         tries = self.held[1] if self.held else 0
         try:
-            if rec is None or not match(self.rule, rec):
+            if self.redelivers:  # the hook's failed dispatches, numbered in its head
+                if not isinstance(rec, dict) or rec.get("retry_for") != self.rid:
+                    return True
+                got = blocking.redelivered(self.rule, self.session, rec, tries)
+                out, h = got or {}, b.hash
+            elif rec is None or not match(self.rule, rec):
                 return True
-            out, h = finish(
-                rec,
-                self.rule,
-                b.rule_seq + 1,
-                b.hash,
-                # real time: masking's own bound, never the rule's timeout (unfinished.py)
-                deadline=time.monotonic() + unfinished.mask_budget(self.rule, tries),
-            )
+            else:
+                out, h = finish(
+                    rec,
+                    self.rule,
+                    b.rule_seq + 1,
+                    b.hash,
+                    # real time: masking's own bound, never the rule's timeout (unfinished.py)
+                    deadline=time.monotonic() + unfinished.mask_budget(self.rule, tries),
+                )
             line = dumps(out)
         except Exception as exc:  # a mask overrun, a refused key, a hostile shape
             if self.rule.spec.delivery == "at_least_once":
@@ -297,25 +282,26 @@ class Worker(threading.Thread):
         if self.held is not None:
             self.held, self.retrying = None, False
             self.hold_backoff = delivery.BACKOFF_FIRST
-        b.rule_seq += 1
-        b.hash = h
-        b.add(out, line)
-        b.redactions += len(out.get("redactions") or ())
+        if not self.redelivers:
+            b.rule_seq, b.hash = b.rule_seq + 1, h
+        if out:
+            b.add(out, line)
+            if not (self.redelivers and "record" in rec):  # numbered here, not by the hook
+                b.numbered += 1
+                b.redactions += len(out.get("redactions") or ())
         return True
 
     def _commit(self, b: Batch) -> None:
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
         atomic write (lazily when it only moves past records the rule does not take)."""
         st = self.state
-        taken = len(b.records)
-        if self.sealer is not None and b.records:  # leaves, and the batch's checkpoint
-            cp = self.sealer.seal(b.records, st)
-            if cp is not None:
-                b.add(cp, dumps(cp))
+        if self.sealer is not None:  # the batch's leaves, and its signed checkpoint last
+            self.sealer.close_batch(b, st)
         new_segment = b.segment != st["segment"]
         st["segment"], st["offset"] = b.segment, b.offset
         st["rule_seq"], st["hash"] = b.rule_seq, b.hash
         st["pending"] = b.records or None
+        st[refinish.KEY] = refinish.fingerprint(self.rule) if b.records else None
         self.lines = b.lines or None
         self.collecting = False
         if b.records or b.drops or new_segment or self.clock.now() - self.saved_at > POSITION_EVERY:
@@ -329,8 +315,8 @@ class Worker(threading.Thread):
             self.sealer.persist()
         if b.drops:
             self.tally.count("drops", b.drops)
-        if taken and not self.redelivers:
-            self.tally.count("dispatched", taken)
+        if b.numbered:
+            self.tally.count("dispatched", b.numbered)
         if b.redactions:
             self.tally.count("redactions", b.redactions)
         self.tally.flush()  # with the commit, not on a timer: a kill must not lose them
@@ -339,6 +325,20 @@ class Worker(threading.Thread):
         """Deliver the pending batch until the rule is done with it (delivery.settle):
         accepted, lost (best_effort) or parked (permanent); otherwise back off and retry."""
         recs = self.state["pending"]
+        if refinish.stale(self.state, self.rule):  # finished under an older rule
+            sealed = list(recs)  # their leaves are the tree's last ones
+            if not refinish.again(self.rule, self.state, self.session.id, self.tally):
+                self.retrying = True  # a refused key, a full disk: the batch waits as it is
+                self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
+                return
+            if self.sealer is not None:
+                self.sealer.reseal(self.state, sealed)  # new leaves, a new checkpoint
+            self.lines, recs = None, self.state["pending"]
+            self._save()
+            if self.sealer is not None:
+                self.sealer.persist()
+            if not recs:
+                return
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
         tap.offer(self.rule.label, self.lines, self.session.layout.root)
@@ -383,15 +383,13 @@ class Worker(threading.Thread):
         return not self.done()
 
 
-def _sealer(session: Session, rule: LoadedRule, tally: Any) -> Any:
+def _sealer(session: Session, rule: LoadedRule, tally: counters.Tally) -> Any:
     """The rule's tree and checkpoint signer (evidence/sealer.py) when it chains; none
     for the hook's failed blocking dispatches, which the hook chained and cannot sign."""
     if not rule.spec.chain or rule.spec.mode == "blocking":
         return None
-    from .evidence.sealer import Sealer
+    from .evidence.sealer import Sealer  # cryptography: only a chaining rule pays for it
 
-    layout = session.layout
-    leaves = layout.leaves(session.id, rule.key)
-    return Sealer(
-        layout, session.id, rule.sensor, rule.name, leaves, tally, timeout=rule.spec.timeout_s
-    )
+    leaves = session.layout.leaves(session.id, rule.key)
+    layout, timeout = session.layout, rule.spec.timeout_s
+    return Sealer(layout, session.id, rule.sensor, rule.name, leaves, tally, timeout=timeout)

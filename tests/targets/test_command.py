@@ -22,6 +22,8 @@ from ways_sensors.targets import (
 from ways_sensors.targets import command as target
 from ways_sensors.targets.command import CommandTarget
 
+from ..helpers import escaping_consumer, survivors
+
 CTX = Context("s", "r")
 
 REC = {"section": "tool_call", "seq": 3}
@@ -127,40 +129,6 @@ def test_a_consumer_that_does_not_read_stdin_does_not_hang():
     out = target.deliver(CommandTarget(argv=["true"]), batch, CTX, t + 2)
     assert out.status == ACCEPTED
     assert os.environ.get("WAYS_NEVER_SET") is None
-
-
-def survivors(marker: str) -> list[psutil.Process]:
-    """Live processes (not zombies) whose argv carries `marker`."""
-    out = []
-    for p in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if p.info["status"] != psutil.STATUS_ZOMBIE and marker in (p.info["cmdline"] or []):
-                out.append(p)
-        except psutil.Error:
-            continue
-    return out
-
-
-def escaping_consumer(marker: str, started: str) -> list[str]:
-    """A command that leaves its process group twice, then hangs: a `setsid` grandchild,
-    and a double-forked daemon whose middle parent exits (init would adopt it)."""
-    daemon = (
-        "import os, sys, time\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        time.sleep(1000)\n"
-        "    os._exit(0)\n"
-        "os.wait()\n"
-    )
-    sleeper = "import time; time.sleep(1000)"
-    script = (
-        f"setsid {PY} -c '{sleeper}' {marker} &\n"
-        f"{PY} -c '{daemon}' {marker}\n"
-        f"echo up > {started}\n"
-        "sleep 1000\n"
-    )
-    return ["sh", "-c", script, "consumer"]
 
 
 def test_descendants_that_left_the_group_are_killed_at_the_timeout(tmp_path):

@@ -11,7 +11,8 @@ import pytest
 
 from ways_sensors import settings
 from ways_sensors.errors import UsageError
-from ways_sensors.spec import Dispatch, SpecError, decode_rule, sensor_schema
+from ways_sensors.spec import Dispatch, SpecError, sensor_schema
+from ways_sensors.specdecode import decode_rule
 from ways_sensors.targets import TARGETS, names
 
 EXAMPLES = {  # a minimal valid spec per kind: a new kind adds its line here

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from ways_sensors.formats import severity
-from ways_sensors.spec import decode_sensor
+from ways_sensors.specdecode import decode_sensor
 from ways_sensors.targets import (
     ACCEPTED,
     ERROR,

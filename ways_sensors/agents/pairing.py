@@ -41,9 +41,11 @@ class CallQueue:
     n: int = 0
     open: list[list[str]] = field(default_factory=list)  # [id, tool name, input key]
 
-    def new_turn(self, turn: str) -> None:
-        """A new prompt: ids restart at 1 under its name; unanswered calls stay open."""
-        self.turn = "".join(c for c in turn if c.isalnum())[:24] or "0"
+    def new_turn(self, turn: Any) -> None:
+        """A new prompt: ids restart at 1 under its name (a string the payload gave, or
+        "0"); unanswered calls stay open."""
+        name = turn if isinstance(turn, str) else ""
+        self.turn = "".join(c for c in name if c.isalnum())[:24] or "0"
         self.n = 0
 
     def call(self, tool_name: Any, tool_input: Any) -> str:

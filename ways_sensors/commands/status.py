@@ -24,7 +24,7 @@ of that tree (docs/evidence.md).
 middle of writing one) and corrupt (unreadable); each is also in the events log.
 
 `rejected` counts at_least_once records a consumer refused for good; they are parked
-in the rule's dead-letter file (delivery.py), which is named here with its count. It
+in the rule's dead-letter file (deadletters.py), which is named here with its count. It
 also counts records an OTLP collector dropped from an accepted batch (partial success),
 which are neither retried nor parked. `--prometheus` prints the textfile the
 dispatchers write to `ways.metrics_textfile` (metrics.py).

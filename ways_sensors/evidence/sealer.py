@@ -22,11 +22,15 @@ machine), unique to the machine, rule and session.
 
 State: the cursor (worker.py) gains `"tree": {"size", "epoch", "witness": {url: size}}`,
 written with the batch in one atomic write. The leaves are appended to
-`sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after that write; at start the
-file is cut back or completed from the cursor's pending batch, so a SIGKILL anywhere
-leaves the tree equal to the cursor's size. A cursor that numbered records before it
-had a tree (a session older than this feature, or one resumed from the ledger after
-its folder was removed) gets no checkpoints in that session (logged once).
+`sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after that write. The pending
+batch's records are always the tree's last leaves, so at start the file is cut back to
+the cursor's size less the pending batch and the batch's leaves follow, taken from its
+records: a SIGKILL anywhere leaves the tree equal to the cursor's. A pending batch
+finished again under a changed rule (refinish.py) is sealed anew (`reseal`): its new
+leaves replace its old ones and a new checkpoint closes it (it was never delivered).
+A cursor that numbered records before it had a tree (a session older than this
+feature, or one resumed from the ledger after its folder was removed) gets no
+checkpoints in that session (logged once).
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ from typing import Any
 
 from .. import events, secure
 from ..counters import Tally
+from ..cursor import Batch
 from ..layout import Layout
+from ..pipeline import dumps
 from . import merkle, witness
 from .keys import Keyring, machine_name
 from .note import Note, b64, checkpoint
@@ -82,6 +88,7 @@ class Sealer:
         self.off = False  # this tree cannot be kept (see the module docstring)
         self.resting: dict[str, float] = {}  # witness url -> when it may be asked again
         self._pending: list[bytes] = []  # the leaves of the batch not yet in the file
+        self._rewrite = False  # the file's tail is not the tree's (reseal)
         self._note = ""  # its checkpoint
         self._origin = ""
 
@@ -105,19 +112,16 @@ class Sealer:
                 return
             st["tree"] = tree = {"size": 0, "epoch": -1, "witness": {}}
         size = tree["size"]
-        leaves = self._read()
-        stored = len(leaves)
-        if stored < size:
-            pending = st.get("pending") or ()
-            chained = [r for r in pending if isinstance(r.get("chain"), dict)]
-            missing = size - stored
-            if len(chained) < missing:
-                self._off("evidence.tree_lost", have=stored, want=size)
-                return
-            leaves += [bytes.fromhex(r["chain"]["hash"]) for r in chained[-missing:]]
-        leaves = leaves[:size]
+        stored = self._read()
+        # the pending batch's records are the tree's last leaves, whatever the file holds
+        # (a kill before its append, or a batch finished again: refinish.py)
+        last = [_leaf(r) for r in st.get("pending") or () if isinstance(r.get("chain"), dict)]
+        if len(stored) < size - len(last) or len(last) > size:
+            self._off("evidence.tree_lost", have=len(stored), want=size)
+            return
+        leaves = stored[: size - len(last)] + last
         self.tree = merkle.Tree(leaves)
-        if stored != size:
+        if leaves != stored:
             secure.replace_private(self.path, b"".join(leaves), self.layout.root)
         self.saved = size
 
@@ -136,6 +140,41 @@ class Sealer:
 
     # --- a batch -------------------------------------------------------------------------
 
+    def close_batch(self, b: Batch, st: dict[str, Any]) -> None:
+        """The worker's commit: the batch's records become leaves, and its checkpoint
+        record goes last in the batch (the cursor saves both in one write)."""
+        if b.records:
+            cp = self.seal(b.records, st)
+            if cp is not None:
+                b.add(cp, dumps(cp))
+
+    def reseal(self, st: dict[str, Any], sealed: list[dict[str, Any]]) -> None:
+        """The pending batch was finished again (refinish.py: the rule changed while it
+        waited): its records' new chain hashes replace the leaves its old ones were
+        (`sealed`: the batch as it was pending), and a new checkpoint closes it,
+        carrying the key certificates the old one carried. A witness that cosigned the
+        old one sees another root at that size and refuses: the alarm says the history
+        changed before delivery."""
+        if self.off or not isinstance(st.get("tree"), dict):
+            return
+        old = sum(isinstance(r.get("chain"), dict) for r in sealed)
+        certs = [k for r in sealed if r.get("section") == "checkpoint" for k in r.get("keys") or ()]
+        base = self.tree.size - old
+        leaves = self._read()[:base]
+        if len(leaves) < base:
+            self._off("evidence.tree_lost", have=len(leaves), want=base)
+            return
+        self.tree = merkle.Tree(leaves)
+        self.saved = base
+        st["tree"]["size"] = base
+        pending = st.get("pending") or []
+        self._pending = []
+        cp = self.seal(pending, st)
+        self._rewrite = True  # persist() writes the whole file: its tail changed
+        if cp is not None:
+            cp["keys"] = [*certs, *(k for k in cp["keys"] if k not in certs)]
+            st["pending"] = [*pending, cp]
+
     def seal(self, records: list[dict[str, Any]], st: dict[str, Any]) -> dict[str, Any] | None:
         """Add the batch's chained records as leaves; return its checkpoint record (None
         when signing failed: counted and logged, the batch goes without)."""
@@ -146,8 +185,8 @@ class Sealer:
             return None
         old = self.tree.size
         for r in chained:
-            self.tree.append(bytes.fromhex(r["chain"]["hash"]))
-        self._pending = [bytes.fromhex(r["chain"]["hash"]) for r in chained]
+            self.tree.append(_leaf(r))
+        self._pending = [_leaf(r) for r in chained]
         self._note = ""
         tree = st["tree"]
         tree["size"] = self.tree.size
@@ -174,16 +213,21 @@ class Sealer:
     def persist(self) -> None:
         """After the cursor holds the batch: append its leaves to the leaves file."""
         pending = self._pending
-        if self.off or not pending:
+        if self.off or not (pending or self._rewrite):
             return
         self._pending = []
-        fd = secure.open_private(
-            self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, self.layout.root
-        )
-        try:
-            os.write(fd, b"".join(pending))
-        finally:
-            os.close(fd)
+        if self._rewrite:  # reseal: the file's tail is replaced
+            self._rewrite = False
+            leaves = self._read()[: self.saved] + pending
+            secure.replace_private(self.path, b"".join(leaves), self.layout.root)
+        else:
+            fd = secure.open_private(
+                self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, self.layout.root
+            )
+            try:
+                os.write(fd, b"".join(pending))
+            finally:
+                os.close(fd)
         self.saved += len(pending)
         if self._note and self.witnesses:  # the latest checkpoint with its cosignatures
             secure.replace_private(self.checkpoint_path, self._note.encode(), self.layout.root)
@@ -269,3 +313,8 @@ class Sealer:
                     witness=w.name,
                     detail=answer.detail,
                 )
+
+
+def _leaf(record: dict[str, Any]) -> bytes:
+    """A chained record's leaf: the 32 bytes of its chain hash."""
+    return bytes.fromhex(record["chain"]["hash"])

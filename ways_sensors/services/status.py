@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import counters, delivery, metrics, refusals
+from .. import counters, deadletters, metrics, refusals
 from ..layers import Catalog, load
 from ..layout import Layout, rule_label, split_rule_key
 from ..refusals import Refusal
@@ -156,11 +156,11 @@ def dead_letters(layout: Layout | None = None, cached: bool = False) -> list[Dea
     grew from where it was last seen (metrics.py): the tab asks every second."""
     if cached:
         found = {
-            rid: (delivery.deadletter_path(*split_rule_key(rid), layout=layout), n)
+            rid: (deadletters.deadletter_path(*split_rule_key(rid), layout=layout), n)
             for rid, n in metrics.dead_letter_counts(layout).items()
         }
     else:
-        found = delivery.dead_letters(layout)
+        found = deadletters.dead_letters(layout)
     return [
         DeadLetters(rule_label(*split_rule_key(rid)), path, count)
         for rid, (path, count) in found.items()

@@ -55,7 +55,8 @@ class Builder:
         self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1
     ) -> list[Draft]:
         """Drafts for one hook event; `transcript_size` is the transcript's size when the
-        hook ran (SessionStart only), where a new tracker starts reading."""
+        hook ran (-1: not measured): where a new tracker starts reading at SessionStart,
+        how far the turn events read (a lagging dispatcher reads no later turn)."""
         handler = HANDLERS.get(event)
         if handler is None:
             return []
@@ -128,18 +129,21 @@ class Builder:
         return [draft("tool_result", data), *self._sync(p, draft)]
 
     def stop(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
-        out = self._sync(p, draft)
+        out = self._sync(p, draft)  # the transcript as it stood when the hook ran
         t = self.tracker
         deadline = time.monotonic() + USAGE_WAIT
         path = p.get("transcript_path")
         turns = len(t.turns)  # the Stop answers the newest of these, not a later one
+        waited = False
         while self.transcript and not t.answered() and time.monotonic() < deadline:
-            if not usage.fresh(path):
-                break  # nobody is writing it: what is missing will not come
-            time.sleep(USAGE_POLL)  # the reply's last call is not on disk yet: read again
-            out += self._sync(p, draft)
+            if waited:  # the reply's last call may follow the hook: read on, this turn only
+                if not usage.fresh(path):
+                    break  # nobody is writing it: what is missing will not come
+                time.sleep(USAGE_POLL)
+            waited = True  # (a dispatcher that lags finds it on disk at once)
+            out += self._sync(p, draft, one_turn=True)
             if len(t.turns) != turns:
-                break  # a later prompt began: this turn's calls are all on disk already
+                break  # this turn's prompt reached the transcript only now
         # the turns the transcript already held when this Stop was read; a wait may have
         # read into the next turn, which stays open for its own Stop
         mine, later = t.turns[:turns], t.turns[turns:]
@@ -353,12 +357,14 @@ class Builder:
     def _missing(self) -> str:
         return usage.MISSING_PENDING if self.transcript else usage.MISSING_UNREADABLE
 
-    def _sync(self, p: dict[str, Any], draft: MakeDraft) -> list[Draft]:
-        """The queued messages among the transcript's new lines (none without one)."""
+    def _sync(self, p: dict[str, Any], draft: MakeDraft, one_turn: bool = False) -> list[Draft]:
+        """The drafts of the transcript's new lines (none without one): up to its size
+        when the hook ran, or on past it within the open turn (`one_turn`)."""
         path = p.get("transcript_path")
         if not self.transcript or not isinstance(path, str) or not path:
             return []
-        return self._reading(p, lambda: self.tracker.sync(path, draft), [])
+        limit = -1 if one_turn else self._transcript_size
+        return self._reading(p, lambda: self.tracker.sync(path, draft, limit, one_turn), [])
 
     def _reading(self, p: dict[str, Any], read: Callable[[], T], failed: T) -> T:
         return guarded(p, self.tracker.stats, read, failed)

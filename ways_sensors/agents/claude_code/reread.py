@@ -3,36 +3,44 @@
 build.json never holds content (tracker.py's to_json): a turn whose reply may still be
 recovered keeps its message id, a queued message still in the input queue its keyed
 digest. Reading them back means reading the transcript again, a bounded way back.
+The keyed digest (`digest`) lives here, where both the tracker and the reading back
+use it, so neither module imports the other's internals (no import cycle).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from ..kit import sessionfile
 from . import transcript
 
-if TYPE_CHECKING:
-    from .tracker import Tracker, Turn
+
+class _Turn(Protocol):
+    """What reread reads and fills in of a tracker's turn (tracker.Turn)."""
+
+    msg: str | None
+    text: str | None
+
 
 REREAD_MAX = 32 << 20  # how far back from the offset a restart looks for lost texts
 
 
-def reread(t: Tracker, turns: list[Turn]) -> None:
+def reread(path: str | None, offset: int, pending: list[list[Any]], turns: Sequence[_Turn]) -> None:
     """After a restart: the reply texts of `turns` (by message id) and the queued texts
-    of `t.pending` (by digest), read again from the transcript's last REREAD_MAX bytes
+    of `pending` (by digest), read again from the transcript's last REREAD_MAX bytes
     before the offset. A text not found is given up, logged content-free."""
-    from .tracker import _digest  # tracker.py imports this module only when it reads
-
     by_msg = {turn.msg: turn for turn in turns if turn.msg}
-    needs = {e[0] for e in t.pending if e[1] is None and e[0]}
+    needs = {e[0] for e in pending if e[1] is None and e[0]}
     found: dict[str, str] = {}
-    if t.transcript and (by_msg or needs):
+    if path and (by_msg or needs):
         needles = [json.dumps(m).encode() for m in by_msg] + [b'"enqueue"'] * bool(needs)
         uuids: set[str] = set()
-        start = max(0, t.offset - REREAD_MAX)
-        data = sessionfile.read_at(t.transcript, start, t.offset - start) or b""
+        start = max(0, offset - REREAD_MAX)
+        data = sessionfile.read_at(path, start, offset - start) or b""
         for line in data.split(b"\n")[1 if start else 0 :]:
             if not any(n in line for n in needles):
                 continue
@@ -51,8 +59,8 @@ def reread(t: Tracker, turns: list[Turn]) -> None:
                         turn.text = turn.text + "\n" + text if turn.text else text
                 content = obj.get("content")
                 if obj.get("operation") == "enqueue" and isinstance(content, str) and needs:
-                    found.setdefault(_digest(content), content)
-    for e in t.pending:
+                    found.setdefault(digest(content), content)
+    for e in pending:
         if e[1] is None:
             e[1] = found.get(e[0], "")
     lost = sum(1 for turn in turns if not turn.text) + sum(1 for d in needs if d not in found)
@@ -60,3 +68,16 @@ def reread(t: Tracker, turns: list[Turn]) -> None:
         from ...events import log
 
         log("tracker.text_not_found", texts=lost)
+
+
+def digest(text: str) -> str:
+    """A keyed digest (the redaction key's HMAC): it is stored in build.json, where an
+    unkeyed one would let a reader confirm a guessed message. Unkeyed only when the key
+    cannot be had (masking then fails too, and says so)."""
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        from ...redact import install_key
+
+        return hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:24]
+    except Exception:
+        return hashlib.sha256(data).hexdigest()[:24]

@@ -29,8 +29,6 @@ The builder (builder.py) decides when to read; this module reads and remembers.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import stat
@@ -41,6 +39,7 @@ from typing import Any
 from ...records import Draft
 from ..kit import sessionfile
 from . import permissions, transcript, usage
+from .reread import digest
 
 MAX_SEEN = 4096
 SIGHTINGS = ("remove", "attachment", "submit")  # of one queued message (module docstring)
@@ -106,7 +105,7 @@ class Tracker:
         if want or any(e[1] is None for e in tracker.pending):
             from .reread import reread
 
-            reread(tracker, want)
+            reread(tracker.transcript, tracker.offset, tracker.pending, want)
         return tracker
 
     # --- reading the transcript -------------------------------------------------------
@@ -120,31 +119,45 @@ class Tracker:
         if start is not None:
             self.offset = start
 
-    def sync(self, path: str, draft: MakeDraft) -> list[Draft]:
-        """Read the transcript's new complete lines (a bounded share of them: see
-        sessionfile.read_from); return the queued messages found. Raises OSError as
-        read_from does, leaving the offset where it was."""
+    def sync(
+        self, path: str, draft: MakeDraft, limit: int = -1, one_turn: bool = False
+    ) -> list[Draft]:
+        """Read the transcript's new complete lines (a bounded share: read_from), within
+        its first `limit` bytes if >= 0 (its size when the hook ran); return the drafts
+        they make. `one_turn`: stop before a prompt that begins a turn after the open one
+        (a Stop waiting for its reply's last call). OSError: the offset stays."""
         if self.transcript != path:
             self.transcript, self.offset = path, 0
-        objs, self.offset = sessionfile.read_from(path, self.offset, self.stats)
         out: list[Draft] = []
         last_ts = None
-        for obj in objs:
-            ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else last_ts
-            last_ts = ts
-            uid = obj.get("uuid")
-            if isinstance(uid, str):
-                if uid in self._seen:
+        for end, objs in sessionfile.read_lines(path, self.offset, self.stats, limit):
+            if one_turn and self._open() and any(map(self._new_prompt, objs)):
+                break  # the next turn's prompt: read by the events of that turn
+            self.offset = end
+            for obj in objs:
+                ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else last_ts
+                last_ts = ts
+                uid = obj.get("uuid")
+                if isinstance(uid, str):
+                    if uid in self._seen:
+                        continue
+                    self.seen.append(uid)
+                    self._seen.add(uid)
+                    if len(self.seen) > 2 * MAX_SEEN:
+                        del self.seen[: len(self.seen) - MAX_SEEN]
+                        self._seen = set(self.seen)
+                if obj.get("isSidechain"):
                     continue
-                self.seen.append(uid)
-                self._seen.add(uid)
-                if len(self.seen) > 2 * MAX_SEEN:
-                    del self.seen[: len(self.seen) - MAX_SEEN]
-                    self._seen = set(self.seen)
-            if obj.get("isSidechain"):
-                continue
-            out.extend(self._line(obj, ts, draft))
+                out.extend(self._line(obj, ts, draft))
         return out
+
+    def _open(self) -> bool:
+        return bool(self.turns) and not self.turns[-1].stopped
+
+    def _new_prompt(self, obj: dict[str, Any]) -> bool:
+        uid, main = obj.get("uuid"), obj.get("type") == "user" and not obj.get("isSidechain")
+        new = main and not (isinstance(uid, str) and uid in self._seen)
+        return new and transcript.classify_user(obj) == "prompt"
 
     def answered(self) -> bool:
         """Whether the newest turn is open and its reply's last API call is on disk."""
@@ -260,7 +273,7 @@ class Tracker:
         """Whether `text` waits in the input queue or was already seen leaving it."""
         if not isinstance(text, str) or not text.strip():
             return False
-        dig = _digest(text)
+        dig = digest(text)
         return any(e[0] == dig for e in self.pending) or any(e[0] == dig for e in self.queued)
 
     def submitted(self, text: Any, draft: MakeDraft) -> list[Draft]:
@@ -268,7 +281,7 @@ class Tracker:
         message typed while the agent worked, absorbed into the turn."""
         if not isinstance(text, str) or not text.strip():
             return []
-        if not self.sighting(_digest(text), "submit"):
+        if not self.sighting(digest(text), "submit"):
             return []
         return [self._queued(text, None, draft, "submitted")]
 
@@ -291,7 +304,7 @@ class Tracker:
                 and content.strip()
                 and not content.lstrip().startswith("<task-notification>")
             ):
-                self.pending = [*self.pending[-63:], [_digest(content), content, ts]]
+                self.pending = [*self.pending[-63:], [digest(content), content, ts]]
             else:
                 self.pending = [*self.pending[-63:], ["", "", ts]]  # keeps dequeues in step
             return []
@@ -305,7 +318,7 @@ class Tracker:
             return []
         entry = None
         if isinstance(content, str) and content:
-            dig = _digest(content)
+            dig = digest(content)
             entry = next((e for e in self.pending if e[0] == dig), None)
         elif self.pending:
             entry = self.pending[0]
@@ -334,7 +347,7 @@ class Tracker:
             text = transcript.message_text(att.get("prompt"))
             if not text.strip():
                 return []
-            if not self.sighting(_digest(text), "attachment"):
+            if not self.sighting(digest(text), "attachment"):
                 return []
             return [self._queued(text, ts, draft, "attachment")]
         if kind == "user":
@@ -370,16 +383,3 @@ class Tracker:
                 turn.text, turn.msg = text, mid
             turn.ts = ts or turn.ts
         return []
-
-
-def _digest(text: str) -> str:
-    """A keyed digest (the redaction key's HMAC): it is stored in build.json, where an
-    unkeyed one would let a reader confirm a guessed message. Unkeyed only when the key
-    cannot be had (masking then fails too, and says so)."""
-    data = text.encode("utf-8", "surrogatepass")
-    try:
-        from ...redact import install_key
-
-        return hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:24]
-    except Exception:
-        return hashlib.sha256(data).hexdigest()[:24]

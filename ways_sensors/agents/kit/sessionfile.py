@@ -161,25 +161,38 @@ def decode_line(line: bytes, stats: ReadStats | None = None) -> list[dict[str, A
 
 
 def read_from(
-    path: str, offset: int = 0, stats: ReadStats | None = None
+    path: str, offset: int = 0, stats: ReadStats | None = None, limit: int = -1
 ) -> tuple[list[dict[str, Any]], int]:
     """Objects of the complete lines after `offset` (about MAX_READ bytes' and
     MAX_SECONDS' worth at most), and the offset to read from next. A missing file gives
     ([], offset); one that is not a regular file raises NotRegularFile, another
-    failure OSError."""
-    fd = open_regular(path)
-    if fd is None:
-        return [], offset
+    failure OSError. `limit` >= 0: only lines that end within its first `limit` bytes
+    (the file as it stood when a hook measured it)."""
     objs: list[dict[str, Any]] = []
     end = offset
+    for end, found in read_lines(path, offset, stats, limit):  # noqa: B007 (the last)
+        objs.extend(found)
+    return objs, end
+
+
+def read_lines(
+    path: str, offset: int = 0, stats: ReadStats | None = None, limit: int = -1
+) -> list[tuple[int, list[dict[str, Any]]]]:
+    """read_from line by line: (the offset after the line, its objects), so a reader
+    that stops at a line knows where to read on from."""
+    fd = open_regular(path)
+    if fd is None:
+        return []
+    out: list[tuple[int, list[dict[str, Any]]]] = []
     try:
         deadline = time.monotonic() + MAX_SECONDS
-        for line, end in _lines(fd, offset, stats, MAX_READ, deadline):  # noqa: B007 (the last)
-            if line is not None:
-                objs.extend(decode_line(line, stats))
+        for line, end in _lines(fd, offset, stats, MAX_READ, deadline):
+            if 0 <= limit < end:
+                break  # written after the hook looked
+            out.append((end, decode_line(line, stats) if line is not None else []))
     finally:
         os.close(fd)
-    return objs, end
+    return out
 
 
 def line_start(path: str, size: int) -> int | None:
