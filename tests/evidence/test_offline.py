@@ -19,7 +19,7 @@ from ways_sensors.evidence.keys import Keyring
 from ..conftest import payload
 from ..helpers import SID, spool_directly
 from . import independent as ind
-from .test_session import calls, dispatch, root_vkey
+from .runs import calls, dispatch, root_vkey
 from .witness_server import Witness
 
 
