@@ -25,7 +25,12 @@ same way and run by this interpreter, on fixture installs of their own (each bui
 its own index), no rule selects and the hand-off with 20 files, interleaved with
 `python -c pass`: the medians and their differences come from the same rounds.
 
-Usage: python bench/hook_latency.py [--runs N] [--agents-only] [--before DIR [--event E]]
+With --traceparent (and --before), the after tree's two cases once more with
+TRACEPARENT in the hook's environment (Claude Code sets it when its tracing is on): the
+hook reads it only on the hand-off, one environment lookup.
+
+Usage: python bench/hook_latency.py [--runs N] [--agents-only]
+                                    [--before DIR [--event E] [--traceparent]]
 """
 
 from __future__ import annotations
@@ -109,7 +114,12 @@ def hold_dispatch_lock(state_home: Path, sid: str) -> int:
     return fd
 
 
-def before_after(before: Path, runs: int, event: str = "PreToolUse") -> None:
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+def before_after(
+    before: Path, runs: int, event: str = "PreToolUse", traceparent: bool = False
+) -> None:
     """The earlier tree's hook against this one's, interleaved (see the docstring);
     `event`: the recorded payload of that event (a tool event: the fixture's rules
     select its section), its transcript_path naming the recorded transcript, which is
@@ -143,6 +153,9 @@ def before_after(before: Path, runs: int, event: str = "PreToolUse") -> None:
                     hold_dispatch_lock(Path(env["XDG_STATE_HOME"]), sid)
                     spools[label] = Path(env["XDG_STATE_HOME"]) / "agent-ways" / "sessions" / sid
                 commands[f"{label}, {case}"] = (f"{{ {hook_command(py, launcher)}; }}{stdin}", env)
+                if traceparent and label == "after":
+                    traced = {**env, "TRACEPARENT": TRACEPARENT}
+                    commands[f"traced, {case}"] = (commands[f"{label}, {case}"][0], traced)
         times: dict[str, list[float]] = {name: [] for name in commands}
         for i in range(20 + runs):
             for name, (cmd, env) in commands.items():
@@ -168,6 +181,13 @@ def before_after(before: Path, runs: int, event: str = "PreToolUse") -> None:
     for case in ("no rule selects", "hand-off, 20 files"):
         b, a = med[f"before, {case}"], med[f"after, {case}"]
         print(f"| {case} | {b:.2f} | {b - base:+.2f} | {a:.2f} | {a - base:+.2f} | {a - b:+.2f} |")
+    if traceparent:
+        print()
+        print("| case | after, median ms | after with TRACEPARENT, median ms | difference |")
+        print("|---|---:|---:|---:|")
+        for case in ("no rule selects", "hand-off, 20 files"):
+            a, t = med[f"after, {case}"], med[f"traced, {case}"]
+            print(f"| {case} | {a:.2f} | {t:.2f} | {t - a:+.2f} |")
     print()
     print(f"- spool entries written by the hand-off runs: {spooled}")
 
@@ -229,9 +249,10 @@ def main() -> int:
     ap.add_argument("--agents-only", action="store_true", help="only the per-agent table")
     ap.add_argument("--before", type=Path, help="an earlier tree: only the before/after table")
     ap.add_argument("--event", default="PreToolUse", help="with --before: the payload's event")
+    ap.add_argument("--traceparent", action="store_true", help="with --before: also TRACEPARENT")
     args = ap.parse_args()
     if args.before:
-        before_after(args.before, args.runs, args.event)
+        before_after(args.before, args.runs, args.event, args.traceparent)
         return 0
     if args.agents_only:
         per_agent(args.runs)

@@ -25,6 +25,28 @@ def camel_keys_only(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
+ID_SIZES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
+
+
+def ids_as_base64(node: Any) -> Any:
+    """OTLP/JSON writes trace and span ids as hex (its one exception to the protobuf JSON
+    mapping, which would read them as base64): check the hex, hand protobuf base64."""
+    if isinstance(node, list):
+        return [ids_as_base64(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for k, v in node.items():
+        if k in ID_SIZES and isinstance(v, str) and v:
+            raw = bytes.fromhex(v)  # raises on anything but hex
+            if len(raw) != ID_SIZES[k] or v != v.lower():
+                raise ValueError(f"{k} {v!r} is not {ID_SIZES[k]} bytes of lowercase hex")
+            out[k] = base64.b64encode(raw).decode()
+        else:
+            out[k] = ids_as_base64(v)
+    return out
+
+
 def decode_otlp_logs(headers: dict[str, str], body: bytes) -> tuple[dict[str, Any], Any]:
     """(the JSON, the ExportLogsServiceRequest) of one OTLP/HTTP JSON request; raises on a
     key that is not lowerCamelCase or anything the protobuf definitions reject."""
@@ -38,8 +60,26 @@ def decode_otlp_logs(headers: dict[str, str], body: bytes) -> tuple[dict[str, An
     text = body.decode("utf-8")
     obj = json.loads(text, object_pairs_hook=camel_keys_only)
     msg = ExportLogsServiceRequest()
-    json_format.Parse(text, msg)  # unknown fields and wrong types raise
+    json_format.ParseDict(ids_as_base64(obj), msg)  # unknown fields and wrong types raise
     return obj, msg
+
+
+def decode_otlp_protobuf(headers: dict[str, str], body: bytes, traces: bool) -> tuple[dict, Any]:
+    """(the message as a dict, the Export*ServiceRequest) of one OTLP/HTTP protobuf request,
+    parsed by the official definitions; raises on bytes they do not parse."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+    )
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    if headers.get("content-encoding") == "gzip":
+        body = gzip.decompress(body)
+    kind = ExportTraceServiceRequest if traces else ExportLogsServiceRequest
+    msg = kind.FromString(body)
+    return json_format.MessageToDict(msg), msg
 
 
 def decode_otlp_traces(headers: dict[str, str], body: bytes) -> tuple[dict[str, Any], Any]:
@@ -54,26 +94,6 @@ def decode_otlp_traces(headers: dict[str, str], body: bytes) -> tuple[dict[str, 
         body = gzip.decompress(body)
     text = body.decode("utf-8")
     obj = json.loads(text, object_pairs_hook=camel_keys_only)
-    # OTLP/JSON writes trace and span ids as hex (its one exception to the protobuf JSON
-    # mapping, which would read them as base64): check the hex, hand protobuf base64
-    sizes = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
-
-    def ids_as_base64(node: Any) -> Any:
-        if isinstance(node, list):
-            return [ids_as_base64(x) for x in node]
-        if not isinstance(node, dict):
-            return node
-        out = {}
-        for k, v in node.items():
-            if k in sizes and isinstance(v, str) and v:
-                raw = bytes.fromhex(v)  # raises on anything but hex
-                if len(raw) != sizes[k] or v != v.lower():
-                    raise ValueError(f"{k} {v!r} is not {sizes[k]} bytes of lowercase hex")
-                out[k] = base64.b64encode(raw).decode()
-            else:
-                out[k] = ids_as_base64(v)
-        return out
-
     msg = ExportTraceServiceRequest()
     json_format.ParseDict(ids_as_base64(obj), msg)
     return obj, msg
@@ -213,15 +233,20 @@ class Server:
         """Decode and answer one OTLP request; False when the connection is done."""
         self.headers.append(headers)
         self.raw.append(body)
+        traces = self.mode == "otlp-traces"
+        protobuf = headers.get("content-type") == "application/x-protobuf"
         try:
-            decode = decode_otlp_traces if self.mode == "otlp-traces" else decode_otlp_logs
-            obj, msg = decode(headers, body)
+            if protobuf:
+                obj, msg = decode_otlp_protobuf(headers, body, traces)
+            else:
+                decode = decode_otlp_traces if traces else decode_otlp_logs
+                obj, msg = decode(headers, body)
         except Exception as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}")
             self.attempts.append((time.monotonic(), 400, {}))
             conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             return True
-        status, extra, answer = 200, {}, b"{}"
+        status, extra, answer = 200, {}, (b"" if protobuf else b"{}")
         if self.script:
             step = self.script.pop(0)
             status, extra = step[0], step[1]
@@ -234,7 +259,7 @@ class Server:
         if 200 <= status < 300:
             self.bodies.append(obj)
         head = f"HTTP/1.1 {status} Scripted\r\nContent-Length: {len(answer)}\r\n"
-        head += "Content-Type: application/json\r\n"
+        head += f"Content-Type: application/{'x-protobuf' if protobuf else 'json'}\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in extra.items())
         conn.sendall((head + "\r\n").encode("latin-1") + answer)
         return True

@@ -120,3 +120,35 @@ class ScriptedSession:
         self.assistant(k["interrupted"], "msg_2")  # never reaches a Stop
         if end:
             self.hook("SessionEnd", reason="other")
+
+
+def span_records(n_tools: int = 3) -> list[dict]:
+    """A small session's records as a rule receives them (traces tests): a prompt,
+    `n_tools` calls, then their results, a reply and the end."""
+    out: list[dict] = []
+
+    def add(section: str, data: dict, second: int) -> None:
+        out.append(
+            {
+                "section": section,
+                "seq": len(out) + 1,
+                "rule_seq": len(out) + 1,
+                "session_id": "s-resend",
+                "agent": "claude-code",
+                "agent_id": None,
+                "timestamp": f"2026-10-06T09:14:{second:02d}.000Z",
+                "data": data,
+                "chain": {"prev": "0" * 64, "hash": f"{len(out) + 1:064x}"},
+            }
+        )
+
+    add("session_start", {"source": "startup"}, 0)
+    add("user_prompt", {"prompt": "go"}, 1)
+    for i in range(n_tools):
+        add("tool_call", {"tool_name": "Bash", "tool_use_id": f"t{i}", "input": {"c": i}}, 2 + i)
+    for i in range(n_tools):
+        add("tool_result", {"tool_name": "Bash", "tool_use_id": f"t{i}", "status": "success",
+                            "output": i}, 10 + i)  # fmt: skip
+    add("assistant_response", {"text": "done", "model": "m"}, 20)
+    add("session_end", {"reason": "other"}, 21)
+    return out

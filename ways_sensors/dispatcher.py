@@ -31,7 +31,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import (
     agents,
@@ -45,16 +45,16 @@ from . import (
     rules,
     spool,
 )
+from .agents.protocols import HoldsFrames
+from .builders import Builders
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
 from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .spoolread import Reader
+from .traces import context
 from .worker import Worker
-
-if TYPE_CHECKING:
-    from .agents.protocols import SessionBuilder
 
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
@@ -128,6 +128,7 @@ class Dispatcher:
                 "seq": int(self.ledger.get("seq", 0)),
                 "ended": False,
                 "trackers": dict(kept) if isinstance(kept, dict) else {},
+                "traceparent": self.ledger.get("traceparent"),  # a resumed session's trace
             }
         self.build = b
         self.journal.restore(tuple(b["journal"]), int(b["seq"]), bool(b.get("ended")))
@@ -136,8 +137,9 @@ class Dispatcher:
         if old:
             states.setdefault(agents.DEFAULT, old)
         b["trackers"] = states
-        self.builders: dict[str, SessionBuilder] = {}  # per agent, made at its first entry
+        self.builders = Builders(self.session.id, b["trackers"], self.spool)
         self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
+        self.journal.traceparent = context.normal(b.get("traceparent"))
 
     @property
     def project(self) -> str:
@@ -150,13 +152,10 @@ class Dispatcher:
         b = self.build
         seg, off = b["spool"]
         frames, nxt = self.spool.read(seg, off)
-        if nxt:  # `seg` is finished: move on, drop it
+        if nxt:  # `seg` is finished: move on, drop it (unless a builder holds a frame)
             b["spool"] = [nxt, 0]
             self.journal.commit()
-            try:
-                os.unlink(os.path.join(self.session.spool, seg))
-            except FileNotFoundError:
-                pass
+            self.builders.drop_spent(b["spool"][0])
         if not frames:
             return 0
         self.sync_rules()  # a rule added since the last look sees these records too
@@ -174,6 +173,8 @@ class Dispatcher:
             built += 1
             if not b.get("project"):
                 b["project"] = entry.project
+            if entry.traceparent and not self.journal.traceparent:
+                self._join(entry)
             payload = records.parse_payload(entry.payload)
             if entry.event == RETRY_EVENT and payload is not None:
                 # a finished `record`, or one the hook could not finish (blocking.py)
@@ -213,11 +214,13 @@ class Dispatcher:
         try:
             if event == records.WAY_EVENT:  # `ways sensors emit`: ways' own, no agent's
                 return event, records.way_event(payload, entry.ts_ns)
-            builder = self._builder(entry.agent)
+            builder = self.builders.get(entry.agent)
             face = agents.face(entry.agent)
             if builder is None or face is None:
                 events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
                 return None
+            if isinstance(builder, HoldsFrames):
+                builder.at = (entry.segment, entry.offset)
             event = agents.adapter(entry.agent).event_of(payload) or event
             if event == face.END_EVENT:
                 self.journal.ended = True
@@ -233,23 +236,20 @@ class Dispatcher:
             )
             return None
 
-    def _builder(self, agent: str) -> SessionBuilder | None:
-        """The session's builder for `agent`'s entries, resumed from its saved state;
-        None for an agent this version does not know."""
-        builder = self.builders.get(agent)
-        if builder is None and agent in agents.AGENTS:
-            state = self.build["trackers"].get(agent)
-            builder = agents.adapter(agent).new_builder(state)
-            self.builders[agent] = builder
-        return builder
+    def _join(self, entry: spool.Entry) -> None:
+        """The session joins the client's trace of the first valid $TRACEPARENT its hooks
+        carried (traces/context.py); one that is not valid is logged, content-free."""
+        joined = self.journal.traceparent = context.normal(entry.traceparent)
+        kind = "dispatch.trace_joined" if joined else "dispatch.bad_traceparent"
+        events.log(kind, session=self.session.id, size=len(entry.traceparent))
 
     def _commit_build(self) -> None:
         """Commit the build cursor (the journal calls it after each append it covers)."""
         b, j = self.build, self.journal
         b["journal"], b["seq"], b["ended"] = list(j.end), j.seq, j.ended
-        for agent, builder in self.builders.items():
-            b["trackers"][agent] = builder.state()
+        self.builders.save()
         b["cost"] = self.tally.state()
+        b["traceparent"] = j.traceparent
         write_json(self.session.build, b)
 
     # --- rules -----------------------------------------------------------------------------
@@ -345,7 +345,7 @@ class Dispatcher:
 
     def _end_if_lost(self) -> bool:
         s = self.session
-        return lost.end_if_lost(self.journal, s.spool, self.idle, self._builder, self.tally)
+        return lost.end_if_lost(self.journal, s.spool, self.idle, self.builders.get, self.tally)
 
     def _spool_drained(self) -> bool:
         return self.spool.drained(*self.build["spool"])
@@ -372,6 +372,7 @@ class Dispatcher:
                 self.rules_key = ""
                 return False
             if reason == "session_end" and not owes and self.journal.ended:
+                self.ledger["traceparent"] = self.journal.traceparent
                 s.leave(self.journal.seq, self.ledger)  # the ledger; the folder goes
                 s.mark_pending(False)
             else:

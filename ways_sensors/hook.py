@@ -23,11 +23,12 @@ The fast path, in this order: read stdin; find the event name by scanning the ra
 bytes (no JSON library: its import pulls in `re`); map it to sections; stat the sensor
 folders and config.yaml and read the index; exit when no enabled rule selects any of
 those sections (a blocking rule's `where`, when the payload decides it: prefilter.py).
-Only then: find the session id, append one spool entry (naming the agent), and make
-sure the session's dispatcher runs. Imports here are `posix`, `sys`, roots.py and
-index.py; spool.py, `fcntl` and launch.py only on the hand-off; a test asserts it.
-Every module costs the hook about 0.1 ms to import, so the event no rule wants imports
-no more than it did before the registries (bench/RESULTS.md, Hook latency).
+Only then: find the session id, append one spool entry (naming the agent; with the
+client's $TRACEPARENT), and make sure the session's dispatcher runs. Imports here are
+`posix`, `sys`, roots.py and index.py; spool.py, `fcntl` and launch.py only on the
+hand-off; a test asserts it. Every module costs the hook about 0.1 ms to import, so
+the event no rule wants imports no more than it did before the registries
+(bench/RESULTS.md, Hook latency).
 
 `launched` is what the launcher (_launch.py, the file `ways reconcile` wires) calls:
 Python compiles a script on every run, but loads a module's cached bytecode, so the
@@ -45,6 +46,7 @@ MAX_PAYLOAD = 64 << 20
 # string_field's bound: quotes stepped over before giving up (a real payload's routing
 # keys sit behind about 20; a hostile one costs at most ~0.1 s, then reads as absent)
 SCAN_STEPS = 100_000
+MAX_TRACEPARENT = 256  # bytes of $TRACEPARENT carried; the dispatcher validates it
 # the gaps between strings that hold no bracket, as the agents write them: skip the count
 _NO_BRACKETS = frozenset((b"", b":", b",", b": ", b", ", b":\n", b",\n"))
 
@@ -293,7 +295,9 @@ def run(args: list[str]) -> None:
         measure = starts or event in face.SIZE_EVENTS
         path = field(face.TRANSCRIPT_FIELD) if measure and face.TRANSCRIPT_FIELD else None
         size = spool.transcript_size(path) if measure else -1
-        spool.append(session_id, event, ts_ns, project, data, size, face.NAME)
+        tp = posix.environ.get(b"TRACEPARENT")  # the client's trace (traces/context.py)
+        trace = tp[:MAX_TRACEPARENT].decode("ascii", "replace") if tp else ""
+        spool.append(session_id, event, ts_ns, project, data, size, face.NAME, trace)
         from . import launch
 
         launch.ensure_dispatcher(session_id)

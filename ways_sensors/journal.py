@@ -124,6 +124,9 @@ class Journal:
         self.seq = 0  # the last number given to a record (staged ones included)
         self.ended = False  # a session end is in the journal (the dispatcher may drain)
         self.generation = 0  # bumped at each commit that appended
+        # the client's trace the session joined, stamped on what is staged (records.py);
+        # kept in the build cursor by the owner, like `seq`
+        self.traceparent: str | None = None
         self._cond = threading.Condition()
         self._staged = bytearray()
 
@@ -148,7 +151,8 @@ class Journal:
         seq, out = self.seq, []
         for d in drafts:
             seq += 1
-            out.append(encode(records.envelope(d, seq, self.session_id, project)))
+            rec = records.envelope(d, seq, self.session_id, project, self.traceparent)
+            out.append(encode(rec))
         self._staged += b"".join(out)
         n, self.seq = seq - self.seq, seq
         return n

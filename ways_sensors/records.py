@@ -3,7 +3,8 @@
 The record (schema `ways.sensor.record/1`, SPEC section 5):
 
     {"schema", "section", "seq", "session_id", "agent", "agent_id", "agent_type",
-     "timestamp", "project", "hook_event", "prompt_id"?, "data": {...}, "test"?,
+     "timestamp", "project", "hook_event", "prompt_id"?, "traceparent"?, "data": {...},
+     "test"?,
      then per rule: "sensor", "rule", "rule_seq", "redactions"?, "chain"?}
 
 `agent` names the coding agent whose hook produced the record (the registry name in
@@ -13,6 +14,8 @@ agents/: `claude-code`, `codex`, `gemini`, `cursor`, `copilot`); `agent_id` and
 dispatcher numbers them (`seq`), wraps them with `envelope` and adds the rule fields.
 Payload fields an adapter's section table does not name are kept whole under
 `data.extra`: no whitelist.
+`traceparent` is the client's trace the session joined (traces/context.py): the first
+valid $TRACEPARENT a hook of the session carried, on every record built after it.
 `envelope` bounds how deep `data` nests (depth.py): a value more than DEPTH_MAX levels
 down travels as its JSON text.
 
@@ -23,6 +26,7 @@ entries, built here; they carry the default `agent` (claude-code, where ways run
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +78,9 @@ def way_event(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
     ]
 
 
-def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[str, Any]:
+def envelope(
+    d: Draft, seq: int | None, session_id: str, project: str, traceparent: str | None = None
+) -> dict[str, Any]:
     """The session-level record (without the rule fields); seq None off the spool."""
     rec: dict[str, Any] = {
         "schema": SCHEMA,
@@ -90,6 +96,8 @@ def envelope(d: Draft, seq: int | None, session_id: str, project: str) -> dict[s
     }
     if d.prompt_id:
         rec["prompt_id"] = d.prompt_id
+    if traceparent:
+        rec["traceparent"] = traceparent
     rec["data"] = bounded(d.data)  # depth.py: no stage after this recurses past its bound
     return rec
 
@@ -108,21 +116,25 @@ def parse_payload(raw: bytes) -> dict[str, Any] | None:
     """
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    repeats = False
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal repeats
-        obj = dict(items)
-        repeats = len(obj) != len(items)  # the last object built is the top-level one
-        return obj
-
+    _last.repeats = False
     try:
-        obj = json.loads(raw.decode("utf-8", "surrogatepass"), object_pairs_hook=pairs)
+        obj = _decode(raw.decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
     if not isinstance(obj, dict):
         return None
-    if repeats:
+    if _last.repeats:
         log("payload.repeated_key", keys=len(obj))
         return None
     return obj
+
+
+def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(items)
+    _last.repeats = len(obj) != len(items)  # the last object built is the top-level one
+    return obj
+
+
+_last = threading.local()  # whether the object _pairs built last repeated a key
+# one decoder for every payload (json.loads with a hook makes a new one per call)
+_decode = json.JSONDecoder(object_pairs_hook=_pairs).decode

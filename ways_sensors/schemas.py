@@ -55,6 +55,13 @@ class Record(msgspec.Struct, omit_defaults=True):
             f"codex, gemini, cursor or copilot (records without it came from {DEFAULT})"
         ),
     ] = DEFAULT
+    traceparent: Annotated[
+        str | None,
+        Meta(
+            description="The client's trace the session joined: the first valid W3C "
+            "traceparent ($TRACEPARENT) its hooks carried; absent before it and without one"
+        ),
+    ] = None
     test: bool = False
     redactions: list[Redaction] | None = None
     chain: Chain | None = None

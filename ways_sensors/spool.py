@@ -20,7 +20,8 @@ A segment is a run of frames:
               "ts_ns": <hook clock, ns since epoch>, "project": "<project dir>",
               "pid": <hook pid>, "ppid": <its parent: the client, as reconcile wires it>,
               "transcript_size": <bytes in the session file at a session start
-                                  or the face's SIZE_EVENTS, else -1>}
+                                  or the face's SIZE_EVENTS, else -1>,
+              "traceparent": <$TRACEPARENT, when set: the dispatcher checks it>}
 
 `agent` names the adapter whose face read the payload (agents/: `claude-code`, ...);
 the dispatcher builds the entry with that adapter's builder. Entries written before
@@ -99,9 +100,10 @@ def frame(
     payload: bytes,
     transcript_size: int = -1,
     agent: str = DEFAULT_AGENT,
+    traceparent: str = "",
 ) -> bytes:
     header = (
-        '{"event":%s,"agent":%s,"ts_ns":%d,"project":%s,"pid":%d,"ppid":%d,"transcript_size":%d}'
+        '{"event":%s,"agent":%s,"ts_ns":%d,"project":%s,"pid":%d,"ppid":%d,"transcript_size":%d%s}'
         % (
             json_str(event),
             json_str(agent),
@@ -110,6 +112,7 @@ def frame(
             posix.getpid(),
             posix.getppid(),
             transcript_size,
+            ',"traceparent":' + json_str(traceparent) if traceparent else "",
         )
     )
     body = header.encode("utf-8", "backslashreplace") + b"\n" + payload
@@ -223,13 +226,14 @@ def append(
     payload: bytes,
     transcript_size: int = -1,
     agent: str = DEFAULT_AGENT,
+    traceparent: str = "",
     layout: Layout | None = None,
 ) -> str:
     """Append one frame to the session's spool under its lock; returns the segment path."""
     layout = layout or Layout()
     spool_dir, root = layout.spool_dir(session_id), layout.root
     secure.ensure_private_dir(spool_dir, root)
-    data = frame(event, ts_ns, project, payload, transcript_size, agent)
+    data = frame(event, ts_ns, project, payload, transcript_size, agent, traceparent)
     lock = _lock(layout, session_id, spool_dir)
     try:
         names = segment_names(spool_dir)
@@ -297,6 +301,7 @@ class Entry:
         "pid",
         "project",
         "segment",
+        "traceparent",
         "transcript_size",
         "ts_ns",
     )
@@ -312,16 +317,12 @@ class Entry:
         payload: bytes,
         transcript_size: int = -1,
         agent: str = DEFAULT_AGENT,
+        traceparent: str = "",
     ) -> None:
-        self.agent = agent
-        self.segment = segment
-        self.offset = offset
-        self.event = event
-        self.ts_ns = ts_ns
-        self.project = project
-        self.pid = pid
-        self.payload = payload
-        self.transcript_size = transcript_size
+        self.agent, self.traceparent = agent, traceparent  # $TRACEPARENT, unchecked
+        self.segment, self.offset, self.event = segment, offset, event
+        self.ts_ns, self.project, self.pid = ts_ns, project, pid
+        self.payload, self.transcript_size = payload, transcript_size
 
 
 def scan_frames(
@@ -371,17 +372,9 @@ def parse_entry(body: bytes | None, segment: str = "", offset: int = 0) -> Entry
         agent = h.get("agent", DEFAULT_AGENT)
         if not isinstance(agent, str):
             return None
-        return Entry(
-            segment,
-            offset,
-            h["event"],
-            int(h["ts_ns"]),
-            h["project"],
-            h.get("pid"),
-            payload,
-            int(h.get("transcript_size", -1)),
-            agent,
-        )
+        size, trace = int(h.get("transcript_size", -1)), str(h.get("traceparent") or "")
+        fields = (h["event"], int(h["ts_ns"]), h["project"], h.get("pid"), payload)
+        return Entry(segment, offset, *fields, size, agent, trace)  # trace: context.py checks
     except (ValueError, KeyError, TypeError):
         return None
 

@@ -15,15 +15,17 @@ the totals.
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import Any
 
-from . import events, secure, spool
+from . import events, records, secure, spool
 from .files import update_json_locked
 from .layout import Layout, read_state
 
 TORN_GRACE = 0.5  # seconds an incomplete tail may stay unchanged before it is sealed
 FAULT_KINDS = ("torn", "corrupt")
+SEGMENT = re.compile(r"[0-9]{10}\.seg")
 
 
 def count_fault(kind: str, layout: Layout) -> None:
@@ -94,6 +96,35 @@ class Reader:
             return os.path.getsize(os.path.join(self.folder, seg)) <= off
         except FileNotFoundError:
             return True
+
+    def held(self, seg: str, off: int) -> tuple[str, dict[str, Any], int] | None:
+        """(event, payload, ts_ns) of the frame starting at (seg, off), read again for
+        a builder that held it back (agents.protocols.HoldsFrames); None when it is
+        not there."""
+        if not SEGMENT.fullmatch(seg) or off < 0:
+            return None  # the name comes from a state file: never a path of its own
+        try:
+            fd = secure.open_private(os.path.join(self.folder, seg), os.O_RDONLY)
+            with open(fd, "rb") as f:
+                f.seek(off)
+                data = f.read()
+        except OSError:
+            return None
+        for start, _, body in spool.scan_frames(data):
+            entry = spool.parse_entry(body, seg, off) if start == 0 else None
+            payload = records.parse_payload(entry.payload) if entry else None
+            return (entry.event, payload, entry.ts_ns) if entry and payload else None
+        return None
+
+    def drop_spent(self, current: str, held: set[str]) -> None:
+        """Remove the segments before `current` (the build cursor's), but those `held`
+        (a builder still holds a parked result's frame in them)."""
+        for name in spool.segment_names(self.folder):
+            if name < current and name not in held:
+                try:
+                    os.unlink(os.path.join(self.folder, name))
+                except FileNotFoundError:
+                    pass
 
     def skipped(self, kind: str, size: int) -> None:
         """A frame that cannot be built: counted and logged content-free."""

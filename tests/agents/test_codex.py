@@ -113,11 +113,17 @@ def test_a_result_the_rollout_does_not_hold_yet_waits_for_it(tmp_path):
     cut = data.rindex(b"\n", 0, cut) + 1  # the rollout up to the CommandExecution line
     path = tmp_path / "rollout.jsonl"
     path.write_bytes(data[:cut])
+    post = {**post, "transcript_path": str(path)}
     b = new_builder()
-    assert b.build("PostToolUse", {**post, "transcript_path": str(path)}, 1) == []
+    b.at = ("0000000001.seg", 7)  # where the dispatcher found the entry in the spool
+    assert b.build("PostToolUse", post, 1) == []
     state = b.state()
+    assert post["tool_response"].strip() not in state  # at rest: the frame's place, not its text
     path.write_bytes(data)
-    b = new_builder(state)  # a dispatcher restart in between keeps the parked result
+    b = new_builder(state)  # a dispatcher restart in between reads the frame back
+    assert b.held() == {"0000000001.seg"}
+    frames = {("0000000001.seg", 7): ("PostToolUse", post, 1)}
+    assert b.restore(lambda seg, off: frames.get((seg, off))) == 0
     stop = {**sent("Stop")[1], "transcript_path": str(path)}
     drafts = b.build("Stop", stop, 2)
     assert [d.section for d in drafts] == ["tool_result", "assistant_response"]

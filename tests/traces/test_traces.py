@@ -17,7 +17,7 @@ from ways_sensors.traces import ids as spans
 from ..conftest import ALL_SECTIONS
 from ..helpers import wait_until
 from ..servers import Server
-from ..sessions import AGENT_ID, EXPECTED, KNOWN, SID, ScriptedSession
+from ..sessions import AGENT_ID, EXPECTED, KNOWN, SID, ScriptedSession, span_records
 
 HEX64 = set("0123456789abcdef")
 
@@ -132,41 +132,11 @@ def test_metadata_projection_leaves_no_text_in_any_span(install, receiver, tmp_p
     assert Counter(s.name.split(" ")[0] for s in all_spans(receiver))["chat"] == 3
 
 
-def records(n_tools: int = 3) -> list[dict]:
-    out: list[dict] = []
-
-    def add(section: str, data: dict, second: int) -> None:
-        out.append(
-            {
-                "section": section,
-                "seq": len(out) + 1,
-                "rule_seq": len(out) + 1,
-                "session_id": "s-resend",
-                "agent": "claude-code",
-                "agent_id": None,
-                "timestamp": f"2026-10-06T09:14:{second:02d}.000Z",
-                "data": data,
-                "chain": {"prev": "0" * 64, "hash": f"{len(out) + 1:064x}"},
-            }
-        )
-
-    add("session_start", {"source": "startup"}, 0)
-    add("user_prompt", {"prompt": "go"}, 1)
-    for i in range(n_tools):
-        add("tool_call", {"tool_name": "Bash", "tool_use_id": f"t{i}", "input": {"c": i}}, 2 + i)
-    for i in range(n_tools):
-        add("tool_result", {"tool_name": "Bash", "tool_use_id": f"t{i}", "status": "success",
-                            "output": i}, 10 + i)  # fmt: skip
-    add("assistant_response", {"text": "done", "model": "m"}, 20)
-    add("session_end", {"reason": "other"}, 21)
-    return out
-
-
 def test_a_batch_sent_again_is_the_same_spans(tmp_path: Path):
     layout = Layout(str(tmp_path / "state"))
     folder = Path(layout.cursors_dir("s-resend"))
     folder.mkdir(parents=True)
-    recs = records()
+    recs = span_records()
     first, second = recs[:5], recs[5:]  # the calls in one batch, their results in the next
 
     def send(batch):

@@ -112,6 +112,25 @@ class SessionBuilder(Protocol):
         ...
 
 
+@runtime_checkable
+class HoldsFrames(Protocol):
+    """A builder that holds some entries back (Codex: a result until the rollout says
+    how it ended) and keeps, at rest, only where their spool frames are: the
+    dispatcher tells it the frame it is building (`at`), keeps the spool segments it
+    `held`s, and hands a new one the frames back (`restore`)."""
+
+    at: tuple[str, int] | None
+
+    def held(self) -> set[str]:
+        """The spool segments holding a frame this builder still needs."""
+        ...
+
+    def restore(self, load: Callable[[str, int], tuple[str, dict[str, Any], int] | None]) -> int:
+        """Read the held frames back through `load` ((event, payload, ts_ns) of the frame
+        at (segment, offset), None when it is gone); returns how many were gone."""
+        ...
+
+
 class Stats(Protocol):
     @property
     def lines(self) -> int: ...

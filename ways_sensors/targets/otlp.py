@@ -1,10 +1,12 @@
-"""The `otlp` target: records as OpenTelemetry log records, OTLP/HTTP with JSON encoding.
+"""The `otlp` target: records as OpenTelemetry log records (or spans), OTLP/HTTP.
 
 `POST {endpoint}/v1/logs` (an endpoint already ending in `/v1/logs` is used as is, as
 the OpenTelemetry exporters do with OTEL_EXPORTER_OTLP_LOGS_ENDPOINT), one request per
 batch, optionally gzip-compressed. Header values may be `${ENV_NAME}`, as for the http
 target. No OpenTelemetry SDK: it ignores partial success and brings a retry loop of its
 own that would fight the rule's watchdog, so the request is written here by hand.
+`encoding: protobuf` sends the same request in the protobuf wire format
+(`application/x-protobuf`, otlp_protobuf.py, also by hand); JSON is the default.
 
 The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase keys,
 64-bit integers as decimal strings, enums as numbers):
@@ -17,6 +19,8 @@ The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase 
       "scopeLogs": [{"scope": {"name": "ways-sensors", "version": V},
         "logRecords": [one per section record, in batch order:
           {"timeUnixNano": the record's `timestamp`, "observedTimeUnixNano": now,
+           "traceId", "spanId": the session's trace (the client's, once the session
+             joined it: `traceparent`) and the record's span in it (traces/ids.py),
            "severityNumber": 9 (INFO) | 13 (WARN: a failed tool result),
            "severityText": "INFO" | "WARN", "eventName": "ways.sensor.<section>",
            "body": {"stringValue": the record as canonical JSON, `chain` included},
@@ -58,7 +62,8 @@ import msgspec
 from msgspec import Meta, Struct
 
 from ..events import unix_nano
-from . import transport
+from ..traces import ids
+from . import otlp_protobuf, transport
 from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable
 
 
@@ -74,6 +79,7 @@ class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     resource: dict[str, str] = {}
     compression: Literal["none", "gzip"] = "none"
     signal: Literal["logs", "traces"] = "logs"  # traces: the session as GenAI spans
+    encoding: Literal["json", "protobuf"] = "json"  # protobuf: application/x-protobuf
 
 
 Spec = OtlpTarget
@@ -190,9 +196,12 @@ def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
     when = unix_nano(record.get("timestamp"))
     if when:
         out["timeUnixNano"] = str(when)
+    trace, span = ids.of_record(record)
     out.update(
         {
             "observedTimeUnixNano": str(observed),
+            "traceId": trace,
+            "spanId": span,
             "severityNumber": SEVERITY[level],
             "severityText": level,
             "eventName": f"ways.sensor.{section}",
@@ -266,16 +275,19 @@ def traces_request(
 
 
 def encode(spec: OtlpTarget, batch: Sequence[Item], ctx: Context | None = None) -> bytes:
-    """The request body: UTF-8 JSON, gzip-compressed when the spec asks; b"" when a
-    traces batch makes no span. msgspec writes the same bytes as json.dumps, six times as
-    fast (a batch of 512 is ~1 MB)."""
+    """The request body: UTF-8 JSON (or protobuf), gzip-compressed when the spec asks; b""
+    when a traces batch makes no span. msgspec writes the same bytes as json.dumps, six
+    times as fast (a batch of 512 is ~1 MB)."""
     req = traces_request(spec, batch, ctx) if spec.signal == "traces" else request(spec, batch)
     if req is None:
         return b""
-    try:
-        body = msgspec.json.encode(req)
-    except Exception:  # whatever msgspec refuses, json writes
-        body = json.dumps(req, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if spec.encoding == "protobuf":
+        body = otlp_protobuf.encode(req)
+    else:
+        try:
+            body = msgspec.json.encode(req)
+        except Exception:  # whatever msgspec refuses, json writes
+            body = json.dumps(req, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     if spec.compression == "gzip":
         import gzip
 
@@ -286,10 +298,13 @@ def encode(spec: OtlpTarget, batch: Sequence[Item], ctx: Context | None = None) 
 # --- the response ------------------------------------------------------------------------
 
 
-def rejected_of(body: bytes) -> tuple[int, str]:
+def rejected_of(body: bytes, protobuf: bool = False) -> tuple[int, str]:
     """(partialSuccess.rejectedLogRecords, or rejectedSpans for traces, and its
     errorMessage cut to 200 characters) from a 2xx body; (0, "") for an empty, cut or
-    non-JSON body. The count may be a string."""
+    non-JSON body. The count may be a string. The answer to a protobuf request is
+    protobuf (a server that answers it in JSON anyway is read as JSON)."""
+    if protobuf and not body.lstrip().startswith(b"{"):
+        return otlp_protobuf.partial(body)
     try:
         obj = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -306,9 +321,11 @@ def rejected_of(body: bytes) -> tuple[int, str]:
     return max(0, count), (message if isinstance(message, str) else "")[:200]
 
 
-def classify(status: int, retry_after_header: str | None, body: bytes) -> Outcome:
+def classify(
+    status: int, retry_after_header: str | None, body: bytes, protobuf: bool = False
+) -> Outcome:
     if 200 <= status < 300:
-        count, _ = rejected_of(body)
+        count, _ = rejected_of(body, protobuf)
         if count:
             return accepted(f"{status}, partial success: {count} rejected", rejected=count)
         return accepted(str(status))
@@ -326,7 +343,8 @@ def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
     headers = transport.headers(spec.headers)
     if isinstance(headers, Outcome):
         return headers
-    headers["content-type"] = "application/json"
+    protobuf = spec.encoding == "protobuf"
+    headers["content-type"] = "application/x-protobuf" if protobuf else "application/json"
     headers["accept-encoding"] = "identity"
     if spec.compression == "gzip":
         headers["content-encoding"] = "gzip"
@@ -336,7 +354,7 @@ def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
     answer = transport.send(url_of(spec), headers, body, deadline)
     if isinstance(answer, Outcome):
         return answer
-    return classify(answer.status, answer.retry_after, answer.body)
+    return classify(answer.status, answer.retry_after, answer.body, protobuf)
 
 
 def close() -> None:

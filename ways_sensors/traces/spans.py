@@ -25,7 +25,10 @@ Ids are derived from the session and the record, never random:
     span_id   = SHA-256("ways-span\\0" + session_id + "\\0" + kind + "\\0" + key)[:8]
                 kind/key: root/"", tool/<tool_use_id>, agent/<agent_id>, chat/<seq or rule_seq>
 
-so a batch sent again (at_least_once after a crash) repeats the same spans. A span whose
+so a batch sent again (at_least_once after a crash) repeats the same spans. A record
+that carries the client's trace (`traceparent`: the session joined it, context.py) gives
+its span that trace id instead, and the root span is parented under the client's span;
+span ids stay as above. A span whose
 end never came (a killed session) ends at the session_end, with `ways.unfinished: true`.
 
 What the spans hold of the text (prompt, reply, tool arguments and results) is what the
@@ -43,6 +46,7 @@ from .attrs import attributes as _attr_pairs
 from .attrs import legacy_names
 from .attrs import seal as _seal
 from .attrs import text as _text
+from .context import parse as _client
 from .ids import span_id, trace_id
 from .state import State
 
@@ -163,10 +167,12 @@ class Spans:
         events: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         sid = self._sid
+        client = _client(rec.get("traceparent"))  # the client's trace, joined
         span: dict[str, Any] = {
-            "traceId": trace_id(sid),
+            "traceId": client[0] if client else trace_id(sid),
             "spanId": span_id(sid, *sid_key),
         }
+        parent = parent or (client[1] if client else None)  # the root: the client's span
         if parent:
             span["parentSpanId"] = parent
         span.update(

@@ -12,6 +12,15 @@ unless the rollout's tail shows the failure. A rollout that cannot be read (a FI
 device, a folder at its path) is logged content-free and the records are built from
 the payload (agents/kit/building.py).
 
+What stays at rest (the build cursor, and the ledger after the session folder goes):
+the rollout's path and offset, each call's exit code and status, and a parked
+result's call id and where its PostToolUse sits in the session's spool (`at`), never
+a command's output or a result's text. A dispatcher that starts with parked results
+reads their frames back from the spool (`restore`; the dispatcher keeps a spool
+segment while a builder holds a frame in it: agents.protocols.HoldsFrames) and builds
+them again from the payload; a frame that is gone (the session's folder was removed)
+is counted and logged, content-free.
+
 `turn_id` becomes the record's `prompt_id`; `agent_id`/`agent_type` name a subagent.
 """
 
@@ -22,7 +31,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ...records import Draft
-from ..drafting import Drafts, event_time, extra, subagent_of, text_or_empty, tool_data
+from ..drafting import (
+    Drafts,
+    event_of,
+    event_time,
+    extra,
+    subagent_of,
+    text_or_empty,
+    tool_data,
+)
 from ..kit import building
 from ..kit.building import guarded
 from ..kit.sessionfile import ReadStats
@@ -63,18 +80,53 @@ class Builder:
         self.stats = ReadStats()  # this process's reading, for the logs only
         self.rollout: str | None = s.get("rollout")
         self.offset: int = int(s.get("offset", 0))
-        self.outcomes: dict[str, rollout.Outcome] = dict(s.get("outcomes", {}))
-        self.parked: list[dict[str, Any]] = list(s.get("parked", []))
+        self.outcomes: dict[str, rollout.Outcome] = {
+            k: [v[0], v[1]] for k, v in dict(s.get("outcomes", {})).items()
+        }
+        self.parked: list[dict[str, Any]] = []  # each with its data, and its frame's `at`
+        # parked results of an earlier dispatcher: frames to read back (`restore`)
+        self.unread: list[tuple[str, int]] = [
+            (str(x["at"][0]), int(x["at"][1]))
+            for x in s.get("parked", [])
+            if isinstance(x, dict) and isinstance(x.get("at"), list) and len(x["at"]) == 2
+        ]
+        self.at: tuple[str, int] | None = None  # the spool frame being built (the dispatcher's)
 
     def state(self) -> str:
+        """Content-free (the module docstring): ids, offsets, exit codes, frames."""
+        held = [
+            {"id": p["data"]["tool_use_id"], "at": list(p["at"])} for p in self.parked if p["at"]
+        ]
+        held += [{"at": list(at)} for at in self.unread]
         return json.dumps(
             {
                 "rollout": self.rollout,
                 "offset": self.offset,
                 "outcomes": self.outcomes,
-                "parked": self.parked,
+                "parked": held,
             }
         )
+
+    def held(self) -> set[str]:
+        """The spool segments holding a parked result's frame (kept by the dispatcher)."""
+        return {p["at"][0] for p in self.parked if p["at"]} | {at[0] for at in self.unread}
+
+    def restore(self, load: Callable[[str, int], tuple[str, dict[str, Any], int] | None]) -> int:
+        """Park again the results an earlier dispatcher parked, built from their frames
+        (`load`: (event, payload, ts_ns) of the frame at (segment, offset), None when it
+        is gone); returns how many could not be read back."""
+        missing = 0
+        for at in self.unread:
+            got = load(*at)
+            if got is None:
+                missing += 1
+                continue
+            event, payload, ts_ns = got
+            event = event_of(payload) or event
+            self.at = at
+            self._park(_result_data(payload), self._drafts(event, payload, ts_ns))
+        self.unread, self.at = [], None
+        return missing
 
     def build(
         self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1
@@ -82,16 +134,7 @@ class Builder:
         handler = HANDLERS.get(event)
         if handler is None:
             return []
-        aid, kind = subagent_of(payload)
-        turn = payload.get("turn_id")
-        drafts = Drafts(
-            NAME,
-            event,
-            event_time(None, ts_ns),
-            aid,
-            kind,
-            turn if isinstance(turn, str) and turn else None,
-        )
+        drafts = self._drafts(event, payload, ts_ns)
         path = payload.get("transcript_path")
         if self.transcript and isinstance(path, str) and path:
             if event == "SessionStart" and self.rollout != path and transcript_size >= 0:
@@ -101,6 +144,18 @@ class Builder:
         out = self._release(final=False)
         out.extend(handler(self, payload, drafts))
         return out
+
+    def _drafts(self, event: str, payload: dict[str, Any], ts_ns: int) -> Drafts:
+        aid, kind = subagent_of(payload)
+        turn = payload.get("turn_id")
+        return Drafts(
+            NAME,
+            event,
+            event_time(None, ts_ns),
+            aid,
+            kind,
+            turn if isinstance(turn, str) and turn else None,
+        )
 
     # --- the rollout ----------------------------------------------------------------
 
@@ -152,26 +207,32 @@ class Builder:
         return [drafts("tool_call", data)]
 
     def post_tool_use(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        data = tool_data(p.get("tool_name"), p.get("tool_use_id"), p.get("tool_input"), TOOL_KINDS)
-        data["output"] = p.get("tool_response")
-        data["extra"] = _extra(p, {"tool_name", "tool_use_id", "tool_response"})
+        data = _result_data(p)
         path = p.get("transcript_path")
         outcome = self._outcome(p.get("tool_use_id"), path)
         readable = self.transcript and isinstance(path, str) and bool(path)
         wait = outcome is None and readable and data["tool_kind"] == "shell"
-        if wait and len(self.parked) < MAX_PARKED and isinstance(data["tool_use_id"], str):
-            self.parked.append(
-                {
-                    "data": data,
-                    "event": drafts.event,
-                    "ts": drafts.timestamp,
-                    "aid": drafts.agent_id,
-                    "kind": drafts.agent_type,
-                    "turn": drafts.prompt_id,
-                }
-            )
+        if wait and self._park(data, drafts):
             return []
         return [drafts("tool_result", _finish(data, outcome))]
+
+    def _park(self, data: dict[str, Any], drafts: Drafts) -> bool:
+        """Hold a result until the rollout says how it ended (False: too many, or no
+        call id). Only one with its spool frame (`at`) outlives this process."""
+        if len(self.parked) >= MAX_PARKED or not isinstance(data["tool_use_id"], str):
+            return False
+        self.parked.append(
+            {
+                "data": data,
+                "event": drafts.event,
+                "ts": drafts.timestamp,
+                "aid": drafts.agent_id,
+                "kind": drafts.agent_type,
+                "turn": drafts.prompt_id,
+                "at": self.at,
+            }
+        )
+        return True
 
     def stop(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
         out = self._release(final=True)
@@ -211,6 +272,14 @@ def _extra(p: dict[str, Any], used: set[str]) -> dict[str, Any]:
     return extra(p, used, COMMON)
 
 
+def _result_data(p: dict[str, Any]) -> dict[str, Any]:
+    """A PostToolUse's tool_result data, before its outcome is known."""
+    data = tool_data(p.get("tool_name"), p.get("tool_use_id"), p.get("tool_input"), TOOL_KINDS)
+    data["output"] = p.get("tool_response")
+    data["extra"] = _extra(p, {"tool_name", "tool_use_id", "tool_response"})
+    return data
+
+
 def _finish(data: dict[str, Any], outcome: rollout.Outcome | None) -> dict[str, Any]:
     """A tool_result's status (and, for a failure, `exit_code` and `error`)."""
     data = dict(data)
@@ -221,7 +290,6 @@ def _finish(data: dict[str, Any], outcome: rollout.Outcome | None) -> dict[str, 
         code = outcome[0]
         head = f"Exit code {code}" if isinstance(code, int) else f"Tool call {outcome[1]}"
         text = data.get("output")
-        text = text if isinstance(text, str) else outcome[2]
         data["error"] = head + ("\n" + text.rstrip("\n") if isinstance(text, str) and text else "")
     else:
         data["status"] = "success"

@@ -6,7 +6,7 @@ included. The lines this module reads (Codex 0.169; older names in brackets):
     event_msg      {type: item_completed, turn_id, item: {type: UserMessage, content}}
                    [{type: user_message, message}]
     event_msg      {type: item_completed, item: {type: CommandExecution, id: <call id>,
-                    command, exit_code, status: completed|failed, aggregated_output}}
+                    command, exit_code, status: completed|failed}}
                    [{type: exec_command_end, call_id, exit_code}]
                    [{type: patch_apply_end, call_id, success}]
     event_msg      {type: task_complete, turn_id, last_agent_message}
@@ -38,7 +38,9 @@ _EXITED = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
 MAX_HEAD = 8 << 20  # a fresh reader starts at most this far from a rollout's end
 TAIL = 1 << 20  # what the payload-only path reads to find one call's outcome
 
-Outcome = list[Any]  # [exit code or None, status or None, aggregated output or None]
+# [exit code or None, status or None]: never the command's output (it stays at rest in
+# the build cursor; the record's `output` and `error` come from the hook's payload)
+Outcome = list[Any]
 
 
 def outcome_of(obj: dict[str, Any]) -> tuple[str, Outcome] | None:
@@ -54,21 +56,18 @@ def outcome_of(obj: dict[str, Any]) -> tuple[str, Outcome] | None:
         status = item.get("status")
         if not isinstance(code, int) and not isinstance(status, str):
             return None
-        out = item.get("aggregated_output")
         return cid, [
             code if isinstance(code, int) else None,
             status if isinstance(status, str) else None,
-            out if isinstance(out, str) else None,
         ]
     if kind == "event_msg" and ptype == "exec_command_end":
         cid, code = payload.get("call_id"), payload.get("exit_code")
         if isinstance(cid, str) and isinstance(code, int):
-            out = payload.get("aggregated_output")
-            return cid, [code, None, out if isinstance(out, str) else None]
+            return cid, [code, None]
     if kind == "event_msg" and ptype == "patch_apply_end":
         cid = payload.get("call_id")
         if isinstance(cid, str) and isinstance(payload.get("success"), bool):
-            return cid, [None, "completed" if payload["success"] else "failed", None]
+            return cid, [None, "completed" if payload["success"] else "failed"]
     if kind == "response_item" and ptype in ("function_call_output", "custom_tool_call_output"):
         cid, output = payload.get("call_id"), payload.get("output")
         if isinstance(output, dict):
@@ -76,7 +75,7 @@ def outcome_of(obj: dict[str, Any]) -> tuple[str, Outcome] | None:
         if isinstance(cid, str) and isinstance(output, str):
             m = _EXITED.search(output[:4096])
             if m:
-                return cid, [int(m.group(1)), None, None]
+                return cid, [int(m.group(1)), None]
     return None
 
 
