@@ -16,59 +16,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import fixture_env
+from batch_bench import Receiver
 from dispatch_bench import PAYLOAD
 
 WAYS = str(Path(sys.executable).parent / "ways")
-
-
-class Receiver:
-    """200 `{}` to every POST; counts log records and spans."""
-
-    def __init__(self) -> None:
-        self.logs = 0
-        self.spans = 0
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                req = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                logs = sum(
-                    len(s.get("logRecords", []))
-                    for r in req.get("resourceLogs", [])
-                    for s in r.get("scopeLogs", [])
-                )
-                spans = sum(
-                    len(s.get("spans", []))
-                    for r in req.get("resourceSpans", [])
-                    for s in r.get("scopeSpans", [])
-                )
-                with outer.lock:
-                    outer.logs += logs
-                    outer.spans += spans
-                self.send_response(200)
-                self.send_header("content-length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def drain(signal: str, records: int, receiver: Receiver) -> float:
@@ -97,10 +53,10 @@ def drain(signal: str, records: int, receiver: Receiver) -> float:
                     sid, event, time.time_ns(), env["CLAUDE_PROJECT_DIR"], json.dumps(body).encode()
                 )
         want = records // 2 if signal == "traces" else records
-        start = receiver.spans if signal == "traces" else receiver.logs
+        start = receiver.spans if signal == "traces" else receiver.count
 
         def got() -> int:
-            return (receiver.spans if signal == "traces" else receiver.logs) - start
+            return (receiver.spans if signal == "traces" else receiver.count) - start
 
         t0 = time.perf_counter()
         proc = subprocess.Popen(
