@@ -7,7 +7,10 @@
               JSON and counts its log records), each with the target's default batch
               (file 512 records, no wait; otlp 512, 200 ms) and with `batch:
               {max_records: 1}` (one record per attempt, as before batching). RUNS runs
-              of each, interleaved; medians, and the batched/unbatched ratios.
+              of each, interleaved; medians, and the batched/unbatched ratios. Being
+              chained, every batch also ends with a signed checkpoint (evidence/): the
+              consumers count section records only, so a rate is records/s with
+              checkpoints on.
   baseline    with --baseline DIR (the package of an earlier commit, e.g. from `git
               archive <commit> ways_sensors | tar -x -C DIR`): the same file drain by
               that code's dispatcher, in the same runs, for a before/after ratio.
@@ -16,6 +19,7 @@
               receiver's log record), EVENTS events one after another, default batches.
 
 Usage: python bench/batch_bench.py [--records N] [--runs R] [--events N] [--baseline DIR]
+                                  [--target file|otlp]   (default: both)
 """
 
 from __future__ import annotations
@@ -37,14 +41,16 @@ from _measure import fixture_env
 from dispatch_bench import PAYLOAD, dispatcher_pid
 
 WAYS = str(Path(sys.executable).parent / "ways")
+CHECKPOINT = b'\n{"schema":"ways.sensor.checkpoint/'  # a checkpoint line's start
 
 
 class Receiver:
-    """A loopback OTLP/HTTP logs receiver: 200 `{}` to every POST, counting log records
-    and noting when the count last grew."""
+    """A loopback OTLP/HTTP receiver: 200 `{}` to every POST, counting the log records
+    of section records (and the spans of a traces request)."""
 
     def __init__(self) -> None:
-        self.count = 0
+        self.count = 0  # log records, checkpoints left out
+        self.spans = 0
         self.requests = 0
         self.lock = threading.Lock()
         outer = self
@@ -54,12 +60,19 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 req = json.loads(body)
                 n = sum(
-                    len(sl.get("logRecords", []))
+                    lr.get("eventName") != "ways.sensor.checkpoint"
                     for rl in req.get("resourceLogs", [])
                     for sl in rl.get("scopeLogs", [])
+                    for lr in sl.get("logRecords", [])
+                )
+                spans = sum(  # a traces request (traces_bench.py)
+                    len(ss.get("spans", []))
+                    for rs in req.get("resourceSpans", [])
+                    for ss in rs.get("scopeSpans", [])
                 )
                 with outer.lock:
                     outer.count += n
+                    outer.spans += spans
                     outer.requests += 1
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
@@ -95,8 +108,9 @@ class LineCounter:
                 data = f.read()
         except FileNotFoundError:
             return 0
+        data = data[: data.rfind(b"\n") + 1]  # whole lines only
         self.offset += len(data)
-        self.count += data.count(b"\n")
+        self.count += data.count(b"\n") - (b"\n" + data).count(CHECKPOINT)  # line starts
         return self.count
 
 
@@ -217,21 +231,23 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--events", type=int, default=200)
     ap.add_argument("--baseline", help="an earlier commit's package folder, for the file drain")
+    ap.add_argument("--target", choices=["file", "otlp"], help="only this target")
     args = ap.parse_args()
+    targets = (args.target,) if args.target else ("file", "otlp")
     receiver = Receiver()
     rates: dict[tuple[str, bool], list[float]] = {}
     try:
         for _ in range(args.runs):
-            for target in ("file", "otlp"):
+            for target in targets:
                 for single in (False, True):
                     rate = drain(target, args.records, single, receiver)
                     rates.setdefault((target, single), []).append(rate)
                     print(f"  {target} {'one' if single else 'batched'}: {rate:,.0f}/s", flush=True)
-            if args.baseline:
+            if args.baseline and "file" in targets:
                 rate = drain("file", args.records, False, None, args.baseline)
                 rates.setdefault(("baseline", False), []).append(rate)
                 print(f"  file, baseline: {rate:,.0f}/s", flush=True)
-        lat = {t: latency(t, args.events, receiver) for t in ("file", "otlp")}
+        lat = {t: latency(t, args.events, receiver) for t in targets}
     finally:
         receiver.close()
     med = {k: statistics.median(v) for k, v in rates.items()}
@@ -242,10 +258,11 @@ def main() -> int:
         "| ratio |"
     )
     print("|---|---:|---:|---:|")
-    for target, label in (("file", "file target"), ("otlp", "loopback OTLP receiver")):
+    labels = {"file": "file target", "otlp": "loopback OTLP receiver"}
+    for target, label in ((t, labels[t]) for t in targets):
         b, one = med[(target, False)], med[(target, True)]
         print(f"| {label} | {b:,.0f} records/s | {one:,.0f} records/s | {b / one:.1f}x |")
-    if args.baseline:
+    if args.baseline and "file" in targets:
         b, base = med[("file", False)], med[("baseline", False)]
         print(
             f"| file target, before ({args.baseline}) | {b:,.0f} records/s | {base:,.0f} "
@@ -254,7 +271,7 @@ def main() -> int:
     print()
     print("| hook -> consumer, warm dispatcher | p50 | p99 |")
     print("|---|---:|---:|")
-    for target, label in (("file", "file target"), ("otlp", "loopback OTLP receiver")):
+    for target, label in ((t, labels[t]) for t in targets):
         q = statistics.quantiles(lat[target], n=100)
         print(
             f"| {label} ({len(lat[target])} events) | {statistics.median(lat[target]):.1f} ms "

@@ -1,6 +1,6 @@
 """Re-record the test fixtures in tests/fixtures/claude-code-<version>/ from the real client.
 
-    .venv/bin/python scripts/record_fixtures.py [--keep DIR]
+    .venv/bin/python scripts/record_fixtures.py [--keep DIR] [--permission]
 
 Runs one session of the real Claude Code client (the version pinned in tests/e2e/harness.py,
 installed with npm on first use, or $CLAUDE_BIN) against the scripted Messages API on
@@ -29,6 +29,11 @@ them. The throwaway paths are rewritten to a realistic home (/home/dev, the proj
 session lacks a wanted payload or the interrupted reply. `--keep DIR` records in DIR
 and leaves it there for reading.
 
+`--permission` records the same session with a permission prompt too (after step 4, a
+Write outside the project and the allow list: the client asks on stdio, the recorder
+answers yes) into `tests/fixtures/claude-code-<version>-permission/` (`hooks.jsonl` and
+`transcript/` only).
+
 After re-recording, run the suite: tests derive their expectations from these files,
 but a changed client can change what the transcript holds.
 """
@@ -48,10 +53,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.e2e import harness  # noqa: E402
+from tests.e2e import harness, messages_api  # noqa: E402
 from tests.e2e.conversation import Conversation  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / f"claude-code-{harness.VERSION}"
+PERMISSION = FIXTURES.parent / f"claude-code-{harness.VERSION}-permission"  # --permission
 HOME = "/home/dev"
 INTERRUPTED = "[Request interrupted by user]"
 
@@ -85,9 +91,10 @@ WANTED: dict[str, Callable[[Payload], bool]] = {
 }
 
 
-def play(s: harness.Session) -> None:
-    """The scripted session (see the module docstring)."""
-    c = Conversation(s)
+def play(s: harness.Session, permission: bool = False) -> None:
+    """The scripted session (see the module docstring); `permission`: a Write outside
+    the project and the allow list too, after the typed message (PermissionRequest)."""
+    c = Conversation(s, ask=permission)
     try:
         c.say("Run the tests, please.")
         c.say("[fail] Run the integration check.")
@@ -98,6 +105,11 @@ def play(s: harness.Session) -> None:
         c.until_sent(_is("PreToolUse", lambda t: str(t.get("tool_input")).find("sleep") > 0))
         c.prompt("also check the logs")  # typed while the command runs
         c.result()
+        if permission:
+            outside = s.root / "outside"
+            outside.mkdir(exist_ok=True)
+            messages_api.WRITE_DIR = str(outside)
+            c.say("[write] Keep the notes outside the project.")
         c.interrupt_reply("[cut] Explain the retry design.")
         c.say("/compact keep the retry decisions")
         c.say("Run the tests once more.")
@@ -156,11 +168,21 @@ def collect(s: harness.Session) -> dict[str, bytes]:
     return files
 
 
-def write(files: dict[str, bytes], pairs: list[tuple[str, str]]) -> None:
-    if FIXTURES.exists():
-        shutil.rmtree(FIXTURES)
+def session_files(s: harness.Session) -> dict[str, bytes]:
+    """The --permission session: every payload and the transcripts, nothing picked."""
+    sent = [json.loads(x) for x in s.truth_path.read_bytes().splitlines() if x.strip()]
+    for event in ("PermissionRequest", "SubagentStart", "UserPromptSubmit", "PreCompact"):
+        if not any(t.get("hook_event_name") == event for t in sent):
+            raise RuntimeError(f"the session sent no {event}")
+    files = {k: v for k, v in collect(s).items() if not k.startswith("payloads/")}
+    return files
+
+
+def write(files: dict[str, bytes], pairs: list[tuple[str, str]], to: Path = FIXTURES) -> None:
+    if to.exists():
+        shutil.rmtree(to)
     for rel, data in files.items():
-        path = FIXTURES / rel
+        path = to / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(clean(data, pairs))
 
@@ -168,14 +190,23 @@ def write(files: dict[str, bytes], pairs: list[tuple[str, str]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep", type=Path, help="record in this folder and leave it")
+    ap.add_argument(
+        "--permission",
+        action="store_true",
+        help=f"the session with a permission prompt too, into {PERMISSION.relative_to(REPO)}",
+    )
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ways-record-") as tmp:
         root = args.keep.resolve() if args.keep else Path(tmp)
         s = harness.prepare(root)
-        play(s)
+        play(s, args.permission)
         harness.wait_for_dispatchers(s)
-        write(collect(s), rewrites(s))
-    for path in sorted(p for p in FIXTURES.rglob("*") if p.is_file()):
+        if args.permission:
+            write(session_files(s), rewrites(s), PERMISSION)
+        else:
+            write(collect(s), rewrites(s))
+    folder = PERMISSION if args.permission else FIXTURES
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         print(path.relative_to(REPO))
     return 0
 

@@ -58,6 +58,25 @@ def lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
+def no_checkpoints(items: list) -> list:
+    """Section records only: a `chain: true` rule's consumer also receives a signed
+    checkpoint at the end of each batch (evidence/sealer.py), which a test of something
+    else leaves aside. Takes records (dicts) or their JSON lines (str or bytes)."""
+
+    def is_checkpoint(x: object) -> bool:
+        if isinstance(x, dict):
+            return x.get("section") == "checkpoint" and "chain" not in x
+        text = x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+        return text.startswith('{"schema":"ways.sensor.checkpoint/')
+
+    return [x for x in items if not is_checkpoint(x)]
+
+
+def records(path: Path) -> list[dict]:
+    """A chained file's section records, its checkpoints left aside."""
+    return no_checkpoints(lines(path))
+
+
 def dispatcher_alive(install, sid=SID) -> bool:
     lock = install.sessions() / sid / "dispatch.lock"
     try:
@@ -271,3 +290,58 @@ def escaping_consumer(marker: str, started: str) -> list[str]:
         "sleep 1000\n"
     )
     return ["sh", "-c", script, "consumer"]
+
+
+def play_recorded(install, folder: Path, sent: list[dict], transcript: Path) -> None:
+    """A recorded Claude Code session (`sent`: its hook payloads in order; `transcript`
+    with its `<session>/subagents/` beside it) through the wired hook, each event at a
+    fixed instant (event i at 23:52:00 + i s, UTC), the transcript copied to `folder` and
+    growing as the client wrote it; then the real dispatcher over the whole spool."""
+    import datetime
+    import shutil
+
+    from ways_sensors.commands.reconcile import hook_command
+
+    assert shutil.which("faketime"), "faketime is missing: scripts/setup.sh installs it"
+    sid = sent[0]["session_id"]
+    raw = transcript.read_bytes().splitlines(keepends=True)
+    lines = [json.loads(x) for x in raw]
+    path = folder / transcript.name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    subagents = transcript.with_suffix("") / "subagents"
+    base = datetime.datetime(2026, 11, 29, 23, 52)
+    done = 0
+
+    def hook(i: int, p: dict) -> None:
+        nonlocal done
+        upto = written_by(p, lines)
+        if upto is not None and upto >= done:
+            with path.open("ab") as f:
+                f.write(b"".join(raw[done : upto + 1]))
+            done = upto + 1
+        p = {**p, "transcript_path": str(path)}
+        if p.get("agent_transcript_path"):
+            p["agent_transcript_path"] = str(subagents / Path(p["agent_transcript_path"]).name)
+        at = (base + datetime.timedelta(seconds=i)).strftime("%Y-%m-%d %H:%M:%S")
+        argv = ["faketime", "-f", at, "sh", "-c", hook_command(sys.executable, str(LAUNCHER))]
+        r = subprocess.run(
+            argv, env={**install.env, "TZ": "UTC"}, input=json.dumps(p).encode(),
+            capture_output=True, cwd=install.project, timeout=60,
+        )  # fmt: skip
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+
+    with dispatcher_lock(install, sid):  # spooled as the hook left it, no dispatcher yet
+        for i, p in enumerate(sent):
+            hook(i, p)
+    with path.open("ab") as f:
+        f.write(b"".join(raw[done:]))
+    # then the real dispatcher over the whole spool: what it builds does not hang on how
+    # far it lagged behind the client (each event reads the transcript as its hook saw it)
+    r = subprocess.run(
+        [sys.executable, "-S", str(LAUNCHER), "sensors", "dispatch", "--session", sid,
+         "--idle", "0.5"],
+        env=install.env, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert wait_until(lambda: not dispatcher_alive(install, sid))

@@ -10,7 +10,7 @@ import sys
 
 from ways_sensors.depth import DEPTH_MAX
 
-from .helpers import counters_of, dispatcher_alive, lines, wait_until
+from .helpers import counters_of, dispatcher_alive, records, wait_until
 
 DEPTH = 900
 
@@ -64,10 +64,10 @@ def test_deep_records_are_delivered_never_lost(install, tmp_path):
     r = install.ways(*emit)
     assert r.returncode == 0, r.stderr
     install.hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
-    assert wait_until(lambda: len(lines(out)) >= 2, timeout=60)
+    assert wait_until(lambda: len(records(out)) >= 2, timeout=60)
     assert wait_until(lambda: not dispatcher_alive(install, sid), timeout=60)
 
-    got = {rec["section"]: rec for rec in lines(out)}
+    got = {rec["section"]: rec for rec in records(out)}
     assert set(got) == {"tool_call", "way_event"}
     counts = counters_of(install, "deep/all")
     assert counts["lost"] == 0 and counts["rejected"] == 0 and counts["delivered"] == 2
@@ -89,7 +89,7 @@ def test_fire_and_emit_take_deep_input_and_refuse_deeper_in_one_line(install, tm
     src.write_text('{"kind": "fired", "detail": %s}' % deep())
     r = install.ways("sensors", "fire", "deep/all", "--section", "way_event", "--input", str(src))
     assert r.returncode == 0, r.stdout + r.stderr
-    [rec] = lines(out)
+    [rec] = records(out)
     assert rec["test"] is True and isinstance(unfold(rec["data"]["detail"]), str)
     depth = 0
     node = rec["data"]["detail"]

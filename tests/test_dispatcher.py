@@ -21,6 +21,7 @@ from .helpers import (
     dispatcher_alive,
     dispatcher_pid,
     lines,
+    no_checkpoints,
     play,
     sections_list,
     spool_directly,
@@ -58,6 +59,8 @@ def test_records_reach_file_http_and_command_consumers(install, tmp_path):
         play(install)
         assert wait_until(lambda: not (install.sessions() / SID).exists())
         got = lines(out / f"{SID}.jsonl")
+        assert got[-1]["section"] == "checkpoint"  # the last batch's signed checkpoint
+        got = no_checkpoints(got)
         assert [r["rule_seq"] for r in got] == list(range(1, len(got) + 1))
         assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)
         assert {r["section"] for r in got} >= {
@@ -268,7 +271,7 @@ def test_sigkill_twenty_times_loses_nothing_at_least_once(install, tmp_path):
         spool_directly(install, calls[320 + 80 * kills : 400 + 80 * kills])
     spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
     proc.wait(timeout=300)
-    got = lines(out)
+    got = no_checkpoints(lines(out))
     seqs = {r["rule_seq"] for r in got}
     last = max(seqs)
     assert last == 2002  # session_start, 2000 tool calls, session_end
@@ -335,10 +338,12 @@ def test_blocking_rule_against_a_hung_consumer(install, tmp_path):
           second:
             sections: [tool_call]
             mode: blocking
-            timeout: 2s
+            timeout: 9s
             dispatch: {{file: {{path: '{out}'}}}}
         """,
     )
+    # `second` has nearly the whole cap: a loaded machine's hook start must not decide
+    # whether it delivers; `hung` is still killed at the capped 10 s, not its 30 s
     r = install.hook(payload("PreToolUse"), timeout=25)  # raises if the cap failed
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     [rec] = lines(out)

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from .conftest import LAUNCHER, TRANSCRIPT, Install, hooks, kill_dispatchers
-from .helpers import dispatcher_alive, dispatcher_lock, wait_until, written_by
+from .conftest import TRANSCRIPT, Install, hooks, kill_dispatchers
+from .helpers import play_recorded
 
 R_SECTIONS = ["user_prompt", "queued_message", "assistant_response"]
 OTHERS = [
@@ -42,56 +40,6 @@ def sensor(out: Path, sections: list[str]) -> str:
     )
 
 
-def play(install: Install, folder: Path) -> None:
-    """The recorded session through the wired hook, each event at a fixed instant (the
-    transcript growing as the client wrote it), then the real dispatcher over it."""
-    from ways_sensors.commands.reconcile import hook_command
-
-    assert shutil.which("faketime"), "faketime is missing: scripts/setup.sh installs it"
-    sent = hooks()
-    sid = sent[0]["session_id"]
-    raw = TRANSCRIPT.read_bytes().splitlines(keepends=True)
-    lines = [json.loads(x) for x in raw]
-    path = folder / TRANSCRIPT.name
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"")
-    subagents = TRANSCRIPT.with_suffix("") / "subagents"
-    done = 0
-
-    def hook(i: int, p: dict) -> None:
-        nonlocal done
-        upto = written_by(p, lines)
-        if upto is not None and upto >= done:
-            with path.open("ab") as f:
-                f.write(b"".join(raw[done : upto + 1]))
-            done = upto + 1
-        p = {**p, "transcript_path": str(path)}
-        if p.get("agent_transcript_path"):
-            p["agent_transcript_path"] = str(subagents / Path(p["agent_transcript_path"]).name)
-        at = f"2026-11-29 23:52:{i:02d}"
-        argv = ["faketime", "-f", at, "sh", "-c", hook_command(sys.executable, str(LAUNCHER))]
-        r = subprocess.run(
-            argv, env={**install.env, "TZ": "UTC"}, input=json.dumps(p).encode(),
-            capture_output=True, cwd=install.project, timeout=60,
-        )  # fmt: skip
-        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-
-    with dispatcher_lock(install, sid):  # spooled as the hook left it, no dispatcher yet
-        for i, p in enumerate(sent):
-            hook(i, p)
-    with path.open("ab") as f:
-        f.write(b"".join(raw[done:]))
-    # then the real dispatcher over the whole spool: what it builds does not hang on how
-    # far it lagged behind the client (the Stop's wait for a reply's last API call)
-    r = subprocess.run(
-        [sys.executable, "-S", str(LAUNCHER), "sensors", "dispatch", "--session", sid,
-         "--idle", "0.5"],
-        env=install.env, capture_output=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    assert wait_until(lambda: not dispatcher_alive(install, sid))
-
-
 def records_of(tmp_path: Path, others: bool) -> list[dict]:
     """`r`'s records; each run in the same folders (the paths are in the records)."""
     root = tmp_path / "run"
@@ -101,7 +49,7 @@ def records_of(tmp_path: Path, others: bool) -> list[dict]:
     if others:
         install.sensor("o", sensor(root / "o.jsonl", OTHERS))
     try:
-        play(install, root / "transcripts")
+        play_recorded(install, root / "transcripts", hooks(), TRANSCRIPT)
         return [json.loads(x) for x in out.read_text().splitlines()]
     finally:
         kill_dispatchers(root)

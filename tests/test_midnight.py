@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import LAUNCHER
-from .helpers import dispatcher_alive, wait_until
+from .helpers import dispatcher_alive, no_checkpoints, wait_until
 from .sessions import SID, ScriptedSession
 
 TRANSCRIPT_DAY = "2026-10-06"  # sessions.py writes the transcript's lines on that day
@@ -129,7 +129,7 @@ def test_tampering_with_any_dated_file_is_caught_naming_file_and_line(utc_midnig
     install, root, files = utc_midnight
     for day, path in files.items():
         original = lines_of(path)
-        changed = list(original)
+        changed = no_checkpoints(original)  # the records (the signed checkpoints aside)
         if how == "edit":
             rec = json.loads(changed[0])
             rec["timestamp"] = rec["timestamp"].replace("Z", "1Z")  # always a change

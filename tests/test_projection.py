@@ -15,7 +15,7 @@ from ways_sensors.spec import Fields, SpecError
 from ways_sensors.specdecode import decode_rule
 
 from .conftest import ALL_SECTIONS
-from .helpers import lines, wait_until
+from .helpers import lines, no_checkpoints, wait_until
 from .servers import Server
 from .sessions import KNOWN, SID, TOTAL, ScriptedSession
 
@@ -161,13 +161,17 @@ def test_metadata_sends_no_free_text_byte_for_byte_and_its_chain_verifies(instal
         install.sensor("ship", sensor_text(out, server))
         ScriptedSession(install, tmp_path / "transcripts").play()
         total = TOTAL
-        assert wait_until(lambda: len(lines(out / "meta.jsonl")) == total, timeout=60)
-        assert wait_until(lambda: len(lines(out / "full.jsonl")) == total, timeout=60)
+        meta_recs = lambda: no_checkpoints(lines(out / "meta.jsonl"))  # noqa: E731
+        assert wait_until(lambda: len(meta_recs()) == total, timeout=60)
+        assert wait_until(
+            lambda: len(no_checkpoints(lines(out / "full.jsonl"))) == total, timeout=60
+        )
         logs = lambda: sum(  # noqa: E731  (the target batches: several records a request)
-            len(sl.log_records)
+            lr.event_name != "ways.sensor.checkpoint"
             for req in server.requests
             for rl in req.resource_logs
             for sl in rl.scope_logs
+            for lr in sl.log_records
         )
         assert wait_until(lambda: logs() == total, timeout=60)
         meta = (out / "meta.jsonl").read_bytes()
@@ -195,7 +199,7 @@ def test_metadata_sends_no_free_text_byte_for_byte_and_its_chain_verifies(instal
             )
             return {"hmac": hmac.new(key, data, hashlib.sha256).hexdigest()[:32], "size": len(data)}
 
-        recs = lines(out / "meta.jsonl")
+        recs = meta_recs()
         prompts = [r["data"]["prompt"] for r in recs if r["section"] == "user_prompt"]
         assert prompts == [digest(KNOWN["prompt"]), digest(KNOWN["prompt2"])]
         [call, _] = [r for r in recs if r["section"] == "tool_call"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ways_sensors.chain import GENESIS, link
 
-from .helpers import SID, dispatcher_lock, lines, start_dispatcher, wait_until
+from .helpers import SID, dispatcher_lock, lines, records, start_dispatcher, wait_until
 
 CANARY = "CANARY-7c1f"
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
@@ -62,13 +62,13 @@ def test_a_batch_pending_when_the_rule_is_tightened_goes_out_as_the_new_rule_all
 
         # tightened, and the consumer is back (a new command: only the new rule's worker writes)
         install.sensor("t", sensor(f"[sh, -c, 'cat >> {out}']", fields="metadata"))
-        assert wait_until(lambda: len(lines(out)) == 5, timeout=60), logged(
+        assert wait_until(lambda: len(records(out)) == 5, timeout=60), logged(
             install, "dispatch.refused"
         )
 
         text = out.read_text()
         assert CANARY not in text and SECRET not in text
-        got = lines(out)
+        got = records(out)
         assert [r["rule_seq"] for r in got] == [1, 2, 3, 4, 5]
         assert [r["data"]["tool_use_id"] for r in got] == [f"toolu_{n}" for n in range(5)]
         for r in got:
@@ -83,6 +83,12 @@ def test_a_batch_pending_when_the_rule_is_tightened_goes_out_as_the_new_rule_all
         assert (done["records"], done["withheld"], done["lost"]) == (5, 0, 0)
         assert CANARY not in json.dumps(done)
         r = install.ways("sensors", "verify", str(out))
+        assert r.returncode == 0, r.stdout + r.stderr
+        # sealed anew: the batch's checkpoint signs what was sent, not the old leaves
+        [cp] = [x for x in lines(out) if x["section"] == "checkpoint"]
+        assert lines(out)[-1] == cp and cp["consistency"]["from"] == 0
+        key = json.loads(install.ways("keys", "show", "--json").stdout)["verifier_key"]
+        r = install.ways("sensors", "verify", str(out), "--key", key)
         assert r.returncode == 0, r.stdout + r.stderr
     finally:
         proc.kill()

@@ -10,7 +10,7 @@ from ways_sensors import chain, spool
 from ways_sensors.verify import LINE_CAP
 
 from .conftest import payload
-from .helpers import SID, spool_directly, start_dispatcher, wait_until
+from .helpers import SID, no_checkpoints, spool_directly, start_dispatcher, wait_until
 
 
 @pytest.fixture
@@ -26,6 +26,8 @@ def chained(install, tmp_path):
     spool_directly(install, entries)
     start_dispatcher(install).wait(timeout=60)
     lines = out.read_text().splitlines()
+    assert json.loads(lines[-1])["section"] == "checkpoint"  # signed, outside the chain
+    lines = no_checkpoints(lines)
     assert len(lines) == 22
     return install, out, lines
 
@@ -223,7 +225,7 @@ def test_a_removed_rule_is_still_known_by_its_heads(install, tmp_path):
     code, data = verify(install, out, "--rule", "trail/all")
     assert code == 0 and not data["rule"]["defined"]
     assert data["chains"][0]["head"]["rule_seq"] == 3
-    write(out, out.read_text().splitlines()[:-1])
+    write(out, no_checkpoints(out.read_text().splitlines())[:-1])
     assert verify(install, out, "--rule", "trail/all")[1]["break"]["kind"] == "truncated"
 
 
@@ -298,7 +300,8 @@ def midnight(install, tmp_path):
     assert start_dispatcher(install).wait(timeout=60) == 0
     first = tmp_path / "audit" / "2026-11-29" / f"{SID}.jsonl"
     second = tmp_path / "audit" / "2026-11-30" / f"{SID}.jsonl"
-    assert len(first.read_text().splitlines()) == 5 and len(second.read_text().splitlines()) == 5
+    assert len(no_checkpoints(first.read_text().splitlines())) == 5
+    assert len(no_checkpoints(second.read_text().splitlines())) == 5
     return install, first, second
 
 
@@ -366,7 +369,7 @@ def test_a_live_session_is_checked_against_its_cursor(install, tmp_path):
     assert not (install.state_root / "ledger" / f"{SID}.json").exists()
     code, data = verify(install, out, "--rule", "audit/all")
     assert code == 0 and data["chains"][0]["head"]["source"] == "cursor"
-    lines = out.read_text().splitlines()
+    lines = no_checkpoints(out.read_text().splitlines())
     write(out, lines[:-1])
     assert verify(install, out, "--rule", "audit/all")[1]["break"]["kind"] == "truncated"
     out.write_text("")

@@ -43,6 +43,9 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
         "ways status --json",
         "0; 6 an enabled sensor file is refused, or a rule is gone while a session runs",
     ),
+    ("keys",): ("ways keys show", "0"),
+    ("keys", "show"): ("ways keys show --json", "0; 5 the state root cannot be written"),
+    ("keys", "chain"): ("ways keys chain > key-certificates.txt", "0"),
     ("demo",): ("ways demo", "0 the scripted session passed; 1 it did not"),
     ("settings",): ("ways settings list", f"0; {USAGE}"),
     ("settings", "get"): (

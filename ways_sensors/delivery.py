@@ -113,7 +113,7 @@ def attempt(
     if outcome.accepted:
         dropped = min(max(outcome.rejected, 0), len(records))
         if tally is not None:
-            tally.count("delivered", len(records) - dropped)
+            tally.count("delivered", records_in(records) - dropped)
             tally.count("rejected", dropped)
         if dropped:  # the consumer dropped part of the batch: counted, logged, not retried
             events.log(
@@ -122,7 +122,7 @@ def attempt(
                 rule=rule.name,
                 session=session,
                 rule_seq=first.get("rule_seq"),
-                records=len(records),
+                records=records_in(records),
                 rejected=dropped,
                 detail=outcome.detail,
             )
@@ -140,7 +140,7 @@ def attempt(
         rule=rule.name,
         session=session,
         rule_seq=first.get("rule_seq"),
-        records=len(records),
+        records=records_in(records),
         outcome=outcome.status,
         duration_ms=round((time.monotonic() - started) * 1000),
         detail=outcome.detail,
@@ -203,13 +203,19 @@ def settle(
     if outcome.accepted:
         return True
     if rule.spec.delivery != "at_least_once":
-        tally.count("lost", len(records))
+        tally.count("lost", records_in(records))
         return True
     if outcome.permanent and park(rule, records, outcome, session, origin):
-        tally.count("rejected", len(records))
+        tally.count("rejected", records_in(records))
         return True
     tally.count("retries")
     return False
+
+
+def records_in(records: Sequence[dict[str, Any]]) -> int:
+    """Section records in a batch: a checkpoint (evidence/sealer.py), always last, is
+    delivered with them but counted apart."""
+    return len(records) - (bool(records) and records[-1].get("section") == "checkpoint")
 
 
 def until_settled(

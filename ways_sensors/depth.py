@@ -26,15 +26,18 @@ DEPTH_MAX = 100  # levels below `data`; masking needs two frames a level, Python
 
 def too_deep(value: Any, limit: int = DEPTH_MAX) -> bool:
     """True when a container sits more than `limit` levels down (no recursion)."""
-    stack = [(value, 0)]
-    while stack:
-        v, d = stack.pop()
-        if not isinstance(v, (dict, list)):
-            continue
-        children = v.values() if isinstance(v, dict) else v
-        if d >= limit:
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 0  # of the containers in `level`: one level at a time, no tuple per child
+    while level:
+        if depth >= limit:
             return True
-        stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
+        below = []
+        for v in level:
+            for c in v.values() if isinstance(v, dict) else v:
+                if isinstance(c, (dict, list)):
+                    below.append(c)
+        level = below
+        depth += 1
     return False
 
 

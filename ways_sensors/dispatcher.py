@@ -44,7 +44,8 @@ from . import (
     records,
     spool,
 )
-from .agents.protocols import HoldsFrames, SessionBuilder
+from .agents.protocols import HoldsFrames
+from .builders import Builders
 from .crew import Crew
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
@@ -113,6 +114,7 @@ class Dispatcher:
                 "seq": int(self.ledger.get("seq", 0)),
                 "ended": False,
                 "trackers": dict(kept) if isinstance(kept, dict) else {},
+                "traceparent": self.ledger.get("traceparent"),  # a resumed session's trace
             }
         self.build = b
         self.journal.restore(tuple(b["journal"]), int(b["seq"]), bool(b.get("ended")))
@@ -121,7 +123,7 @@ class Dispatcher:
         if old:
             states.setdefault(agents.DEFAULT, old)
         b["trackers"] = states
-        self.builders: dict[str, SessionBuilder] = {}  # per agent, made at its first entry
+        self.builders = Builders(self.session.id, b["trackers"], self.spool)
         self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
         self.journal.traceparent = context.normal(b.get("traceparent"))
 
@@ -139,7 +141,7 @@ class Dispatcher:
         if nxt:  # `seg` is finished: move on, drop it (unless a builder holds a frame)
             b["spool"] = [nxt, 0]
             self.journal.commit()
-            self._drop_spent()
+            self.builders.drop_spent(b["spool"][0])
         if not frames:
             return 0
         self.crew.sync(self.project)  # a rule added since the last look sees these records too
@@ -198,7 +200,7 @@ class Dispatcher:
         try:
             if event == records.WAY_EVENT:  # `ways sensors emit`: ways' own, no agent's
                 return event, records.way_event(payload, entry.ts_ns)
-            builder = self._builder(entry.agent)
+            builder = self.builders.get(entry.agent)
             face = agents.face(entry.agent)
             if builder is None or face is None:
                 events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
@@ -227,39 +229,11 @@ class Dispatcher:
         kind = "dispatch.trace_joined" if joined else "dispatch.bad_traceparent"
         events.log(kind, session=self.session.id, size=len(entry.traceparent))
 
-    def _builder(self, agent: str) -> SessionBuilder | None:
-        """The session's builder for `agent`'s entries, resumed from its saved state;
-        None for an agent this version does not know."""
-        builder = self.builders.get(agent)
-        if builder is None and agent in agents.AGENTS:
-            state = self.build["trackers"].get(agent)
-            builder = agents.adapter(agent).new_builder(state)
-            self.builders[agent] = builder
-            if isinstance(builder, HoldsFrames):
-                gone = builder.restore(self.spool.held)
-                if gone:
-                    events.log("dispatch.held_frames_gone", session=self.session.id, count=gone)
-        return builder
-
-    def _drop_spent(self) -> None:
-        """The spool segments the build cursor passed go, but those a builder holds a
-        frame in (each agent's builder is made now, so none is dropped unread)."""
-        held: set[str] = set()
-        for agent in list(self.build["trackers"]):
-            try:
-                builder = self._builder(agent)
-            except Exception:  # logged at its entries (dispatch.build_error): keep them all
-                return
-            if isinstance(builder, HoldsFrames):
-                held |= builder.held()
-        self.spool.drop_spent(self.build["spool"][0], held)
-
     def _commit_build(self) -> None:
         """Commit the build cursor (the journal calls it after each append it covers)."""
         b, j = self.build, self.journal
         b["journal"], b["seq"], b["ended"] = list(j.end), j.seq, j.ended
-        for agent, builder in self.builders.items():
-            b["trackers"][agent] = builder.state()
+        self.builders.save()
         b["cost"] = self.tally.state()
         b["traceparent"] = j.traceparent
         write_json(self.session.build, b)
@@ -324,7 +298,7 @@ class Dispatcher:
 
     def _end_if_lost(self) -> bool:
         s = self.session
-        return lost.end_if_lost(self.journal, s.spool, self.idle, self._builder, self.tally)
+        return lost.end_if_lost(self.journal, s.spool, self.idle, self.builders.get, self.tally)
 
     def _spool_drained(self) -> bool:
         return self.spool.drained(*self.build["spool"])
@@ -351,6 +325,7 @@ class Dispatcher:
                 self.crew.key = ""
                 return False
             if reason == "session_end" and not owes and self.journal.ended:
+                self.ledger["traceparent"] = self.journal.traceparent
                 s.leave(self.journal.seq, self.ledger)  # the ledger; the folder goes
                 s.mark_pending(False)
             else:

@@ -34,7 +34,6 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -48,6 +47,8 @@ def replace_atomically(
         mode = os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
         mode = new_mode
+    import tempfile  # here: the blocking path loads this module and never needs it
+
     fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -88,6 +88,9 @@ _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 # Claude Code's events that read the transcript (SIZE_EVENTS: the hook notes its size)
 TURN_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "StopFailure")
 _TOOL_EVENTS_CAMEL = ("preToolUse", "postToolUse", "postToolUseFailure")
+# Gemini, Cursor, Copilot: a prompt names its turn's call ids, a call is what a result pairs
+# with (pairing.py), so both are spooled whenever a rule selects either
+_PAIRED = ("tool_call", "tool_result")
 
 AGENTS = {
     face.NAME: face
@@ -176,9 +179,9 @@ AGENTS = {
             end_event="SessionEnd",
             size_events=("PreCompress",),  # the hook notes the session file's size there too
             event_sections={
-                "BeforeAgent": ("user_prompt",),
+                "BeforeAgent": ("user_prompt", *_PAIRED),
                 "AfterAgent": ("assistant_response",),
-                "BeforeTool": ("tool_call",),
+                "BeforeTool": _PAIRED,
                 "AfterTool": ("tool_result",),
                 "PreCompress": ("compaction",),
                 "SessionStart": ("session_start",),
@@ -198,15 +201,15 @@ AGENTS = {
             event_sections={
                 "sessionStart": ("session_start",),
                 "sessionEnd": ("session_end",),
-                "beforeSubmitPrompt": ("user_prompt",),
-                "preToolUse": ("tool_call",),
+                "beforeSubmitPrompt": ("user_prompt", *_PAIRED),
+                "preToolUse": _PAIRED,
                 "postToolUse": ("tool_result",),
                 "postToolUseFailure": ("tool_result",),
-                "beforeShellExecution": ("tool_call",),
+                "beforeShellExecution": _PAIRED,
                 "afterShellExecution": ("tool_result",),
-                "beforeMCPExecution": ("tool_call",),
+                "beforeMCPExecution": _PAIRED,
                 "afterMCPExecution": ("tool_result",),
-                "beforeReadFile": ("tool_call",),
+                "beforeReadFile": _PAIRED,
                 "afterFileEdit": ("tool_result",),
                 "afterAgentResponse": ("assistant_response",),
                 "subagentStart": ("subagent",),
@@ -230,16 +233,16 @@ AGENTS = {
             event_sections={
                 "SessionStart": ("session_start",),
                 "SessionEnd": ("session_end",),
-                "UserPromptSubmit": ("user_prompt",),
-                "PreToolUse": ("tool_call",),
+                "UserPromptSubmit": ("user_prompt", *_PAIRED),
+                "PreToolUse": _PAIRED,
                 "PostToolUse": ("tool_result",),
                 "PostToolUseFailure": ("tool_result",),
                 "SubagentStop": ("subagent",),
                 "PreCompact": ("compaction",),
                 "sessionStart": ("session_start",),
                 "sessionEnd": ("session_end",),
-                "userPromptSubmitted": ("user_prompt",),
-                "preToolUse": ("tool_call",),
+                "userPromptSubmitted": ("user_prompt", *_PAIRED),
+                "preToolUse": _PAIRED,
                 "postToolUse": ("tool_result",),
                 "postToolUseFailure": ("tool_result",),
                 "subagentStart": ("subagent",),

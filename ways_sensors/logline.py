@@ -32,10 +32,17 @@ def _value(value: object) -> str:
 
 def iso_utc(ns: int) -> str:
     """ISO 8601 UTC with milliseconds, e.g. 2026-11-29T11:40:02.123Z."""
-    import time
-
+    global _second
     secs, rem = divmod(ns, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + ".%03dZ" % (rem // 1_000_000)
+    last = _second  # (seconds, their text): a drain stamps thousands of records a second
+    if last[0] != secs:
+        import time
+
+        last = _second = (secs, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)))
+    return last[1] + ".%03dZ" % (rem // 1_000_000)
+
+
+_second: tuple[int | None, str] = (None, "")
 
 
 def line(kind: str, fields: dict[str, object]) -> bytes:

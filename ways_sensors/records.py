@@ -26,6 +26,7 @@ entries, built here; they carry the default `agent` (claude-code, where ways run
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,21 +116,25 @@ def parse_payload(raw: bytes) -> dict[str, Any] | None:
     """
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    repeats = False
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal repeats
-        obj = dict(items)
-        repeats = len(obj) != len(items)  # the last object built is the top-level one
-        return obj
-
+    _last.repeats = False
     try:
-        obj = json.loads(raw.decode("utf-8", "surrogatepass"), object_pairs_hook=pairs)
+        obj = _decode(raw.decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
     if not isinstance(obj, dict):
         return None
-    if repeats:
+    if _last.repeats:
         log("payload.repeated_key", keys=len(obj))
         return None
     return obj
+
+
+def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(items)
+    _last.repeats = len(obj) != len(items)  # the last object built is the top-level one
+    return obj
+
+
+_last = threading.local()  # whether the object _pairs built last repeated a key
+# one decoder for every payload (json.loads with a hook makes a new one per call)
+_decode = json.JSONDecoder(object_pairs_hook=_pairs).decode

@@ -76,8 +76,11 @@ def again(rule: LoadedRule, st: dict[str, Any], session: str, tally: Tally) -> b
     first = pending[0].get("chain")
     prev = first.get("prev", st["hash"]) if isinstance(first, dict) else st["hash"]
     kept: list[dict[str, Any]] = []
-    withheld = lost = 0
+    withheld = lost = checkpoints = 0
     for rec in pending:
+        if rec.get("section") == "checkpoint" and "chain" not in rec:
+            checkpoints += 1  # a chained batch's signed checkpoint: sealed anew (sealer.py)
+            continue
         base = {k: v for k, v in rec.items() if k not in ("chain", "redactions")}
         seq = int(rec.get("rule_seq") or 0)
         try:
@@ -104,7 +107,7 @@ def again(rule: LoadedRule, st: dict[str, Any], session: str, tally: Tally) -> b
         rule,
         session,
         "dispatch.pending_refinished",
-        records=len(pending),
+        records=len(pending) - checkpoints,
         withheld=withheld,
         lost=lost,
     )

@@ -27,7 +27,8 @@ Elsewhere in the state root:
                            still owed], "since": epoch seconds of the first exit owing};
                            written in place (the folder's mtime says a marker was added);
                            empty from older versions (rules unknown)
-    ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]}} (keyed
+    ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]},
+                           "traceparent"?: the client's trace it joined} (keyed
                            by layout.rule_label; "trackers" too, as in build.json, when
                            retention.py removed a session that never ended): what a
                            removed session folder leaves behind, so a resumed session
@@ -151,7 +152,10 @@ class Session:
             head = self.layout.session_head(self.id, sensor, rule)
             if head:
                 rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
-        self.write_ledger({"seq": seq, "rules": rules})
+        kept: dict[str, Any] = {"seq": seq, "rules": rules}
+        if ledger.get("traceparent"):  # the client's trace the session joined (dispatcher)
+            kept["traceparent"] = ledger["traceparent"]
+        self.write_ledger(kept)
         self.remove()
 
     def remove(self) -> None:

@@ -10,6 +10,7 @@ point at a line.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union
 
@@ -75,6 +76,7 @@ Delay = Union[Annotated[float, Meta(ge=0, le=MAX_BATCH_DELAY)], DurationText]  #
 FieldPath = Annotated[str, Meta(min_length=1, max_length=256, description="a dotted record path")]
 
 
+@functools.lru_cache(maxsize=256)  # a rule's timeout is read for every record it masks
 def _seconds(value: float | int | str) -> float:
     if isinstance(value, bool):
         raise ValueError("a duration is a number of seconds or text like '500ms' or '5s'")

@@ -13,13 +13,14 @@ from typing import Any
 import msgspec
 
 from .spec import _PATH_RE, NAME_RE, Rule, SensorFile, SpecError, _split_path
-from .specerrors import mistakes_in
 
 
 def _convert(raw: Any, typ: Any, prefix: list[str | int]) -> Any:
     try:
         return msgspec.convert(raw, typ, strict=True)
     except msgspec.ValidationError as exc:
+        from .specerrors import mistakes_in  # the error path only: the words for people
+
         found = mistakes_in(raw, typ, prefix)
         if found:
             raise found[0] from None

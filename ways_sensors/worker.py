@@ -9,7 +9,8 @@ only while the rule is busy (its previous batch ended less than `max_delay` ago)
 each record comes within LINGER_GAP of the one before, never past `max_delay` after its
 first. A quiet rule sends its next record at once: no latency for an idle session.
 
-It matches, numbers, masks and chains each record (pipeline.py), commits the batch
+It reads ahead of its cursor (readahead.py: best_effort's queue_cap applies there),
+matches, numbers, masks and chains each record (pipeline.py), commits the batch
 (below), then makes one attempt for the whole batch through delivery.py under the
 rule's timeout; a retryable failure backs off and tries the whole batch again.
 
@@ -40,6 +41,7 @@ from .cursor import Batch, encode_cursor, load_cursor
 from .journal import Clock, Journal
 from .ondemand import OnDemand
 from .pipeline import dumps, finish, match
+from .readahead import ReadAhead
 from .rules import LoadedRule
 from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import Session, read_json
@@ -77,6 +79,7 @@ class Worker(OnDemand):
         self.saved_position = ("", -1)
         self.after = after  # the rule's retired worker, maybe still in an attempt
         self.deactivate_on_exit = False
+        self.sealer = _sealer(session, rule, self.tally)  # chain: true only
         # until `after` exits its cursor is its own: read it, never write it
         self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
@@ -84,11 +87,9 @@ class Worker(OnDemand):
         self.hold_backoff = delivery.BACKOFF_FIRST
         self.collecting = False  # records taken from the journal, not yet committed
         self.last_sent = float("-inf")  # when the previous batch was done with
-        # read ahead of the cursor: (segment, end offset, record | None | "drop"), newest
-        # first, and where the next read starts
-        self.buffer: list[tuple[str, int, Any]] = []
-        self.read_at = (self.state["segment"], self.state["offset"])
         self.redelivers = rule.spec.mode == "blocking"  # only the hook's failed dispatches
+        self.ahead = ReadAhead(journal, rule, not self.redelivers, self._log)
+        self.ahead.rewind(self.state["segment"], self.state["offset"])
 
     # --- state ----------------------------------------------------------------------
 
@@ -99,6 +100,8 @@ class Worker(OnDemand):
             self.journal.end,
             lambda: s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name),
         )
+        if self.sealer is not None:
+            self.sealer.restore(st)  # the rule's Merkle tree, as the cursor left it
         self._save(st)
         return st
 
@@ -157,40 +160,9 @@ class Worker(OnDemand):
         events.log(kind, sensor=r.sensor, rule=r.name, session=self.session.id, **fields)
 
     def _rewind(self) -> None:
-        self.buffer = []  # what was read ahead: the next step reads from the cursor
+        """Forget what was read ahead: the next step reads again from the cursor."""
         self.collecting = False
-        self.read_at = (self.state["segment"], self.state["offset"])
-
-    def _refill(self) -> bool:
-        """Read the committed records after `read_at` into the buffer; False if none."""
-        while True:
-            seg, offset = self.read_at
-            batch = self.journal.read_from((seg, offset))
-            if batch is None:  # the end of a finished segment: go on to the next
-                nxt = self.journal.next_segment(seg)
-                if nxt is None:
-                    return False
-                self.read_at = (nxt, 0)
-                continue
-            if not batch:
-                return False
-            entries: list[tuple[str, int, Any]] = [(seg, end, rec) for end, rec in batch]
-            r = self.rule.spec
-            if r.delivery == "best_effort" and not self.redelivers:
-                matching = [
-                    i
-                    for i, (_, _, rec) in enumerate(entries)
-                    if rec is not None and match(self.rule, rec)
-                ]
-                drop = max(0, len(matching) - r.queue_cap)
-                if drop:
-                    for i in matching[:drop]:
-                        entries[i] = (seg, entries[i][1], "drop")
-                    self._log("dispatch.drop", count=drop, cap=r.queue_cap)
-            self.read_at = (seg, entries[-1][1])
-            entries.reverse()  # pop() from the end is the oldest
-            self.buffer = entries
-            return True
+        self.ahead.rewind(self.state["segment"], self.state["offset"])
 
     def step(self) -> bool:
         if self.state.get("pending"):
@@ -222,7 +194,7 @@ class Worker(OnDemand):
 
     def _park_withheld(self, cause: str) -> None:
         """Park the held record with its data withheld, numbered and chained in order."""
-        seg, end, rec = self.buffer.pop()
+        seg, end, rec = self.ahead.buffer.pop()
         b = Batch(self.state)
         b.segment, b.offset, b.moved = seg, end, True
         self.held, self.retrying = None, False
@@ -248,7 +220,7 @@ class Worker(OnDemand):
         linger = False
         while not self.stop.is_set():
             seen = self.journal.generation  # before looking: a commit after it wakes us
-            if not self.buffer and not self._refill():
+            if not self.ahead.buffer and not self.ahead.refill():
                 if not b.records or not linger:
                     break
                 left = min(first_at + self.max_delay, last_at + LINGER_GAP) - self.clock.now()
@@ -256,14 +228,14 @@ class Worker(OnDemand):
                     break
                 self.journal.wait(seen, self.stop, left)
                 continue
-            seg, end, rec = self.buffer.pop()
+            seg, end, rec = self.ahead.buffer.pop()
             before = (b.segment, b.offset, b.moved)
             b.segment, b.offset, b.moved = seg, end, True
             self.collecting = True
             had = len(b.records)
             if not self._take(b, rec):  # held: the batch ends before it (unfinished.py)
                 b.segment, b.offset, b.moved = before
-                self.buffer.append((seg, end, rec))
+                self.ahead.buffer.append((seg, end, rec))
                 break
             if len(b.records) > had:
                 last_at = self.clock.now()
@@ -326,6 +298,8 @@ class Worker(OnDemand):
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
         atomic write (lazily when it only moves past records the rule does not take)."""
         st = self.state
+        if self.sealer is not None:  # the batch's leaves, and its signed checkpoint last
+            self.sealer.close_batch(b, st)
         new_segment = b.segment != st["segment"]
         st["segment"], st["offset"] = b.segment, b.offset
         st["rule_seq"], st["hash"] = b.rule_seq, b.hash
@@ -334,7 +308,14 @@ class Worker(OnDemand):
         self.lines = b.lines or None
         self.collecting = False
         if b.records or b.drops or new_segment or self.clock.now() - self.saved_at > POSITION_EVERY:
-            self._save()
+            try:
+                self._save()
+            except BaseException:
+                if self.sealer is not None:
+                    self.sealer.rollback(st)  # the batch is collected again
+                raise
+        if self.sealer is not None:
+            self.sealer.persist()
         if b.drops:
             self.tally.count("drops", b.drops)
         if b.numbered:
@@ -348,12 +329,17 @@ class Worker(OnDemand):
         accepted, lost (best_effort) or parked (permanent); otherwise back off and retry."""
         recs = self.state["pending"]
         if refinish.stale(self.state, self.rule):  # finished under an older rule
+            sealed = list(recs)  # their leaves are the tree's last ones
             if not refinish.again(self.rule, self.state, self.session.id, self.tally):
                 self.retrying = True  # a refused key, a full disk: the batch waits as it is
                 self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
                 return
+            if self.sealer is not None:
+                self.sealer.reseal(self.state, sealed)  # new leaves, a new checkpoint
             self.lines, recs = None, self.state["pending"]
             self._save()
+            if self.sealer is not None:
+                self.sealer.persist()
             if not recs:
                 return
         if self.lines is None or len(self.lines) != len(recs):
@@ -384,7 +370,7 @@ class Worker(OnDemand):
         return (
             not st.get("pending")
             and not self.collecting
-            and not self.buffer
+            and not self.ahead.buffer
             and (st["segment"], st["offset"]) >= (seg, size)
         )
 
@@ -398,3 +384,15 @@ class Worker(OnDemand):
         if self.rule.spec.delivery != "at_least_once":
             return False
         return not self.done()
+
+
+def _sealer(session: Session, rule: LoadedRule, tally: counters.Tally) -> Any:
+    """The rule's tree and checkpoint signer (evidence/sealer.py) when it chains; none
+    for the hook's failed blocking dispatches, which the hook chained and cannot sign."""
+    if not rule.spec.chain or rule.spec.mode == "blocking":
+        return None
+    from .evidence.sealer import Sealer  # cryptography: only a chaining rule pays for it
+
+    leaves = session.layout.leaves(session.id, rule.key)
+    layout, timeout = session.layout, rule.spec.timeout_s
+    return Sealer(layout, session.id, rule.sensor, rule.name, leaves, tally, timeout=timeout)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from ..conftest import payload
+from ..helpers import no_checkpoints
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -60,14 +61,16 @@ def test_tap_shows_a_rules_records_as_delivered_and_changes_nothing(install, tmp
         second = {**call, "tool_use_id": "toolu_tap_2", "tool_input": {"command": "ls"}}
         for p in (start, call, second):
             assert install.hook(p).returncode == 0
-        assert _wait(lambda: out.exists() and len(out.read_bytes().splitlines()) == 2)
-        assert _wait(lambda: len(lines) == 2), lines
-        delivered = out.read_bytes().splitlines()
-        # exactly the bytes the target got: numbered, masked, chained
+        records = lambda: no_checkpoints(out.read_bytes().splitlines())  # noqa: E731
+        assert _wait(lambda: out.exists() and len(records()) == 2)
+        delivered = out.read_bytes().splitlines()  # each batch ends with its checkpoint
+        assert _wait(lambda: len(lines) == len(delivered)), lines
+        # exactly the bytes the target got: numbered, masked, chained, checkpointed
         assert [ln.rstrip(b"\n") for ln in lines] == delivered
         assert SECRET.encode() not in b"".join(lines)
-        assert b"[REDACTED:" in lines[0]
-        assert [json.loads(ln)["rule_seq"] for ln in lines] == [1, 2]
+        tapped = no_checkpoints([ln.rstrip(b"\n") for ln in lines])
+        assert b"[REDACTED:" in tapped[0]
+        assert [json.loads(ln)["rule_seq"] for ln in tapped] == [1, 2]
         # another rule's records are not tapped
         assert _wait(lambda: other.exists())
         assert all(json.loads(ln)["rule"] == "calls" for ln in lines)

@@ -149,7 +149,8 @@ class Session:
 
     def records(self, rule: str = "all") -> list[dict]:
         path = self.audit_dir / f"{rule}-{self.session_id}.jsonl"
-        return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        got = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        return [r for r in got if r.get("section") != "checkpoint"]  # signed, per batch
 
     def session_file(self) -> Path:
         """The chat file (Gemini CLI) or rollout (Codex) the hooks named. A Gemini CLI

@@ -28,9 +28,13 @@ from . import harness, messages_api
 class Conversation:
     """The real client on stream-json stdin/stdout, against the scripted Messages API."""
 
-    def __init__(self, s: harness.Session, timeout: float = 120) -> None:
+    def __init__(self, s: harness.Session, timeout: float = 120, ask: bool = False) -> None:
+        """`ask`: the client asks us about a tool its allow list leaves out (the Agent
+        SDK's permission prompt on stdio, `can_use_tool`), and we answer yes, as a person
+        at the prompt would."""
         self.s = s
         self.timeout = timeout
+        self.lock = threading.Lock()
         self.server, url = messages_api.serve()
         self.log = open(s.root / "client.jsonl", "w")  # noqa: SIM115 (closed in close())
         self.stderr = open(s.root / "client.stderr", "w")  # noqa: SIM115
@@ -47,6 +51,7 @@ class Conversation:
                 "--allowedTools",
                 "Bash",
                 "Agent",
+                *(["--permission-prompt-tool", "stdio"] if ask else []),
             ],
             cwd=s.project,
             env=harness.client_env(s, url),
@@ -56,6 +61,7 @@ class Conversation:
             text=True,
             bufsize=1,
         )
+        self.asked: list[dict[str, Any]] = []  # the permission prompts answered
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         self.requests = 0
@@ -70,6 +76,15 @@ class Conversation:
             except ValueError:
                 continue
             if isinstance(obj, dict):
+                req = obj.get("request") if obj.get("type") == "control_request" else None
+                if isinstance(req, dict) and req.get("subtype") == "can_use_tool":
+                    self.asked.append(obj)
+                    answer = {"behavior": "allow", "updatedInput": req.get("input") or {}}
+                    done = {"subtype": "success", "request_id": obj.get("request_id")}
+                    self._send(
+                        {"type": "control_response", "response": {**done, "response": answer}}
+                    )
+                    continue
                 if obj.get("session_id"):
                     self.s.session_id = obj["session_id"]
                 self.events.put(obj)
@@ -77,8 +92,9 @@ class Conversation:
 
     def _send(self, obj: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(obj) + "\n")
-        self.proc.stdin.flush()
+        with self.lock:  # the reader thread answers permission prompts
+            self.proc.stdin.write(json.dumps(obj) + "\n")
+            self.proc.stdin.flush()
 
     def _until(self, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         end = time.monotonic() + self.timeout

@@ -100,7 +100,8 @@ class Session:
 
     def records(self) -> list[dict]:
         path = self.audit_dir / f"{self.session_id}.jsonl"
-        return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        got = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        return [r for r in got if r.get("section") != "checkpoint"]  # signed, per batch
 
     def transcript(self) -> Path:
         return next((self.home / ".claude" / "projects").glob(f"*/{self.session_id}.jsonl"))

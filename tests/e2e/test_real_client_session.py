@@ -25,6 +25,7 @@ import pytest
 
 from ways_sensors.agents.claude_code.permissions import decision_of
 
+from ..helpers import no_checkpoints
 from . import harness, messages_api, usage_truth
 from .terminal import Terminal, trust
 
@@ -53,7 +54,7 @@ def records_of(s, sid):
     path = s.audit_dir / f"{sid}.jsonl"
     if not path.exists():
         return []
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return no_checkpoints([json.loads(x) for x in path.read_text().splitlines() if x.strip()])
 
 
 @pytest.fixture(scope="module")

@@ -98,3 +98,6 @@ def test_a_checkpoints_file_splits_into_its_notes():
         notes.append(str(note.Note(cp.text, [signer.sign(cp.text, "o")])))
     assert note.split_notes("\n".join(notes)) == notes
     assert note.split_notes("\n\n" + notes[0] + "\n\n\n" + notes[1]) == notes
+    w = Witness("witness.test/w1", lambda origin: None)  # a note with two signatures
+    two = notes[0] + w.cosign(note.parse(notes[0]).text)
+    assert note.split_notes(two + "\n" + notes[1]) == [two, notes[1]]

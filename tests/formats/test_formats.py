@@ -151,3 +151,12 @@ def test_batch_bodies():
     docs = [b'{"a":1}', b'{"b":2}']
     assert json.loads(formats.body(docs, "array")) == [{"a": 1}, {"b": 2}]
     assert formats.body(docs, "lines") == b'{"a":1}\n{"b":2}\n'
+
+
+def test_text_keeps_a_checkpoints_signed_note_on_one_line():
+    note = "example.org/ways\n3\nq8Lq2r0cXg==\n\n— example.org/ways AbCdEf==\n"
+    rec = {"schema": "ways.sensor.checkpoint/1", "section": "checkpoint", "last_rule_seq": 3,
+           "checkpoint": note, "timestamp": "2026-10-06T09:14:00.000Z"}  # fmt: skip
+    text = formats.encode("text", rec, b"").decode()
+    assert "\n" not in text and "checkpoint up to #3" in text
+    assert text.split("#3 ", 1)[1].replace("\\n", "\n") == note  # the proof, whole

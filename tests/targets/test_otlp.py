@@ -299,13 +299,16 @@ def otlp_sensor(install, server: Server, **rule) -> None:
     )
 
 
-def log_records(server: Server) -> list:
+def log_records(server: Server, checkpoints: bool = False) -> list:
+    """The log records received; a chained rule's signed checkpoints (one log record per
+    batch, evidence/sealer.py) only with `checkpoints`."""
     return [
         lr
         for req in server.requests
         for rl in req.resource_logs
         for sl in rl.scope_logs
         for lr in sl.log_records
+        if checkpoints or lr.event_name != "ways.sensor.checkpoint"
     ]
 
 
@@ -336,9 +339,11 @@ def test_a_session_reaches_the_receiver_and_its_bodies_verify(install, tmp_path)
         assert (
             len(warn) == 1 and json.loads(warn[0].body.string_value)["data"]["status"] == "failure"
         )
+        everything = log_records(server, checkpoints=True)
+        assert everything[-1].event_name == "ways.sensor.checkpoint"  # in-band, last
         # the bodies are the records: a consumer can write them out and verify the chain
         out = tmp_path / "from-collector.jsonl"
-        out.write_text("".join(lr.body.string_value + "\n" for lr in logs))
+        out.write_text("".join(lr.body.string_value + "\n" for lr in everything))
         r = install.ways("sensors", "verify", str(out))
         assert r.returncode == 0, r.stdout + r.stderr
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == TOTAL)
@@ -382,7 +387,8 @@ def test_429_and_503_with_retry_after_are_retried_after_that_wait(install, tmp_p
 
 
 def test_400_is_parked_and_the_rule_moves_on(install, tmp_path):
-    server = Server("otlp", script=[(400, {})])
+    # the batch (the record and its checkpoint), then the record alone: refused both times
+    server = Server("otlp", script=[(400, {}), (400, {})])
     try:
         otlp_sensor(install, server, batch="{max_records: 1}")
         ScriptedSession(install, tmp_path / "t").play()

@@ -280,11 +280,21 @@ def _wait_complete(install, out: Path, rsyslog: Rsyslog, timeout: float = 120.0)
     while time.monotonic() < end:
         recs = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
         got = rsyslog.received()
-        seqs = {int(json.loads(m["sd"])[SD_ID]["rule_seq"]) for m in got}
-        if recs and recs[-1]["section"] == "session_end" and seqs >= set(range(1, len(recs) + 1)):
+        msgs, checkpoints = _split(got)
+        seqs = {int(json.loads(m["sd"])[SD_ID]["rule_seq"]) for m in msgs}
+        signed = {json.loads(m["msg"])["last_rule_seq"] for m in checkpoints}
+        want = set(range(1, len(recs) + 1))
+        if recs and recs[-1]["section"] == "session_end" and seqs >= want and len(recs) in signed:
             return recs, got
         time.sleep(0.2)
     raise AssertionError(f"incomplete: {len(recs)} records, {len(got)} messages")
+
+
+def _split(got: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the records' messages, the signed checkpoints'): a chained rule's batch ends with
+    its checkpoint, MSGID `checkpoint`, no rule_seq (docs/records.md)."""
+    checkpoints = [m for m in got if m["msgid"] == "checkpoint"]
+    return [m for m in got if m["msgid"] != "checkpoint"], checkpoints
 
 
 def rule_fields() -> tuple[str, ...]:
@@ -294,7 +304,14 @@ def rule_fields() -> tuple[str, ...]:
 
 def _same_records(install, tmp_path: Path, recs: list[dict], got: list[dict]) -> None:
     """Every record of the session came through syslog, parsed into the documented
-    fields, and the syslog rule's chain verifies from the messages alone."""
+    fields, and the syslog rule's chain and signed checkpoints verify from the messages
+    alone, against the root key."""
+    got, checkpoints = _split(got)
+    assert checkpoints  # in-band, through syslog too
+    for m in checkpoints:
+        sd = json.loads(m["sd"])[SD_ID]
+        assert "rule_seq" not in sd and sd["rule"] == "siem"
+        assert json.loads(m["msg"])["schema"] == "ways.sensor.checkpoint/1"
     by_seq: dict[int, dict] = {}
     for m in got:
         by_seq.setdefault(int(json.loads(m["sd"])[SD_ID]["rule_seq"]), m)
@@ -314,6 +331,11 @@ def _same_records(install, tmp_path: Path, recs: list[dict], got: list[dict]) ->
     chained.write_text("".join(by_seq[n]["msg"] + "\n" for n in sorted(by_seq)))
     r = install.ways("sensors", "verify", str(chained))
     assert r.returncode == 0, r.stdout + r.stderr
+    signed = tmp_path / "syslog-checkpoints.jsonl"
+    signed.write_text("".join(m["msg"] + "\n" for m in checkpoints))
+    key = json.loads(install.ways("keys", "show", "--json").stdout)["verifier_key"]
+    r = install.ways("sensors", "verify", str(chained), str(signed), "--key", key)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 @pytest.mark.slow
@@ -325,10 +347,14 @@ def test_a_recorded_session_reaches_rsyslog_complete_and_once(install, tmp_path,
     assert len(recs) >= 20
     time.sleep(1.0)  # anything late would be a duplicate
     got = rsyslog.received()
-    assert len(got) == len(recs)  # once: no retry was needed, none was made
+    assert len(_split(got)[0]) == len(recs)  # once: no retry was needed, none was made
     _same_records(install, tmp_path, recs, got)
     # the same real session as OCSF events and ECS documents: each valid, none lost
     events = [json.loads(x) for x in out.with_suffix(".ocsf").read_text().splitlines()]
+    signed = [e for e in events if e["metadata"]["event_code"] == "checkpoint"]  # chained
+    assert signed and all(samples.ocsf_errors(e) == [] for e in signed)
+    assert all(json.loads(e["raw_data"])["section"] == "checkpoint" for e in signed)
+    events = [e for e in events if e not in signed]
     docs = [json.loads(x) for x in out.with_suffix(".ecs").read_text().splitlines()]
     assert len(events) == len(docs) == len(recs)
     for event, doc, rec in zip(events, docs, recs, strict=True):

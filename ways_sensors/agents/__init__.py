@@ -63,8 +63,11 @@ def face(name: str) -> "Face | None":
 def adapter(name: str) -> "Adapter":
     """The named agent's builder half; KeyError for a name that is not registered."""
     path = AGENTS[name].PACKAGE + ".adapter"
-    __import__(path)  # not importlib: it costs an import of its own
-    return sys.modules[path]  # a module: the type checker holds each adapter.py to Adapter
+    mod = sys.modules.get(path)  # the dispatcher asks for every entry it builds
+    if mod is None:
+        __import__(path)  # not importlib: it costs an import of its own
+        mod = sys.modules[path]
+    return mod  # a module: the type checker holds each adapter.py to Adapter
 
 
 def __getattr__(name: str) -> object:

@@ -187,6 +187,9 @@ def now() -> str:
 
 
 def summary(rec: dict[str, Any]) -> str:
+    if rec.get("section") == "checkpoint":  # a chained batch's signed checkpoint
+        size = str(rec.get("checkpoint", "")).split("\n")[1:2] or ["?"]
+        return f"  checkpoint: the first {size[0]} records signed (key epoch {rec.get('epoch')})"
     d = rec.get("data", {})
     what = (
         d.get("tool_name")
@@ -285,7 +288,8 @@ def _run(root: Path, url: str) -> int:
         (f"http consumer ({url})", Collector.received),
         ("command consumer (failures only)", failures),
     ):
-        print(f"\n{title}: {len(recs)} records")
+        n = sum(r.get("section") != "checkpoint" for r in recs)
+        print(f"\n{title}: {n} records")
         for rec in recs:
             print(summary(rec))
     print("\nways status:")

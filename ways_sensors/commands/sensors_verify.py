@@ -1,4 +1,4 @@
-"""`ways sensors verify [FILE|FOLDER ...] [--rule SENSOR/RULE] [--json]`: are the chains intact?
+"""`ways sensors verify [FILE|FOLDER ...] [--rule SENSOR/RULE] [--key ROOTKEY] [--json]`: intact?
 
 Every file named (and every regular file under a folder named) is checked as one set:
 a chain that goes on from one file to another (a `{date}` path puts each record in its
@@ -8,9 +8,17 @@ there, never as a break. With `--rule` and no file: every file the rule's path
 template renders to, and each session whose stored head says it wrote something but
 has no record in any of them is `missing`.
 
+With `--key ROOTKEY` (the root verifier key `ways keys show` prints, or a file holding
+it) the files' signed checkpoints are checked too, from the files alone and
+`--checkpoints FILE` (signed notes a witness or another consumer received), with
+nothing from the state root (evidence/offline.py; docs/evidence.md); `--witness-key`
+also asks for the witness's cosignatures. Their breaks are printed as `not proven
+(kind)` and the JSON gains `"evidence"` (offline.Result.as_json).
+
 Exit 0 when every chain is intact, 3 when a link is broken (each break named with its
 file, line, rule_seq and kind: edited, deleted, inserted, reordered, truncated,
-missing), 2 on a usage error or a --rule that names no known rule.
+missing; or, with --key, a checkpoint that does not prove them), 2 on a usage error
+or a --rule that names no known rule.
 
 JSON (stable) for one file: {"ok", "file", "records", "break": break | null, "chains":
   [chain], "breaks": [break, ...] (every one, in file order), "rule": null | {"sensor",
@@ -68,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rule and not files and not result.reports and not result.absent:
         print(f"no file of {args.rule} and no session with a head that wrote one")
         return 0
+    proof = _evidence(args, files)
     brk = result.first
     single = len(files) == 1 and len(result.reports) == 1 and not os.path.isdir(files[0])
     if args.json:
@@ -82,8 +91,11 @@ def run(args: argparse.Namespace) -> int:
                 "files": [_one_json(r) for r in result.reports],
                 "absent": [b.as_json() for b in result.absent],
             }
+        if proof is not None:
+            out["evidence"] = proof.as_json()
+            out["ok"] = out["ok"] and proof.ok
         print(json.dumps(out, indent=2))
-        return INVALID if brk else 0
+        return INVALID if brk or (proof is not None and not proof.ok) else 0
     shown = 0
     for r in result.reports:
         shown += _print(r, args.rule, shown)
@@ -93,7 +105,55 @@ def run(args: argparse.Namespace) -> int:
         shown += 1
     if shown > SHOWN:
         print(f"... and {shown - SHOWN} more; --json lists them all")
-    return INVALID if brk else 0
+    if proof is not None:
+        _print_evidence(proof)
+    return INVALID if brk or (proof is not None and not proof.ok) else 0
+
+
+def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
+    """With --key: the signed checkpoints (evidence/offline.py), from the files alone."""
+    if args.key is None:
+        if args.checkpoints or args.witness_key:
+            raise UsageError("--checkpoints and --witness-key need --key ROOTKEY")
+        return None
+    from ..evidence import note, offline
+    from ..verify.files import expand, siblings
+
+    try:
+        root = offline.read_key(args.key, note.ED25519)
+        witness = (
+            offline.read_key(args.witness_key, note.COSIGNATURE_V1) if args.witness_key else None
+        )
+    except (note.NoteError, OSError) as exc:
+        raise UsageError(
+            f"not a verifier key: {exc}", hint="`ways keys show` prints the root key"
+        ) from None
+    if args.checkpoints:
+        _check_path(args.checkpoints)
+    if not files:
+        raise UsageError("--key checks files: name them")
+    named = expand(files)
+    paths = list(dict.fromkeys([*named, *(s for p in named for s in siblings(p))]))
+    return offline.verify(paths, root, args.checkpoints, witness)
+
+
+def _print_evidence(proof: Any) -> None:
+    for b in proof.breaks[:SHOWN]:
+        where = f"{b.file}:{b.line}: " if b.file and b.line else ""
+        print(f"{where}not proven ({b.kind}): {b.message}")
+    if len(proof.breaks) > SHOWN:
+        print(f"... and {len(proof.breaks) - SHOWN} more; --json lists them all")
+    signed = sum(len(t.checkpoints) for t in proof.trees)
+    cosigned = sum(t.cosigned for t in proof.trees)
+    if proof.ok:
+        line = (
+            f"signed: {sum(len(t.leaves) for t in proof.trees)} records in "
+            f"{len(proof.trees)} tree(s) under {signed} checkpoint(s), keys certified from "
+            f"the root through epoch {proof.epochs - 1}"
+        )
+        print(line + (f"; {cosigned} cosigned by the witness" if cosigned else ""))
+    for origin in proof.absent:
+        print(f"  checkpoints of {origin} name records these files do not hold")
 
 
 def _check_path(f: str) -> None:

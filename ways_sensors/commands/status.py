@@ -5,7 +5,9 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
   "events_log": path, "redaction_key": "ok" | "missing (created on first use)" |
   "refused: <why>", "spool_faults": {"torn", "corrupt"}, "refused": [{"file", "line",
-  "layer", "sensor", "rule", "enabled"}], "not_recording": [reason, ...]}
+  "layer", "sensor", "rule", "enabled"}], "not_recording": [reason, ...],
+  "evidence": [{"rule", "witness_conflicts", "witness_cosigned", "witness_resyncs",
+  "witness_errors", "checkpoint_errors"}] (rules with any)}
 
 Refused sensor files come first: a file that breaks the spec is refused whole and its
 rules record nothing, so the first line names how many, which (file:line) and the
@@ -13,6 +15,10 @@ command that shows why. Exit NOT_RECORDING (6) while an enabled sensor's file is
 refused, or a rule is `gone` (counted, no longer defined) while a session's dispatcher
 runs (`not_recording` lists why); else 0. `--prometheus` always exits 0 (its
 `refused_files` gauge says it).
+
+A witness conflict is an alarm, printed as ALARM below the table: a
+witness refused one of the rule's checkpoints (409) because it holds another history
+of that tree (docs/evidence.md).
 
 `spool_faults` counts spool frames the dispatchers skipped: torn (a hook killed in the
 middle of writing one) and corrupt (unreadable); each is also in the events log.
@@ -62,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     data: dict[str, Any] = snap.as_json()
     rules = data["rules"]
     data["spool_faults"] = read_faults()
+    data["evidence"] = evidence()
     if args.json:
         print(json.dumps({**data, "state": retention.usage()}, indent=2))
         return code
@@ -98,9 +105,37 @@ def run(args: argparse.Namespace) -> int:
     faults = data["spool_faults"]
     if any(faults.values()):
         print(f"spool frames skipped: {faults['torn']} torn, {faults['corrupt']} corrupt")
+    for e in data["evidence"]:
+        if e["witness_conflicts"]:
+            print(
+                f"ALARM {e['rule']}: a witness refused {e['witness_conflicts']} checkpoint(s) "
+                "for a conflicting history (events.log: evidence.witness_conflict)"
+            )
+        if e["witness_errors"] or e["checkpoint_errors"]:
+            print(
+                f"{e['rule']}: {e['checkpoint_errors']} checkpoint(s) not signed, "
+                f"{e['witness_errors']} witness request(s) failed (events.log: evidence.*)"
+            )
     print(f"failures are logged in {data['events_log']}")
     print(retention.describe(retention.usage()))
     gone = [r for r in snap.not_recording if r.endswith(" gone")]
     if gone:
         print(f"rules gone while sessions run: {', '.join(g[:-5] for g in gone)}")
     return code
+
+
+EVIDENCE = ("witness_conflicts", "witness_cosigned", "witness_resyncs", "witness_errors",
+            "checkpoint_errors")  # fmt: skip
+
+
+def evidence() -> list[dict[str, Any]]:
+    """Per rule with any: the signed-checkpoint counters (evidence/sealer.py). A witness
+    conflict is an alarm: a witness holds another history of one of the rule's trees."""
+    from ..layout import rule_label, split_rule_key
+
+    out = []
+    for rid, totals in counters.read_all().items():
+        got = {k: int(totals.get(k, 0)) for k in EVIDENCE}
+        if any(got.values()):
+            out.append({"rule": rule_label(*split_rule_key(rid)), **got})
+    return out

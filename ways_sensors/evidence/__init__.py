@@ -6,6 +6,7 @@ the offline check of all of it (docs/evidence.md has the threat model).
     note.py     C2SP signed notes, checkpoints, verifier keys, cosignature/v1
     keys.py     the epoch keys in `<state>/keys/` and their certificate chain
     witness.py  the tlog-witness add-checkpoint client and the configured witnesses
+    sealer.py   one rule's tree in one session: the checkpoint that closes each batch
 
 Everything here imports `cryptography`; nothing on the hook's path imports this package.
 """

@@ -111,6 +111,11 @@ class Keyring:
         self._mutex = threading.Lock()
         self._signer: tuple[int, Signer] | None = None
         self._rolled = False  # this process rolled over once (a new key per session run)
+        self._certs: tuple[tuple[int, int, int], list[Note]] | None = None  # by stat
+        self._root: Verifier | None = None
+        self._lock_fd: int | None = None
+        self._fd_mutex = threading.Lock()
+        self._flock_mutex = threading.RLock()  # rollover() inside signer() nests nothing
 
     # --- files ---------------------------------------------------------------------------
 
@@ -172,25 +177,48 @@ class Keyring:
 
     @contextmanager
     def _locked(self, exclusive: bool) -> Iterator[None]:
-        secure.ensure_private_dir(self.dir, self.layout.root)
-        fd = secure.open_private(self._path("keys.lock"), os.O_RDWR | os.O_CREAT, self.layout.root)
-        try:
+        """The keys' flock. The descriptor is opened (and the folder checked) once per
+        Keyring: a checkpoint per batch must not pay for the path checks each time."""
+        with self._fd_mutex:
+            if self._lock_fd is None:
+                secure.ensure_private_dir(self.dir, self.layout.root)
+                self._lock_fd = secure.open_private(
+                    self._path("keys.lock"), os.O_RDWR | os.O_CREAT, self.layout.root
+                )
+            fd = self._lock_fd
+        # flock is per open file description: one Keyring's threads share it, so they
+        # take it one at a time (the mutex), shared or exclusive against other processes
+        with self._flock_mutex:
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            yield
-        finally:
-            os.close(fd)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     # --- the chain -----------------------------------------------------------------------
 
     def root(self) -> Verifier | None:
-        text = self._read("root.vkey", 4096)
-        return parse_vkey(text) if text else None
+        if self._root is None:  # written once, never changed
+            text = self._read("root.vkey", 4096)
+            self._root = parse_vkey(text) if text else None
+        return self._root
 
     def certificates(self) -> list[Note]:
+        """The certificates, parsed again only when the file changed (it only grows)."""
         from .note import split_notes
 
+        try:
+            st = os.stat(self._path("certs"))
+            stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except FileNotFoundError:
+            return []
+        cached = self._certs
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
         text = self._read("certs") or ""
-        return [parse(n) for n in split_notes(text)]
+        certs = [parse(n) for n in split_notes(text)]
+        self._certs = (stamp, certs)
+        return certs
 
     def chain_text(self) -> str:
         """The certificates as stored: the form `--checkpoints` and consumers take."""
@@ -256,9 +284,9 @@ class Keyring:
             return epoch + 1
 
     def _max_age(self) -> float:
-        if self.epoch_seconds is not None:
-            return self.epoch_seconds
-        return epoch_seconds()
+        if self.epoch_seconds is None:  # config.yaml's, read once per process
+            self.epoch_seconds = epoch_seconds()
+        return self.epoch_seconds
 
     def signer(self) -> tuple[int, Signer]:
         """The current epoch and its key, rolling over first when this process has not
@@ -283,10 +311,11 @@ class Keyring:
         shared lock (a rollover never destroys the key while it signs)."""
         epoch, signer = self.signer()
         with self._locked(False):
-            if self.epoch() != epoch:  # another process rolled over meanwhile
+            now = self.epoch()
+            if now != epoch:  # another process rolled over meanwhile
                 with self._mutex:
-                    self._signer = None
-                epoch, signer = self.epoch(), self._load(self.epoch())
+                    self._signer = (now, self._load(now))
+                epoch, signer = self._signer
             return epoch, Note(text, [signer.sign(text, name)])
 
 

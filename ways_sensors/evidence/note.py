@@ -281,7 +281,7 @@ def split_notes(text: str) -> list[str]:
             elif current:
                 current.append("\n")
             continue
-        if line.startswith(DASH) and current and current[-1] == "\n":
+        if line.startswith(DASH) and current and (signed or current[-1] == "\n"):
             signed = True
         elif signed:  # text right after the signatures: the next note began
             notes.append("".join(current))

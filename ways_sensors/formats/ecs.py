@@ -17,7 +17,8 @@ Elasticsearch index or a data stream.
                           permission decision, an error), else unknown
     event.severity        the RFC 5424 severity number (severity.py); log.level its name
     event.id              `<session_id>:<sensor>/<rule>:<rule_seq>` (the same on a
-                          repeated at-least-once delivery: dedupe on it)
+                          repeated at-least-once delivery: dedupe on it;
+                          `...:checkpoint:<last_rule_seq>` for a checkpoint)
     event.sequence        rule_seq; event.dataset `ways.<sensor>`; event.module `ways`
     event.hash            the chain hash, when the rule chains
     agent.*               the coding agent: agent.type (`claude-code`, `codex`, ...),
@@ -40,7 +41,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 from ._json import dumps
-from .ocsf import hostname, local_user
+from .ocsf import hostname, local_user, uid
 from .severity import SYSLOG, level
 
 VERSION: Final = "9.0.0"
@@ -93,7 +94,7 @@ def document(record: dict[str, Any]) -> dict[str, Any]:
         "action": section,
         "outcome": _outcome(section, data),
         "severity": SYSLOG[severity],
-        "id": f"{record.get('session_id', '')}:{sensor}/{rule}:{record.get('rule_seq')}",
+        "id": uid(record),
         "module": "ways",
         "dataset": f"ways.{sensor}",
     }

@@ -20,13 +20,16 @@ validate every mapped event against it). Each section goes to the closest class:
     error                Application Error (6008)              1 General Error
     notification,        Base Event (0, Uncategorized 0)       99 Other (activity_name:
     compaction,                                                the section)
-    way_event, others
+    way_event, checkpoint
+    (signed: evidence/),
+    others
 
 Every event has `type_uid` (class_uid * 100 + activity_id), `severity_id` (severity.py:
 failures, denials and errors rank above the ordinary), `time` (the record's timestamp,
 epoch milliseconds), `metadata` (product `ways sensors` with its version; `uid`
 `<session_id>:<sensor>/<rule>:<rule_seq>`, the same on a repeated at-least-once
-delivery; `correlation_uid` the session id; `sequence` the rule_seq; `log_name`
+delivery, `...:checkpoint:<last_rule_seq>` for a signed checkpoint; `correlation_uid`
+the session id; `sequence` the rule_seq; `log_name`
 `<sensor>/<rule>`; `event_code` the section; `original_time` the record's timestamp),
 `actor` (`app_name` the coding agent, `app_uid` the subagent's id, `invoked_by` the
 subagent's type, `session.uid` the session id, `user.name` the local account the
@@ -107,6 +110,16 @@ def epoch_ms(timestamp: Any) -> int:
         return 0
 
 
+def uid(record: dict[str, Any]) -> str:
+    """`<session_id>:<sensor>/<rule>:<rule_seq>`, the same on a repeated delivery; a
+    signed checkpoint (no rule_seq: evidence/sealer.py) is `...:checkpoint:<last_rule_seq>`."""
+    sensor, rule = record.get("sensor", ""), record.get("rule", "")
+    n = record.get("rule_seq")
+    if n is None and record.get("section") == "checkpoint":
+        n = f"checkpoint:{record.get('last_rule_seq')}"
+    return f"{record.get('session_id', '')}:{sensor}/{rule}:{n}"
+
+
 def _classify(record: dict[str, Any], data: dict[str, Any]) -> tuple[str, int, str]:
     """(class key, activity_id, activity_name) of a record."""
     section = str(record.get("section", ""))
@@ -156,7 +169,7 @@ def event(record: dict[str, Any], line: bytes) -> dict[str, Any]:
     metadata: dict[str, Any] = {
         "version": VERSION,
         "product": PRODUCT,
-        "uid": f"{session_id}:{sensor}/{rule}:{record.get('rule_seq')}",
+        "uid": uid(record),
         "correlation_uid": session_id,
         "log_name": f"{sensor}/{rule}",
         "event_code": section,

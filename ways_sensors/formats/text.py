@@ -19,6 +19,12 @@ BATCH: Final[Literal["array", "lines"]] = "lines"
 def text_line(record: dict[str, Any]) -> str:
     data = record.get("data") or {}
     section = record.get("section", "")
+    if section == "checkpoint":  # evidence/: outside the chain; the signed note is the proof
+        line = (
+            f"{record.get('timestamp')} checkpoint up to #{record.get('last_rule_seq')} "
+            f"{record.get('checkpoint', '')}"
+        )
+        return line.replace("\r", "\\r").replace("\n", "\\n")
     if section in ("tool_call", "tool_result"):
         detail = (
             data.get("input")

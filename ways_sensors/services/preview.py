@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .. import agents, index, previews
+from .. import agents, index, previews, pricing
 from ..agents.kit import sessionfile
 from ..errors import UsageError
 from ..layers import Catalog, LoadedSensor, load
@@ -116,8 +116,10 @@ def preview(
     sent: list[dict[str, Any]] = []
     total = 0
     prev = "0" * 64
+    tally = pricing.Tally()  # replies priced as the dispatcher prices them
     for i, draft in enumerate(replay.drafts(), 1):
         total += 1
+        tally.apply([draft])
         rec = envelope(draft, i, replay.session_id, index.project_dir())
         if not match(loaded, rec):
             continue

@@ -196,6 +196,14 @@ def pretty(line: bytes) -> str:
         rec: dict[str, Any] = json.loads(line)
     except ValueError:
         return line.decode("utf-8", "replace")
+    if rec.get("section") == "checkpoint" and "chain" not in rec:  # evidence/sealer.py
+        size = str(rec.get("checkpoint", "")).split("\n")[1:2] or ["?"]
+        rid = f"{rec.get('sensor')}/{rec.get('rule')}"
+        stamp = str(rec.get("timestamp", ""))[11:23]
+        return (
+            f"{stamp} {rid} checkpoint: records up to #{rec.get('last_rule_seq')} signed "
+            f"(tree size {size[0]}, key epoch {rec.get('epoch')})"
+        )
     data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
     assert isinstance(data, dict)
     what = data.get("tool_name") or data.get("phase") or data.get("kind") or ""

@@ -94,8 +94,8 @@ class Context:
         return value if isinstance(value, str) else ""
 
     def on(self, date: str) -> Context:
-        """The same context for a record of another day."""
-        return replace(self, date=date)
+        """The same context for a record of another day (itself on the same day)."""
+        return self if date == self.date else replace(self, date=date)
 
 
 PLACEHOLDERS = ("session_id", "date", "sensor", "rule")

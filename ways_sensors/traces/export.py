@@ -41,7 +41,9 @@ def request(
     layout = layout or Layout()
     file = store.path(layout, session_id, sensor, rule)
     persist = os.path.isdir(os.path.dirname(file))
-    first, last = records[0].get("rule_seq"), records[-1].get("rule_seq")
+    # checkpoint records (evidence/) stand outside the chain, with no rule_seq
+    seqs = [r.get("rule_seq") for r in records if isinstance(r.get("rule_seq"), int)]
+    first, last = (seqs[0], seqs[-1]) if seqs else (None, None)
     st = store.before(file, first) if persist else State()
     spans = Spans(session_id, st).of(records)
     if persist:

@@ -72,6 +72,8 @@ def _parse(n: int, line: bytes) -> tuple[dict[str, Any] | None, str]:
         return None, f"line {n} is nested too deeply to be a record"
     except ValueError:
         obj = None
+    if isinstance(obj, dict) and obj.get("section") == "checkpoint" and "chain" not in obj:
+        return None, ""  # a signed checkpoint, outside the chain: `verify --key` checks it
     if not isinstance(obj, dict) or not isinstance(obj.get("chain"), dict):
         return None, f"line {n} is not a chained record"
     return obj, ""
@@ -101,7 +103,10 @@ def scan(path: str, want: Callable[[Key], bool] | None) -> tuple[list[Entry], li
                 continue
             rec, why = _parse(n, line)
             if rec is None:
-                bad.append(Bad(n, why))
+                if why:
+                    bad.append(Bad(n, why))
+                else:
+                    count -= 1  # a checkpoint is no record
                 continue
             key = (text(rec.get("sensor")), text(rec.get("rule")), text(rec.get("session_id")))
             if want is not None and not want(key):

@@ -23,10 +23,11 @@ from typing import Any
 from ...records import Draft
 from ..kit import sessionfile
 from ..kit.replaying import Recording, ts_ns
-from . import transcript
+from . import permissions, transcript
 from .builder import Builder
 
 AGENT_TOOLS = ("Agent", "Task")
+COMMAND_LINES = ("<command-name>", "<local-command-", "This session is being continued")
 META_MAX = 1 << 16  # bytes of a subagent's meta.json read
 Payload = tuple[str, dict[str, Any]]  # (hook event, payload without the common fields)
 
@@ -92,6 +93,8 @@ class Replay:
         self.session_id = os.path.basename(path).rsplit(".", 1)[0]
         self.subagents_dir = os.path.join(os.path.dirname(path), self.session_id, "subagents")
         self.done_agents: set[str] = set()
+        self.turn: dict[str, Any] = {}  # the running turn's prompt_id and permission_mode
+        self.compact: dict[str, Any] | None = None  # a compaction read, not yet played
 
     def drafts(self) -> Iterator[Draft]:
         with Recording(Builder(), self.session_id, self.path, "transcript.jsonl") as rec:
@@ -102,10 +105,64 @@ class Replay:
                     if not started and isinstance(obj.get("timestamp"), str):
                         started = True  # at the first line that says when
                         yield from rec.build("SessionStart", {"source": "startup"}, ts, 0)
+                    if self.compact is not None and not self._compacting(obj):
+                        yield from self._build(rec, self._compacted(), ts)
+                    yield from self._build(rec, self._before(obj), ts)
                     rec.copy(json.dumps(obj).encode() + b"\n")
-                    for event, payload in self._payloads(obj):
-                        yield from rec.build(event, payload, ts)
+                    yield from self._build(rec, self._payloads(obj), ts)
+            if self.compact is not None:
+                yield from self._build(rec, self._compacted(), ts)
             yield from rec.end(ts)  # replies never answered by a Stop
+
+    def _build(self, rec: Recording, payloads: Iterator[Payload], ts: int) -> Iterator[Draft]:
+        """Each payload as the client sends it within a turn: with the turn's prompt_id
+        and permission mode (the transcript's prompt line names them)."""
+        for event, payload in payloads:
+            yield from rec.build(event, {**self.turn, **payload}, ts)
+
+    def _before(self, obj: dict[str, Any]) -> Iterator[Payload]:
+        """What the client sent before it wrote `obj`: a message typed while the agent
+        worked is submitted (UserPromptSubmit, in the running turn) as it leaves the
+        input queue, before the queue's `remove` reaches the transcript."""
+        content = obj.get("content")
+        removed = obj.get("type") == "queue-operation" and obj.get("operation") == "remove"
+        typed = isinstance(content, str) and content.strip() and not content.startswith("<")
+        if removed and typed and self.turn:
+            yield "UserPromptSubmit", {"prompt": content}
+
+    def _compacting(self, obj: dict[str, Any]) -> bool:
+        """Whether `obj` is one of the lines the client writes after a compact boundary
+        (the summary, the `/compact` command and its output, the context attachments);
+        the compaction's instructions, prompt_id and model are read from them."""
+        if self.compact is None:
+            return False
+        att = obj.get("attachment") if obj.get("type") == "attachment" else None
+        if isinstance(att, dict):  # the context the client gives the model again
+            model = att.get("identity") if att.get("type") == "model" else None
+            if isinstance(model, dict) and isinstance(model.get("modelId"), str):
+                self.compact["model"] = model["modelId"]  # SessionStart's `model`
+            return True
+        if obj.get("type") != "user":
+            return False
+        msg = _msg if isinstance(_msg := obj.get("message"), dict) else {}
+        text = transcript.message_text(msg.get("content"))
+        if not (obj.get("isCompactSummary") or text.lstrip().startswith(COMMAND_LINES)):
+            return False
+        if isinstance(obj.get("promptId"), str):
+            self.turn = {**self.turn, "prompt_id": obj["promptId"]}
+        found = re.search(r"<command-args>(.*?)</command-args>", text, re.S)
+        if "<command-name>/compact</command-name>" in text and found and found.group(1).strip():
+            self.compact["instructions"] = found.group(1).strip()
+        return True
+
+    def _compacted(self) -> Iterator[Payload]:
+        """A compaction, once its lines are read: PreCompact, then the SessionStart the
+        client sends after it (source `compact`)."""
+        c, self.compact = self.compact or {}, None
+        turn = {"prompt_id": self.turn["prompt_id"]} if "prompt_id" in self.turn else {}
+        yield "PreCompact", {**turn, "trigger": c.get("trigger"),
+                             "custom_instructions": c.get("instructions")}  # fmt: skip
+        yield "SessionStart", {**turn, "source": "compact", "model": c.get("model")}
 
     def _payloads(
         self, obj: dict[str, Any], agent: tuple[str, str] | None = None
@@ -124,6 +181,14 @@ class Replay:
             if cls == "prompt" and not agent and not obj.get("isSidechain"):
                 text = transcript.message_text(msg.get("content"))
                 if not text.lstrip().startswith("<command-name>"):
+                    self.turn = {
+                        k: obj[f]
+                        for k, f in (
+                            ("prompt_id", "promptId"),
+                            ("permission_mode", "permissionMode"),
+                        )
+                        if isinstance(obj.get(f), str)
+                    }
                     yield "UserPromptSubmit", {"prompt": text}
             elif cls == "tool_result":
                 yield from self._results(obj, msg, extra)
@@ -149,8 +214,7 @@ class Replay:
             return
         if kind == "system" and obj.get("subtype") == "compact_boundary" and not agent:
             meta = _meta if isinstance(_meta := obj.get("compactMetadata"), dict) else {}
-            yield "PreCompact", {"trigger": meta.get("trigger"), "custom_instructions": None}
-            yield "SessionStart", {"source": "compact"}
+            self.compact = {"trigger": meta.get("trigger"), "instructions": None}
 
     def _results(
         self, obj: dict[str, Any], msg: dict[str, Any], extra: dict[str, Any]
@@ -161,6 +225,7 @@ class Replay:
             if isinstance(content, list)
             else []
         )
+        asked = {tid for tid, d in permissions.result_decisions(obj) if _asked(d)}
         for b in blocks:
             tid = b.get("tool_use_id")
             name, tool_input, *_ = self.calls.get(tid, (None, None, None, None))
@@ -168,13 +233,20 @@ class Replay:
             if result is None:
                 result = transcript.message_text(b.get("content"))
             base = {"tool_name": name, "tool_input": tool_input, "tool_use_id": tid, **extra}
+            if tid in asked:  # the person was asked: the client's PermissionRequest
+                yield "PermissionRequest", {"tool_name": name, "tool_input": tool_input, **extra}
             if b.get("is_error"):
                 err = transcript.message_text(b.get("content")) or str(result)
                 yield "PostToolUseFailure", {**base, "error": err}
+            elif name in AGENT_TOOLS and isinstance(result, dict) and not extra:
+                reply = transcript.message_text(b.get("content"))
+                later = result.get("isAsync") is True  # a background agent runs after it
+                if later:
+                    yield "PostToolUse", {**base, "tool_response": result}
+                yield from self._subagent(result.get("agentId"), tool_input, reply)
+                if not later:
+                    yield "PostToolUse", {**base, "tool_response": result}
             else:
-                if name in AGENT_TOOLS and isinstance(result, dict) and not extra:
-                    reply = transcript.message_text(b.get("content"))
-                    yield from self._subagent(result.get("agentId"), tool_input, reply)
                 yield "PostToolUse", {**base, "tool_response": result}
 
     def _agent_type(self, aid: str | None, tool_input: Any = None) -> str:
@@ -218,3 +290,9 @@ class Replay:
                 "last_assistant_message": last_text or reply,
             },
         )
+
+
+def _asked(detail: dict[str, Any]) -> bool:
+    """A decision the person made at a permission prompt (a `user_*` source)."""
+    source = detail.get("source")
+    return isinstance(source, str) and source.startswith("user")

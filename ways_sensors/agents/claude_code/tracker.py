@@ -79,6 +79,7 @@ class Tracker:
 
     def __post_init__(self) -> None:
         self._seen = set(self.seen)  # membership; the list keeps the order
+        self._calls = {c[0]: c for c in self.calls}  # by tool_use_id; the list keeps the order
         # an older build.json kept bare digests of removals whose attachment follows
         self.queued = [[e, ["remove"]] if isinstance(e, str) else e for e in self.queued]
         self.stats = sessionfile.ReadStats()  # this process's reading, for the logs only
@@ -189,14 +190,19 @@ class Tracker:
             return
         if isinstance(mode, str) and not agent_id:
             self.mode = mode
-        known = next((c for c in self.calls if c[0] == tool_use_id), None)
+        known = self._calls.get(tool_use_id)
         if known is not None:
             if isinstance(mode, str):
                 known[4] = mode
             return
         key = permissions.call_key(name, tool_input, agent_id or None)
         mode = mode if isinstance(mode, str) else None
-        self.calls = [*self.calls[-(MAX_CALLS - 1) :], [tool_use_id, name, key, agent_id, mode]]
+        while len(self.calls) >= MAX_CALLS:
+            gone = self.calls.pop(0)
+            if self._calls.get(gone[0]) is gone:
+                del self._calls[gone[0]]
+        self.calls.append(call := [tool_use_id, name, key, agent_id, mode])
+        self._calls[tool_use_id] = call
 
     def find_call(self, name: Any, tool_input: Any, agent_id: Any) -> str | None:
         """The newest undecided call of this agent with this tool and input."""
@@ -218,7 +224,7 @@ class Tracker:
     ) -> list[Draft]:
         out = []
         for tid, detail in permissions.result_decisions(obj):
-            call = next((c for c in self.calls if c[0] == tid), None)
+            call = self._calls.get(tid)
             name, mode = (call[1], call[4]) if call else (None, None)
             data = permissions.decision_data(detail, tid, name, mode or self.mode)
             if data is None or not self.decide(tid):

@@ -10,10 +10,11 @@
 * Compressions. PreCompress fires before every model call, compressed or not. The hook
   notes the chat file's size at PreCompress; the PreCompress is held in the builder's
   state until a later event of the session, when chats.compressed_after reads whether
-  the chat restarted after it: only then are `compaction` records (before, after)
-  made; a PreCompress that compressed nothing makes none. Without a chat file (the
-  blocking path, `ways sensors fire`, or a path that is no regular file, logged
-  content-free by agents/kit/building.py) only a manual PreCompress makes one.
+  the chat restarted after it: only then are `compaction` records (before, after, both
+  at the PreCompress's time) made; a PreCompress that compressed nothing makes none.
+  Without a chat file (the blocking path, `ways sensors fire`, or a path that is no
+  regular file, logged content-free by agents/kit/building.py) only a manual
+  PreCompress makes one.
 * Replies. AfterAgent's `prompt_response` is the turn's reply, exported once; AfterModel
   (one per streamed chunk, with the model's thinking) is never read.
 
@@ -111,10 +112,11 @@ class Builder:
             hook_event="PreCompress",
             timestamp=h["ts"],
         )
-        after = drafts(
-            "compaction",
+        after = drafts(  # at the PreCompress's time too, not that of the event that read
+            "compaction",  # the chat file (which depends on what else rules select)
             {"phase": "after", "trigger": h["trigger"], "instructions": None, "extra": {}},
             hook_event="PreCompress",
+            timestamp=h["ts"],
         )
         return [before, after]
 

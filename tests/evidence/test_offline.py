@@ -1,0 +1,209 @@
+"""`ways sensors verify FILES --key ROOTKEY [--checkpoints FILE] [--witness-key KEY]` on a
+real session's output, and the strongest same-user attack on it; `ways status`'s
+alarm when a witness refuses a forked history. Real processes throughout: the
+dispatcher, the `ways` command, the witness on a loopback port."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ways_sensors import chain
+from ways_sensors.evidence import merkle, note
+from ways_sensors.evidence.keys import Keyring
+
+from ..conftest import payload
+from ..helpers import SID, spool_directly
+from . import independent as ind
+from .runs import calls, dispatch, root_vkey
+from .witness_server import Witness
+
+
+def trusting(install):
+    """The witness's trust policy: the epoch keys certified from this machine's root
+    (read from the state root at each request: the deployment gives the witness the
+    root key and the certificates)."""
+
+    def trust(origin: str):
+        keys = install.state_root / "keys"
+        try:
+            root = (keys / "root.vkey").read_text()
+            certs = note.split_notes((keys / "certs").read_text())
+        except OSError:
+            return None
+        if not origin.startswith(root.split("+")[0] + "/"):
+            return None
+        return [(origin, k) for k in ind.key_chain(root, certs)]
+
+    return trust
+
+
+@pytest.fixture
+def witnessed(install, tmp_path):
+    """A session of eight records, each its own batch, each checkpoint cosigned by the
+    witness; the notes the witness received, kept off the machine."""
+    out = tmp_path / "audit.jsonl"
+    with Witness("witness.test/w1", trusting(install)) as w:
+        (install.root / "config").mkdir(exist_ok=True)
+        (install.root / "config" / "agent-ways").mkdir(exist_ok=True)
+        config = install.root / "config" / "agent-ways" / "config.yaml"
+        config.write_text(f"ways:\n  witness:\n    url: '{w.url}'\n    key: '{w.vkey}'\n")
+        install.sensor(
+            "audit",
+            "enabled: true\nrules:\n  all:\n    chain: true\n    delivery: at_least_once\n"
+            f"    batch: {{max_records: 1}}\n    dispatch: {{file: {{path: '{out}'}}}}\n",
+        )
+        received: list[str] = []
+        real = w.add_checkpoint
+
+        def keep(body: bytes):
+            status, answer, ctype = real(body)
+            if status == 200:  # what the witness saw and cosigned, kept elsewhere
+                received.append(body.decode().partition("\n\n")[2] + answer.decode())
+            return status, answer, ctype
+
+        w.add_checkpoint = keep  # type: ignore[method-assign]
+        spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 6)])
+        spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+        dispatch(install)
+        elsewhere = tmp_path / "witness-checkpoints.txt"
+        elsewhere.write_text("\n".join(received))
+        yield install, out, elsewhere, w
+
+
+def ways_verify(install, *args: str) -> tuple[int, dict]:
+    r = install.ways("sensors", "verify", *args, "--json")
+    assert r.stderr == "" or r.returncode != 0, r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_verify_with_the_root_key_accepts_the_session(witnessed):
+    install, out, elsewhere, w = witnessed
+    vkey = root_vkey(install)
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    cps = [r for r in lines if r["section"] == "checkpoint"]
+    assert len(cps) == 8 and all(ind.cosigned_by(c["checkpoint"], w.name, w.public) for c in cps)
+    code, data = ways_verify(install, str(out), "--key", vkey)
+    assert code == 0, data["evidence"]["breaks"]
+    [tree] = data["evidence"]["trees"]
+    assert (tree["records"], tree["signed_size"], tree["checkpoints"]) == (8, 8, 8)
+    code, data = ways_verify(
+        install, str(out), "--key", vkey, "--checkpoints", str(elsewhere), "--witness-key", w.vkey
+    )
+    assert code == 0, data["evidence"]["breaks"]
+    assert data["evidence"]["trees"][0]["cosigned"] == 8
+    human = install.ways("sensors", "verify", str(out), "--key", vkey)
+    assert human.returncode == 0 and "signed: 8 records in 1 tree(s)" in human.stdout
+
+
+def test_another_root_key_proves_nothing(witnessed):
+    install, out, _, _ = witnessed
+    other = note.Signer(Ed25519PrivateKey.generate()).verifier("ways.sensors/x").vkey
+    code, data = ways_verify(install, str(out), "--key", other)
+    assert code == 3 and data["evidence"]["breaks"][0]["kind"] == "unsigned"
+    r = install.ways("sensors", "verify", str(out), "--key", "not-a-key")
+    assert r.returncode == 2 and "`ways keys show`" in r.stderr
+
+
+def reseal(install, out: Path, edit_seq: int) -> None:
+    """The strongest same-user attack: edit one record, re-chain everything after it,
+    re-sign every checkpoint with the key the state root holds now, and rewrite the
+    stored head to match. Only signatures of earlier epochs are out of reach."""
+    keys_dir = install.state_root / "keys"
+    [pem] = keys_dir.glob("epoch-*.pem")  # the only private key left: the current one
+    current = note.Signer(serialization.load_pem_private_key(pem.read_bytes(), None))
+    certs = note.split_notes((keys_dir / "certs").read_text())  # public: the newest too
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    next(r for r in lines if r["section"] == "checkpoint")["keys"] = certs
+    prev, leaves, rewritten = chain.GENESIS, [], []
+    for rec in lines:
+        if rec["section"] == "checkpoint":
+            tree = merkle.Tree(leaves)
+            origin, size, _, _ = ind.checkpoint_body(rec["checkpoint"])
+            cp = note.checkpoint(origin, size, tree.root(size))
+            rec["checkpoint"] = str(note.Note(cp.text, [current.sign(cp.text, origin)]))
+            old = rec["consistency"]["from"]
+            rec["consistency"]["proof"] = [note.b64(h) for h in tree.consistency_proof(old, size)]
+            rec["epoch"] = int(pem.name.split("-")[1].split(".")[0])
+        else:
+            if rec["rule_seq"] == edit_seq:
+                rec["data"]["input"]["command"] = "echo nothing to see"
+            rec.pop("chain")
+            prev = chain.seal(rec, prev)
+            leaves.append(bytes.fromhex(prev))
+        rewritten.append(json.dumps(rec))
+    out.write_text("\n".join(rewritten) + "\n")
+    ledger = install.state_root / "ledger" / f"{SID}.json"
+    doc = json.loads(ledger.read_text())
+    doc["rules"]["audit/all"] = [doc["rules"]["audit/all"][0], prev]
+    ledger.write_text(json.dumps(doc))
+
+
+def test_a_resealed_file_is_caught_by_checkpoints_received_elsewhere(witnessed):
+    install, out, elsewhere, _ = witnessed
+    vkey = root_vkey(install)
+    Keyring(install.layout).rollover()  # a later session: the attacker holds only its key
+    reseal(install, out, edit_seq=4)
+    # every local check passes: the chain, the stored head, the re-signed checkpoints
+    assert ways_verify(install, str(out), "--rule", "audit/all")[0] == 0
+    code, data = ways_verify(install, str(out), "--key", vkey)
+    assert code == 0, data["evidence"]["breaks"]
+    # the checkpoints the witness received name the first record that differs
+    code, data = ways_verify(install, str(out), "--key", vkey, "--checkpoints", str(elsewhere))
+    assert code == 3
+    first = data["evidence"]["breaks"][0]
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    line = next(n for n, r in enumerate(rows, 1) if r.get("rule_seq") == 4)
+    assert (first["kind"], first["rule_seq"], first["line"]) == ("differs", 4, line)
+    assert "rule_seq 4" in first["message"]
+    kinds = {b["kind"] for b in data["evidence"]["breaks"]}
+    assert "fork" in kinds  # two signed histories at one size: a compromise shows
+    human = install.ways(
+        "sensors", "verify", str(out), "--key", vkey, "--checkpoints", str(elsewhere)
+    )
+    assert human.returncode == 3 and "not proven (differs): rule_seq 4" in human.stdout
+
+
+def test_a_witness_refuses_a_forked_history_and_status_shows_the_alarm(witnessed):
+    install, _, _, w = witnessed
+    (origin, (size, _)) = next(iter(w.state.items()))
+    assert size == 8
+    # the attacker wipes the session's stored state and records another history of it
+    ledger = install.state_root / "ledger" / f"{SID}.json"
+    ledger.unlink()
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(50, 53)])
+    spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+    dispatch(install)
+    assert 409 in w.answers
+    assert w.state[origin][0] == 8  # the witness kept the history it cosigned
+    r = install.ways("status", "--json")
+    [ev] = [e for e in json.loads(r.stdout)["evidence"] if e["rule"] == "audit/all"]
+    assert ev["witness_conflicts"] >= 1
+    human = install.ways("status")
+    assert "ALARM audit/all: a witness refused" in human.stdout
+    log = (install.state_root / "events.log").read_text().splitlines()
+    conflicts = [json.loads(x) for x in log if "evidence.witness_conflict" in x]
+    assert conflicts and conflicts[0]["witness_size"] == 8 and not conflicts[0]["resolved"]
+
+
+def test_records_without_checkpoints_are_unsigned_unless_the_hook_numbered_them(tmp_path):
+    from ways_sensors.evidence import offline
+
+    root = note.Signer(Ed25519PrivateKey.generate()).verifier("r")
+    lines = []
+    for i, seq in ((1, 7), (2, None)):  # an async record, then a blocking rule's
+        rec = {"section": "tool_call", "seq": seq, "session_id": "s", "sensor": "a",
+               "rule": "blk" if seq is None else "async", "rule_seq": i}  # fmt: skip
+        chain.seal(rec, chain.GENESIS)
+        lines.append(json.dumps(rec))
+    fired = {"section": "way_event", "seq": 1, "session_id": "ways-fire", "sensor": "a",
+             "rule": "async", "rule_seq": 1, "test": True}  # fmt: skip
+    chain.seal(fired, chain.GENESIS)
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join([*lines, json.dumps(fired)]) + "\n")
+    result = offline.verify([str(path)], root)
+    assert [(b.kind, b.session_id, b.line) for b in result.breaks] == [("unsigned", "s", 1)]

@@ -1,0 +1,85 @@
+"""A real session's checkpoints, checked by the independent verifier (tests/evidence/
+independent.py, written from RFC 6962/9162 and the C2SP texts alone): the dispatcher
+as a real detached process, two runs of it (two key epochs), several batches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..conftest import payload
+from ..helpers import SID, spool_directly
+from . import independent as ind
+from .runs import audited, calls, dispatch, root_vkey
+
+
+def run_session(install, out: Path) -> None:
+    audited(install, out, batch="{max_records: 7}")
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 20)])
+    dispatch(install)  # the first run: epoch 1
+    spool_directly(install, [*calls(20, 33), ("SessionEnd", payload("SessionEnd"))])
+    dispatch(install)  # a second run of the same session: epoch 2
+
+
+def test_the_independent_verifier_accepts_a_real_sessions_checkpoints(install, tmp_path):
+    out = tmp_path / "audit.jsonl"
+    run_session(install, out)
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    records = [r for r in lines if r["section"] != "checkpoint"]
+    cps = [r for r in lines if r["section"] == "checkpoint"]
+    assert len(records) == 35 and len(cps) >= 5  # batches of at most 7 records
+    assert [r["rule_seq"] for r in records] == list(range(1, 36))
+    leaves = [bytes.fromhex(r["chain"]["hash"]) for r in records]
+
+    vkey = root_vkey(install)
+    keys = ind.key_chain(vkey, [c for cp in cps for c in cp["keys"]])
+    assert len(keys) == 3  # the root, and a new key for each dispatcher run
+    name = vkey.split("+")[0]
+    prev_size, prev_root = 0, ind.sha256(b"")
+    epochs = []
+    for cp in cps:
+        origin, size, root, ext = ind.checkpoint_body(cp["checkpoint"])
+        assert origin == f"{name}/audit/all/{SID}" and ext == []
+        assert ind.signed_by(cp["checkpoint"], origin, keys[cp["epoch"]])
+        others = [k for e, k in enumerate(keys) if e != cp["epoch"]]
+        assert not any(ind.signed_by(cp["checkpoint"], origin, k) for k in others)
+        assert root == ind.mth(leaves[:size])
+        proof = [ind.base64.b64decode(h) for h in cp["consistency"]["proof"]]
+        assert cp["consistency"]["from"] == prev_size
+        assert ind.verify_consistency(prev_size, size, prev_root, root, proof)
+        assert cp["last_rule_seq"] == records[size - 1]["rule_seq"]
+        prev_size, prev_root = size, root
+        epochs.append(cp["epoch"])
+    assert epochs == sorted(epochs) and set(epochs) == {1, 2}
+    assert prev_size == len(records)  # the records end where the last checkpoint says
+    for i, leaf in enumerate(leaves):  # every record is in the last signed tree
+        assert ind.verify_inclusion(leaf, i, prev_size, ind.path(i, leaves), prev_root)
+    # the second run's first checkpoint carried the new epoch's certificate in-band
+    first_of_run2 = next(cp for cp in cps if cp["epoch"] == 2)
+    assert len(first_of_run2["keys"]) == 1
+    assert ind.checkpoint_body(first_of_run2["keys"][0])[1] == 3  # the key log at size 3
+
+
+def test_a_session_killed_between_commit_and_leaves_keeps_its_tree(install, tmp_path):
+    """The leaves file is written after the cursor: a run that finds it short completes
+    it from the cursor's pending batch, and the checkpoints still verify."""
+    out = tmp_path / "audit.jsonl"
+    audited(install, out, batch="{max_records: 5}")
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 9)])
+    dispatch(install)
+    leaves_file = install.sessions() / SID / "cursors" / "audit.all.leaves"
+    data = leaves_file.read_bytes()
+    assert len(data) == 10 * 32
+    leaves_file.write_bytes(data[: 7 * 32] + data[7 * 32 : 7 * 32 + 5])  # lost and torn
+    spool_directly(install, [*calls(9, 12), ("SessionEnd", payload("SessionEnd"))])
+    cursor = install.sessions() / SID / "cursors" / "audit.all.json"
+    st = json.loads(cursor.read_text())
+    st["pending"] = [json.loads(x) for x in out.read_text().splitlines()][-4:]  # as if unsent
+    cursor.write_text(json.dumps(st))
+    dispatch(install)
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    records = {r["rule_seq"]: r for r in lines if r["section"] != "checkpoint"}
+    leaves = [bytes.fromhex(records[s]["chain"]["hash"]) for s in sorted(records)]
+    last = [r for r in lines if r["section"] == "checkpoint"][-1]
+    _, size, root, _ = ind.checkpoint_body(last["checkpoint"])
+    assert size == len(leaves) == 14 and root == ind.mth(leaves)

@@ -1,0 +1,198 @@
+"""What a consumer received, as `ways sensors verify --key` reads it (offline.py checks
+it): the chained records of each tree (sensor, rule, session), in `rule_seq` order by
+their chain hashes, and every signed note found: the checkpoint records' notes and the
+key certificates they carry, and `--checkpoints FILE`'s notes (signed notes one after
+another, each followed by a blank line, as a witness or another consumer kept them).
+
+Nothing here trusts what it reads: a note is only parsed (its signatures are offline.py's
+to check), a line that is no record is left to the chain check, and every read is
+bounded (MAX_LINE per line, MAX_CHECKPOINTS_FILE for --checkpoints).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .keys import machine_name
+from .note import (
+    ED25519,
+    Note,
+    NoteError,
+    Verifier,
+    parse,
+    parse_checkpoint,
+    parse_vkey,
+    split_notes,
+)
+
+MAX_LINE = 64 << 20
+MAX_CHECKPOINTS_FILE = 256 << 20
+
+
+@dataclass
+class Break:
+    kind: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    rule_seq: int | None = None
+    session_id: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "line": self.line,
+            "rule_seq": self.rule_seq,
+            "message": self.message,
+            "session_id": self.session_id,
+            "file": self.file,
+        }
+
+
+@dataclass
+class Leaf:
+    rule_seq: int
+    hash: bytes
+    file: str
+    line: int
+    hooked: bool = False  # `seq: null`: numbered by the hook (a blocking rule)
+
+
+@dataclass
+class Seen:
+    """A checkpoint note as found: where, and what it says."""
+
+    note: Note
+    where: str  # "FILE:LINE" or "--checkpoints"
+    size: int = 0
+    root: bytes = b""
+    epoch: int | None = None
+
+
+@dataclass
+class Tree:
+    origin: str
+    sensor: str
+    rule: str
+    session_id: str
+    leaves: dict[int, Leaf] = field(default_factory=dict)
+    checkpoints: list[Seen] = field(default_factory=list)
+    cosigned: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        sizes = sorted({c.size for c in self.checkpoints})
+        return {
+            "origin": self.origin,
+            "sensor": self.sensor,
+            "rule": self.rule,
+            "session_id": self.session_id,
+            "records": len(self.leaves),
+            "checkpoints": len(self.checkpoints),
+            "signed_size": sizes[-1] if sizes else 0,
+            "epochs": sorted({c.epoch for c in self.checkpoints if c.epoch is not None}),
+            "cosigned": self.cosigned,
+        }
+
+
+def read_key(value: str, kind: int) -> Verifier:
+    """A verifier key given as text, or the path of a file holding it (first line)."""
+    text = value
+    if "+" not in value and os.path.isfile(value):
+        with open(value, encoding="utf-8") as f:
+            text = f.readline()
+    key = parse_vkey(text)
+    if key.kind != kind:
+        want = "an Ed25519 (0x01) key" if kind == ED25519 else "a cosignature/v1 (0x04) key"
+        raise NoteError(f"{key.name} is not {want}")
+    return key
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+def _records(path: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if len(line) > MAX_LINE or not line.strip():
+                continue
+            try:
+                obj = json.loads(line.decode("utf-8", "surrogatepass"))
+            except (ValueError, RecursionError):
+                continue  # the chain check reports lines that are no records
+            if isinstance(obj, dict):
+                yield n, obj
+
+
+def _hex32(value: Any) -> bytes | None:
+    if isinstance(value, str) and len(value) == 64:
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            return None
+    return None
+
+
+class Reader:
+    def __init__(self, root: Verifier) -> None:
+        self.root = root
+        self.prefix = machine_name(root.public) + "/"
+        self.trees: dict[str, Tree] = {}
+        self.certs: list[Note] = []
+        self.notes: list[Seen] = []
+        self.breaks: list[Break] = []
+        self.foreign = 0
+
+    def tree(self, sensor: str, rule: str, sid: str) -> Tree:
+        origin = f"{self.prefix}{sensor}/{rule}/{sid}"
+        t = self.trees.get(origin)
+        if t is None:
+            t = self.trees[origin] = Tree(origin, sensor, rule, sid)
+        return t
+
+    def file(self, path: str) -> None:
+        for n, rec in _records(path):
+            if rec.get("section") == "checkpoint" and "chain" not in rec:
+                self._note(rec.get("checkpoint"), f"{path}:{n}", path, n)
+                for cert in rec.get("keys") or ():
+                    self._note(cert, f"{path}:{n}", path, n)
+                continue
+            if rec.get("test") is True:
+                continue  # `ways sensors fire`: a test record, in a chain of its own
+            link = rec.get("chain")
+            seq = rec.get("rule_seq")
+            h = _hex32(link.get("hash")) if isinstance(link, dict) else None
+            if h is None or not isinstance(seq, int) or isinstance(seq, bool):
+                continue
+            names = [rec.get(k) for k in ("sensor", "rule", "session_id")]
+            if not all(isinstance(x, str) and x and "/" not in x for x in names):
+                continue
+            t = self.tree(*(str(x) for x in names))
+            t.leaves.setdefault(seq, Leaf(seq, h, path, n, rec.get("seq", 0) is None))
+
+    def checkpoints_file(self, path: str) -> None:
+        with open(path, "rb") as f:
+            data = f.read(MAX_CHECKPOINTS_FILE)
+        for text in split_notes(data.decode("utf-8", "replace")):
+            self._note(text, f"{path} (checkpoints)", path, None)
+
+    def _note(self, text: Any, where: str, path: str, line: int | None) -> None:
+        if not isinstance(text, str):
+            return
+        try:
+            n = parse(text)
+            cp = parse_checkpoint(n.text)
+        except NoteError as exc:
+            self.breaks.append(
+                Break("signature", f"{where}: not a signed checkpoint: {exc}", path, line)
+            )
+            return
+        if cp.origin == self.prefix + "keys":
+            self.certs.append(n)
+        elif cp.origin.startswith(self.prefix):
+            self.notes.append(Seen(n, where, cp.size, cp.root))
+        else:
+            self.foreign += 1

@@ -1,0 +1,320 @@
+"""One rule's Merkle tree in one session, and the signed checkpoint that closes each batch.
+
+The worker (worker.py) chains a batch, then hands it here before it commits the batch
+to its cursor: the records' chain hashes become the tree's next leaves, and a
+checkpoint record is added at the end of the batch, so it reaches the consumer with
+the records, through the same target, in the same attempt (in-band for every target).
+A checkpoint is signed at least once per delivered batch, and so at session end.
+
+The checkpoint record (outside the chain: no `chain`, no `rule_seq`; docs/records.md):
+
+    {"schema": "ways.sensor.checkpoint/1", "section": "checkpoint",
+     "session_id", "agent", "timestamp" (the batch's last record's), "sensor", "rule",
+     "last_rule_seq": the rule_seq of the tree's last leaf,
+     "epoch": the key epoch that signed it,
+     "checkpoint": the C2SP signed note (tlog-checkpoint; witness cosignatures added),
+     "consistency": {"from": the previous checkpoint's size, "proof": [base64, ...]},
+     "keys": [the key certificates this tree's consumer has not been sent yet: all of
+              them from the root on at the tree's first checkpoint, then any new epoch's]}
+
+Origin: `ways.sensors/<machine>/<sensor>/<rule>/<session id>` (keys.py names the
+machine), unique to the machine, rule and session.
+
+State: the cursor (worker.py) gains `"tree": {"size", "epoch", "witness": {url: size}}`,
+written with the batch in one atomic write. The leaves are appended to
+`sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after that write. The pending
+batch's records are always the tree's last leaves, so at start the file is cut back to
+the cursor's size less the pending batch and the batch's leaves follow, taken from its
+records: a SIGKILL anywhere leaves the tree equal to the cursor's. A pending batch
+finished again under a changed rule (refinish.py) is sealed anew (`reseal`): its new
+leaves replace its old ones and a new checkpoint closes it (it was never delivered).
+A cursor that numbered records before it had a tree (a session older than this
+feature, or one resumed from the ledger after its folder was removed) gets no
+checkpoints in that session (logged once).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from .. import events, secure
+from ..counters import Tally
+from ..cursor import Batch
+from ..layout import Layout
+from ..pipeline import dumps
+from . import merkle, witness
+from .keys import Keyring, machine_name
+from .note import Note, b64, checkpoint
+
+SCHEMA = "ways.sensor.checkpoint/1"
+WITNESS_BACKOFF = 30.0  # seconds a failed witness is left alone (its old size is kept)
+_keyrings: dict[str, Keyring] = {}  # one per state root and process: one rollover per run
+
+
+def keyring(layout: Layout) -> Keyring:
+    ring = _keyrings.get(layout.root)
+    if ring is None:
+        ring = _keyrings[layout.root] = Keyring(layout)
+    return ring
+
+
+class Sealer:
+    def __init__(
+        self,
+        layout: Layout,
+        session_id: str,
+        sensor: str,
+        rule: str,
+        leaves_path: str,
+        tally: Tally,
+        witnesses: list[witness.Witness] | None = None,
+        timeout: float = witness.TIMEOUT,
+    ) -> None:
+        self.layout = layout
+        self.session_id, self.sensor, self.rule = session_id, sensor, rule
+        self.path = leaves_path
+        self.tally = tally
+        self.keys = keyring(layout)
+        if witnesses is None:
+            witnesses, problems = witness.configured()
+            for p in problems:
+                events.log("evidence.witness_config", problem=p)
+        self.witnesses = witnesses
+        self.timeout = min(timeout, witness.TIMEOUT)
+        self.tree = merkle.Tree()
+        self.saved = 0  # leaves in the file
+        self.off = False  # this tree cannot be kept (see the module docstring)
+        self.resting: dict[str, float] = {}  # witness url -> when it may be asked again
+        self._pending: list[bytes] = []  # the leaves of the batch not yet in the file
+        self._rewrite = False  # the file's tail is not the tree's (reseal)
+        self._note = ""  # its checkpoint
+        self._origin = ""
+
+    @property
+    def origin(self) -> str:
+        if not self._origin:
+            root = self.keys.ensure()
+            self._origin = (
+                f"{machine_name(root.public)}/{self.sensor}/{self.rule}/{self.session_id}"
+            )
+        return self._origin
+
+    # --- state ---------------------------------------------------------------------------
+
+    def restore(self, st: dict[str, Any]) -> None:
+        """Rebuild the tree from the leaves file and the cursor `st` (module docstring)."""
+        tree = st.get("tree")
+        if not isinstance(tree, dict) or not isinstance(tree.get("size"), int):
+            if int(st.get("rule_seq") or 0) > 0:
+                self._off("evidence.untracked")
+                return
+            st["tree"] = tree = {"size": 0, "epoch": -1, "witness": {}}
+        size = tree["size"]
+        stored = self._read()
+        # the pending batch's records are the tree's last leaves, whatever the file holds
+        # (a kill before its append, or a batch finished again: refinish.py)
+        last = [_leaf(r) for r in st.get("pending") or () if isinstance(r.get("chain"), dict)]
+        if len(stored) < size - len(last) or len(last) > size:
+            self._off("evidence.tree_lost", have=len(stored), want=size)
+            return
+        leaves = stored[: size - len(last)] + last
+        self.tree = merkle.Tree(leaves)
+        if leaves != stored:
+            secure.replace_private(self.path, b"".join(leaves), self.layout.root)
+        self.saved = size
+
+    def _off(self, kind: str, **fields: Any) -> None:
+        self.off = True
+        events.log(kind, sensor=self.sensor, rule=self.rule, session=self.session_id, **fields)
+
+    def _read(self) -> list[bytes]:
+        try:
+            fd = secure.open_private(self.path, os.O_RDONLY, self.layout.root)
+        except FileNotFoundError:
+            return []
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+        return [data[i : i + 32] for i in range(0, len(data) - len(data) % 32, 32)]
+
+    # --- a batch -------------------------------------------------------------------------
+
+    def close_batch(self, b: Batch, st: dict[str, Any]) -> None:
+        """The worker's commit: the batch's records become leaves, and its checkpoint
+        record goes last in the batch (the cursor saves both in one write)."""
+        if b.records:
+            cp = self.seal(b.records, st)
+            if cp is not None:
+                b.add(cp, dumps(cp))
+
+    def reseal(self, st: dict[str, Any], sealed: list[dict[str, Any]]) -> None:
+        """The pending batch was finished again (refinish.py: the rule changed while it
+        waited): its records' new chain hashes replace the leaves its old ones were
+        (`sealed`: the batch as it was pending), and a new checkpoint closes it,
+        carrying the key certificates the old one carried. A witness that cosigned the
+        old one sees another root at that size and refuses: the alarm says the history
+        changed before delivery."""
+        if self.off or not isinstance(st.get("tree"), dict):
+            return
+        old = sum(isinstance(r.get("chain"), dict) for r in sealed)
+        certs = [k for r in sealed if r.get("section") == "checkpoint" for k in r.get("keys") or ()]
+        base = self.tree.size - old
+        leaves = self._read()[:base]
+        if len(leaves) < base:
+            self._off("evidence.tree_lost", have=len(leaves), want=base)
+            return
+        self.tree = merkle.Tree(leaves)
+        self.saved = base
+        st["tree"]["size"] = base
+        pending = st.get("pending") or []
+        self._pending = []
+        cp = self.seal(pending, st)
+        self._rewrite = True  # persist() writes the whole file: its tail changed
+        if cp is not None:
+            cp["keys"] = [*certs, *(k for k in cp["keys"] if k not in certs)]
+            st["pending"] = [*pending, cp]
+
+    def seal(self, records: list[dict[str, Any]], st: dict[str, Any]) -> dict[str, Any] | None:
+        """Add the batch's chained records as leaves; return its checkpoint record (None
+        when signing failed: counted and logged, the batch goes without)."""
+        if self.off:
+            return None
+        chained = [r for r in records if isinstance(r.get("chain"), dict)]
+        if not chained:
+            return None
+        old = self.tree.size
+        for r in chained:
+            self.tree.append(_leaf(r))
+        self._pending = [_leaf(r) for r in chained]
+        self._note = ""
+        tree = st["tree"]
+        tree["size"] = self.tree.size
+        try:
+            return self._checkpoint(chained[-1], old, tree)
+        except Exception as exc:  # a key that cannot be read, a full disk: never the batch
+            self.tally.count("checkpoint_errors")
+            events.log(
+                "evidence.checkpoint_failed",
+                sensor=self.sensor,
+                rule=self.rule,
+                session=self.session_id,
+                error=type(exc).__name__,
+            )
+            return None
+
+    def rollback(self, st: dict[str, Any]) -> None:
+        """The batch was not committed: forget its leaves (it is collected again)."""
+        size = self.saved
+        self.tree = merkle.Tree(self._read()[:size])
+        if isinstance(st.get("tree"), dict):
+            st["tree"]["size"] = size
+
+    def persist(self) -> None:
+        """After the cursor holds the batch: append its leaves to the leaves file."""
+        pending = self._pending
+        if self.off or not (pending or self._rewrite):
+            return
+        self._pending = []
+        if self._rewrite:  # reseal: the file's tail is replaced
+            self._rewrite = False
+            leaves = self._read()[: self.saved] + pending
+            secure.replace_private(self.path, b"".join(leaves), self.layout.root)
+        else:
+            fd = secure.open_private(
+                self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, self.layout.root
+            )
+            try:
+                os.write(fd, b"".join(pending))
+            finally:
+                os.close(fd)
+        self.saved += len(pending)
+        if self._note and self.witnesses:  # the latest checkpoint with its cosignatures
+            secure.replace_private(self.checkpoint_path, self._note.encode(), self.layout.root)
+
+    @property
+    def checkpoint_path(self) -> str:
+        return self.path[: -len(".leaves")] + ".checkpoint"
+
+    def _checkpoint(self, last: dict[str, Any], old: int, tree: dict[str, Any]) -> dict[str, Any]:
+        size = self.tree.size
+        origin = self.origin
+        cp = checkpoint(origin, size, self.tree.root())
+        epoch, note = self.keys.sign(cp.text, origin)
+        # certificate i certifies epoch i + 1: the consumer holds those up to the epoch of
+        # this tree's previous checkpoint (none before its first)
+        sent = max(int(tree.get("epoch", -1)), 0)
+        new_keys = [str(c) for c in self.keys.certificates()[sent:epoch]]
+        self._witness(note, tree)
+        tree["epoch"] = epoch
+        self._note = str(note)
+        return {
+            "schema": SCHEMA,
+            "section": "checkpoint",
+            "session_id": self.session_id,
+            "agent": last.get("agent"),
+            "timestamp": last.get("timestamp"),
+            "sensor": self.sensor,
+            "rule": self.rule,
+            "last_rule_seq": last.get("rule_seq"),
+            "epoch": epoch,
+            "checkpoint": str(note),
+            "consistency": {
+                "from": old,
+                "proof": [b64(h) for h in self.tree.consistency_proof(old, size)],
+            },
+            "keys": new_keys,
+        }
+
+    def _witness(self, note: Note, tree: dict[str, Any]) -> None:
+        sizes = tree.setdefault("witness", {})
+        now = time.monotonic()
+        for w in self.witnesses:
+            if self.resting.get(w.url, 0.0) > now:
+                continue
+            old = int(sizes.get(w.url, 0))
+            if old > self.tree.size:
+                old = 0
+            answer = witness.add_checkpoint(
+                w, old, self.tree.consistency_proof(old, self.tree.size), note, self.timeout
+            )
+            if answer.status == "conflict":
+                theirs = answer.size
+                if theirs is not None and 0 < theirs <= self.tree.size and theirs != old:
+                    proof = self.tree.consistency_proof(theirs, self.tree.size)
+                    answer = witness.add_checkpoint(w, theirs, proof, note, self.timeout)
+                resolved = answer.status == "cosigned"  # its history is this tree's
+                self.tally.count("witness_resyncs" if resolved else "witness_conflicts")
+                events.log(
+                    "evidence.witness_conflict",
+                    sensor=self.sensor,
+                    rule=self.rule,
+                    session=self.session_id,
+                    witness=w.name,
+                    sent_old=old,
+                    witness_size=theirs,
+                    size=self.tree.size,
+                    resolved=resolved,
+                )
+                if not resolved:
+                    continue
+            if answer.status == "cosigned":
+                note.signatures.extend(answer.cosignatures)
+                sizes[w.url] = self.tree.size
+                self.tally.count("witness_cosigned")
+            elif answer.status == "error":
+                self.resting[w.url] = now + WITNESS_BACKOFF
+                self.tally.count("witness_errors")
+                events.log(
+                    "evidence.witness_error",
+                    sensor=self.sensor,
+                    rule=self.rule,
+                    session=self.session_id,
+                    witness=w.name,
+                    detail=answer.detail,
+                )
+
+
+def _leaf(record: dict[str, Any]) -> bytes:
+    """A chained record's leaf: the 32 bytes of its chain hash."""
+    return bytes.fromhex(record["chain"]["hash"])
