@@ -36,6 +36,7 @@ def test_records_reach_file_http_and_command_consumers(install, tmp_path):
     server = Server("accept")
     try:
         out = tmp_path / "out"
+        out.mkdir()  # the command writes into it: never a race with the file rule making it
         append_stdin = f"import sys; open('{out}/cmd.jsonl','a').write(sys.stdin.read())"
         install.sensor(
             "fanout",
