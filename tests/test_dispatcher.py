@@ -338,10 +338,12 @@ def test_blocking_rule_against_a_hung_consumer(install, tmp_path):
           second:
             sections: [tool_call]
             mode: blocking
-            timeout: 2s
+            timeout: 9s
             dispatch: {{file: {{path: '{out}'}}}}
         """,
     )
+    # `second` has nearly the whole cap: a loaded machine's hook start must not decide
+    # whether it delivers; `hung` is still killed at the capped 10 s, not its 30 s
     r = install.hook(payload("PreToolUse"), timeout=25)  # raises if the cap failed
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     [rec] = lines(out)

@@ -3,8 +3,10 @@
 All matching blocking rules of one hook event run at once, each under its own timeout,
 and the hook waits for them under one shared deadline: the largest of their timeouts,
 capped at 10 s. Whatever is still running then is abandoned (a command's process group
-is killed by its target at its own deadline, which is never later) and the hook exits
-0. So one hook event waits at most 10 s, however many rules match.
+is killed by its target at its own deadline, which is never later; the hook gives the
+kill GRACE to end) and the hook exits 0. So one hook event waits at most 10.5 s,
+however many rules match; an at_least_once record it did not settle is handed to the
+dispatcher (below).
 
 Records here are built from the payload alone, with the same builder as the dispatcher
 but without the transcript (queued messages and interrupted replies are the
@@ -16,6 +18,17 @@ through delivery.py, like the dispatcher's: an `at_least_once` dispatch that fai
 for a retryable reason is appended to the spool as a `WaysRetry` entry holding the
 finished record, which the dispatcher delivers as it is (same rule_seq, same hash);
 one refused for good is parked in the rule's dead-letter file by the hook itself.
+
+An `at_least_once` record is never dropped by the hook. One it could not finish
+(masking overran the deadline, the redaction key was refused) or whose job had not
+numbered it by the deadline is spooled as a `WaysRetry` entry holding the record as
+built (`unfinished`): the dispatcher numbers, masks and chains it in the same head,
+under the same lock (`redelivered`), and holds or parks it as unfinished.py says. One
+numbered but not settled by the deadline goes as a finished record (the consumer may
+see it twice: at least once). A job abandoned at the deadline never numbers its
+record after that (`_Job`), so what the hook hands over stays true. A dispatcher
+killed between numbering such a record and committing its batch numbers it again:
+the consumer then sees a gap in `rule_seq`, never a loss.
 """
 
 from __future__ import annotations
@@ -35,9 +48,10 @@ if TYPE_CHECKING:
     from .session import Session
 
 # after the shared deadline, how long the hook waits for its jobs to finish killing what
-# they started (a command's whole tree: freeze, find, kill) and to log it; within the
-# 10.1 s the hook may take at most (10 s cap + this)
-GRACE = 0.08
+# they started (a command's whole tree: freeze, find, kill) and to log it. Only a job
+# still running at the deadline costs it, and a loaded machine's kill takes hundreds of
+# ms: a hook that left sooner would leave the command's tree running (10.5 s at most)
+GRACE = 0.5
 
 
 def _site() -> None:

@@ -176,3 +176,42 @@ def test_the_hook_spools_the_environments_traceparent_only_when_there_is_one(ins
 )
 def test_traceparent_is_read_as_the_w3c_specification_says(value, parsed):
     assert context.parse(value) == parsed
+
+
+def test_a_resumed_session_is_a_run_under_the_same_root_in_the_same_trace(
+    install, receivers, tmp_path
+):
+    """`claude --resume`: a new client process, a new dispatcher (the first one left with
+    the session's end and its folder went), its hooks under another trace: the run is
+    one `invoke_agent` span under the root, in the trace the session joined first."""
+    logs, traces = receivers
+    both_signals(install, logs, traces)
+    first = ClientSession(install, tmp_path / "t")
+    first.play()
+    root_id = spans.span_id(SID, "root")
+    assert wait_until(lambda: any(s.span_id.hex() == root_id for s in all_spans(traces)))
+    assert wait_until(lambda: not (install.sessions() / SID).exists())  # the folder went
+    install.env["TRACEPARENT"] = f"00-{TRACE_B}-{SPAN_B}-01"
+    again = ScriptedSession(install, tmp_path / "t")
+    again.transcript.write_text(first.transcript.read_text())
+    again.n = first.n
+    again.hook("SessionStart", source="resume", model="claude-test-1")
+    again.user("and once more")
+    again.hook("UserPromptSubmit", prompt="and once more", prompt_id="p-resumed")
+    again.assistant("resumed reply", "msg_9")
+    again.hook("Stop", last_assistant_message="resumed reply", stop_hook_active=False)
+    again.hook("SessionEnd", reason="other")
+    assert wait_until(
+        lambda: sum(s.name == "invoke_agent claude-code" for s in all_spans(traces)) == 2
+    )
+    assert traces.errors == []
+    got = all_spans(traces)
+    assert {s.trace_id.hex() for s in got} == {TRACE_A}  # the ledger kept the joined trace
+    roots = [s for s in got if s.span_id.hex() == root_id]
+    assert len(roots) == 1  # the root is never sent twice (it would differ: its end)
+    [run] = [s for s in got if s.name == "invoke_agent claude-code" and s is not roots[0]]
+    assert run.parent_span_id.hex() == root_id
+    assert any(kv.key == "ways.session.resumed" for kv in run.attributes)
+    [chat] = [s for s in got if s.name.startswith("chat") and "resumed reply" in str(s.attributes)]
+    assert chat.parent_span_id == run.span_id
+    assert len({s.span_id for s in got}) == len(got)

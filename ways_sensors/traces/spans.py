@@ -4,6 +4,10 @@ One trace per session. Its spans, in OTLP's JSON mapping (ids as lowercase hex):
 
     invoke_agent {agent}      the session: from its first record (session_start) to its
                               session_end, emitted at the end; the parent of everything
+    invoke_agent {agent}      a resumed run of it (a session_start with source `resume`:
+                              a new client process): to that run's session_end, under the
+                              root, the parent of the run's spans; the root, sent at the
+                              first run's end, is never sent again
     invoke_agent {type}       a subagent, from its `subagent` start to its stop, nested
                               under the execute_tool span of the call that started it
                               (the newest open `agent`-kind tool call of its parent)
@@ -23,7 +27,8 @@ Ids are derived from the session and the record, never random:
 
     trace_id  = SHA-256("ways-trace\\0" + session_id)[:16]
     span_id   = SHA-256("ways-span\\0" + session_id + "\\0" + kind + "\\0" + key)[:8]
-                kind/key: root/"", tool/<tool_use_id>, agent/<agent_id>, chat/<seq or rule_seq>
+                kind/key: root/"", tool/<tool_use_id>, agent/<agent_id>, chat/<seq or
+                rule_seq>, run/<seq or rule_seq of the resumed run's session_start>
 
 so a batch sent again (at_least_once after a crash) repeats the same spans. A record
 that carries the client's trace (`traceparent`: the session joined it, context.py) gives
@@ -92,8 +97,9 @@ class Spans:
             st.start = now
         ctx = _ctx(rec)
         if section == "session_start":
-            st.start = now or st.start
-            return []
+            if data.get("source") == "resume":  # a new process of a session that ended
+                st.run, st.run_start = self._key(rec), now
+            return []  # (a compaction's session_start is no new start of the root)
         if section == "user_prompt":
             st.turns[ctx] = now
         if section in EVENT_SECTIONS:
@@ -150,8 +156,14 @@ class Spans:
         }
 
     def _parent(self, ctx: str) -> str:
-        sid = self._sid
-        return span_id(sid, "agent", ctx) if ctx else span_id(sid, "root")
+        sid, run = self._sid, self.state.run
+        if ctx:
+            return span_id(sid, "agent", ctx)
+        return span_id(sid, "run", run) if run else span_id(sid, "root")
+
+    @staticmethod
+    def _key(rec: dict[str, Any]) -> str:
+        return str(rec.get("seq") if rec.get("seq") is not None else rec.get("rule_seq"))
 
     def _span(
         self,
@@ -246,7 +258,9 @@ class Spans:
 
     def _chat(self, rec: dict[str, Any], data: dict[str, Any], now: int) -> dict[str, Any]:
         ctx = _ctx(rec)
-        model = data.get("model") if isinstance(data.get("model"), str) else None
+        got_extra = data.get("extra")
+        ext: dict[str, Any] = got_extra if isinstance(got_extra, dict) else {}
+        model = next((m for m in (data.get("model"), ext.get("model")) if isinstance(m, str)), None)
         got = data.get("usage")
         usage: dict[str, Any] = got if isinstance(got, dict) else {}
         attrs = [*self._common(rec, "chat"), ("gen_ai.request.model", model)]
@@ -280,7 +294,7 @@ class Spans:
             attrs.append(("gen_ai.output.messages", _text(out)))
         events = self.state.events.pop(ctx, None) or None
         start = self.state.turns.get(ctx) or now
-        key = str(rec.get("seq") if rec.get("seq") is not None else rec.get("rule_seq"))
+        key = self._key(rec)
         name = f"chat {model}" if model else "chat"
         return self._span(
             rec, ("chat", key), name, start, now, attrs, self._parent(ctx),
@@ -322,7 +336,7 @@ class Spans:
     ) -> dict[str, Any]:
         kind = (opened or {}).get("type") or data.get("agent_type") or rec.get("agent_type")
         tool = (opened or {}).get("tool")
-        parent = span_id(self._sid, "tool", tool) if tool else span_id(self._sid, "root")
+        parent = span_id(self._sid, "tool", tool) if tool else self._parent("")
         attrs = [
             *self._common(rec, "invoke_agent"),
             ("gen_ai.agent.id", aid),
@@ -363,9 +377,12 @@ class Spans:
             attrs.append(("ways.events_dropped", st.dropped))
         events = [e for q in st.events.values() for e in q] or None
         st.events.clear()
-        root = self._span(
-            rec, ("root", ""), f"invoke_agent {agent}", st.start or now, now, attrs, None,
-            events=events,
-        )  # fmt: skip
-        out.append(root)
+        if st.run:  # a resumed run: its own span under the root, which was sent already
+            attrs.append(("ways.session.resumed", True))
+            key, start, parent = ("run", st.run), st.run_start or now, span_id(self._sid, "root")
+        else:
+            key, start, parent = ("root", ""), st.start or now, None
+        out.append(self._span(
+            rec, key, f"invoke_agent {agent}", start, now, attrs, parent, events=events,
+        ))  # fmt: skip
         return out

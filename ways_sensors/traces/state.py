@@ -51,6 +51,9 @@ class State:
         self.turns = table("turns")
         self.events = table("events")
         self.dropped = number("dropped")
+        run = d.get("run")
+        self.run = run if isinstance(run, str) else ""  # a resumed run's key (spans.py)
+        self.run_start = number("run_start")
 
     def dump(self) -> dict[str, Any]:
         return {
@@ -60,6 +63,8 @@ class State:
             "turns": self.turns,
             "events": self.events,
             "dropped": self.dropped,
+            "run": self.run,
+            "run_start": self.run_start,
         }
 
 
