@@ -4,7 +4,12 @@ process that parses each request's JSON), once with `signal: traces` and once wi
 logs signal, interleaved over RUNS runs: records per second from the dispatcher's start
 to the last span (or log record) at the receiver; medians and the traces/logs ratio.
 
-Usage: python bench/traces_bench.py [--records N] [--runs R]
+Then the encodings (`--encode-only` for this part alone): one batch of 512 such records
+turned into spans (traces/export.py) and written as OTLP JSON (msgspec) and as protobuf
+(targets/otlp_protobuf.py, pure Python), interleaved over 30 rounds: spans per second
+of each, the medians and their ratio.
+
+Usage: python bench/traces_bench.py [--records N] [--runs R] [--encode-only]
 """
 
 from __future__ import annotations
@@ -76,11 +81,58 @@ def drain(signal: str, records: int, receiver: Receiver) -> float:
             proc.wait()
 
 
+def batch_records(n: int) -> list[dict]:
+    """n records as a rule receives them: n/2 tool calls, then their results."""
+    out: list[dict] = []
+    for i in range(n):
+        tid = f"toolu_{i % (n // 2):06d}"
+        call = i < n // 2
+        data = {"tool_name": "Bash", "tool_use_id": tid, "tool_kind": "shell"}
+        if call:
+            data["input"] = {"command": f"grep -rn 'pattern {i}' src/ | head -{i % 50 + 1}"}
+        else:
+            data.update(status="success", output={"stdout": f"src/a.py:{i}: pattern {i}"})
+        out.append({"section": "tool_call" if call else "tool_result", "seq": i + 1,
+                    "rule_seq": i + 1, "session_id": "bench", "agent": "claude-code",
+                    "agent_id": None, "timestamp": f"2026-12-02T18:{i // 600 % 60:02d}:"
+                    f"{i // 10 % 60:02d}.{i % 10}00Z", "data": data,
+                    "chain": {"prev": "0" * 64, "hash": f"{i:064x}"}})  # fmt: skip
+    return out
+
+
+def encodings(rounds: int = 30) -> None:
+    import msgspec
+
+    from ways_sensors.targets import otlp_protobuf
+    from ways_sensors.traces import export
+
+    req = export.request(batch_records(512), "bench", "b", "r", [], "0")
+    assert req is not None
+    n = len(req["resourceSpans"][0]["scopeSpans"][0]["spans"])
+    times: dict[str, list[float]] = {"json": [], "protobuf": []}
+    for _ in range(rounds):
+        for name, fn in (("json", msgspec.json.encode), ("protobuf", otlp_protobuf.encode)):
+            t = time.perf_counter()
+            fn(req)
+            times[name].append(time.perf_counter() - t)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"encoding one batch of {n} spans, {rounds} interleaved rounds")
+    print("| encoding | median spans/s |")
+    print("|---|---:|")
+    for k in ("json", "protobuf"):
+        print(f"| {k} | {n / med[k]:,.0f} |")
+    print(f"protobuf/json time: {med['protobuf'] / med['json']:.1f}x")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--encode-only", action="store_true")
     args = ap.parse_args()
+    if args.encode_only:
+        encodings()
+        return 0
     receiver = Receiver()
     rates: dict[str, list[float]] = {"traces": [], "logs": []}
     try:
@@ -98,6 +150,8 @@ def main() -> int:
         print(f"| {signal} | {statistics.median(rates[signal]):,.0f} | {runs} |")
     ratio = statistics.median(t / lg for t, lg in zip(rates["traces"], rates["logs"], strict=True))
     print(f"traces/logs, pair by pair: median {ratio:.2f}")
+    print()
+    encodings()
     return 0
 
 
