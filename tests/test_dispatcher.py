@@ -36,6 +36,8 @@ def test_records_reach_file_http_and_command_consumers(install, tmp_path):
     server = Server("accept")
     try:
         out = tmp_path / "out"
+        out.mkdir()  # the command's folder: the file rule's first batch (which makes it)
+        # may come later, after signing its first checkpoint made this machine's root key
         append_stdin = f"import sys; open('{out}/cmd.jsonl','a').write(sys.stdin.read())"
         install.sensor(
             "fanout",

@@ -4,11 +4,12 @@ One process per session, holding `dispatch.lock` (a second one exits at once). T
 thread builds: it reads new spool frames, turns them into records (agents/, records.py),
 numbers them `seq` and appends them to the session's journal (journal.py), then commits
 the build cursor (session.py says how that survives a SIGKILL). Each enabled async rule
-has its own worker thread with its own cursor into the journal (worker.py), so one stuck
-consumer never delays another. Rules are re-read from the index whenever its key
-changes (`sync_rules`), so an edited sensor file takes effect without a restart.
+has its own worker with its own cursor into the journal (worker.py), in a thread of its
+own while it has work (ondemand.py), so one stuck consumer never delays another. Rules
+are re-read from the index whenever its key changes (crew.py), so an edited sensor file
+takes effect without a restart.
 
-Idle, it sleeps: workers wait on a condition the build loop notifies (worker.py), and
+Idle, it sleeps: an idle worker holds no thread (a commit pokes each one), and
 the build loop's poll backs off from FAST_POLL to MAX_POLL once no frame came for ACTIVE
 seconds. A frame torn by a killed hook is sealed, skipped, counted and logged
 (spoolread.py).
@@ -37,16 +38,15 @@ from . import (
     agents,
     events,
     index,
-    indexbuild,
     lost,
     metrics,
     pricing,
     records,
-    rules,
     spool,
 )
 from .agents.protocols import HoldsFrames
 from .builders import Builders
+from .crew import Crew
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
 from .retention import sweep
@@ -54,7 +54,6 @@ from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .spoolread import Reader
 from .traces import context
-from .worker import Worker
 
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
@@ -62,18 +61,6 @@ RETRY_SECTION = "__retry__"
 FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
 COMMIT_EVERY = 512  # frames built between journal commits when a backlog is drained
-
-
-def rules_for_workers(project: str) -> tuple[str, dict[str, rules.LoadedRule]]:
-    """(index key, {rule key: rule}) of the rules a dispatcher runs a worker for: the
-    enabled async rules, and the blocking at_least_once ones, whose workers deliver the
-    hook's failed dispatches again."""
-    idx = indexbuild.current(project)
-    wanted = rules.enabled(idx, mode="async")
-    for key, rule in rules.enabled(idx, mode="blocking").items():
-        if rule.spec.delivery == "at_least_once":
-            wanted[key] = rule
-    return idx.key, wanted
 
 
 class Dispatcher:
@@ -85,11 +72,10 @@ class Dispatcher:
         self.session = Session(session_id, layout)
         self.journal = Journal(self.session.journal, session_id, self._commit_build)
         self.idle = idle
-        self.workers: dict[str, Worker] = {}
-        self.retiring: dict[str, Worker] = {}  # replaced workers finishing an attempt
+        self.crew = Crew(self.journal, self.session)  # a worker per rule (crew.py)
+        self.journal.on_grow = self.crew.poke  # a worker holds a thread only while it works
         self.spool = Reader(session_id, self.session.layout)
         self.ledger: dict[str, Any] = {}
-        self.rules_key = ""
         self._lock_fd: int | None = None
 
     # --- start and recovery ----------------------------------------------------------
@@ -158,7 +144,7 @@ class Dispatcher:
             self.builders.drop_spent(b["spool"][0])
         if not frames:
             return 0
-        self.sync_rules()  # a rule added since the last look sees these records too
+        self.crew.sync(self.project)  # a rule added since the last look sees these records too
         built = 0
         committed = 0
         for start, end, body in frames:
@@ -252,41 +238,6 @@ class Dispatcher:
         b["traceparent"] = j.traceparent
         write_json(self.session.build, b)
 
-    # --- rules -----------------------------------------------------------------------------
-
-    def sync_rules(self) -> None:
-        """Follow the index: a removed or changed rule's worker is retired, never waited
-        for (worker.py); a new or changed rule gets a worker, after the retired one."""
-        key = index.compute_key(self.project)
-        if key == self.rules_key:
-            return
-        self.rules_key, wanted = rules_for_workers(self.project)
-        for rid, worker in list(self.workers.items()):
-            current = wanted.get(rid)
-            if current is None or not current.same(worker.rule):
-                worker.retire(deactivate=current is None)
-                self.retiring[rid] = worker
-                del self.workers[rid]
-        self.journal.wake()
-        for rid, rule in wanted.items():
-            if rid not in self.workers:
-                old = self.retiring.get(rid)
-                if old is not None:
-                    old.deactivate_on_exit = False  # wanted again: its cursor goes on
-                after = old if old and old.is_alive() else None
-                w = Worker(self.journal, self.session, rule, after=after)
-                self.workers[rid] = w
-                w.start()
-
-    def _every_worker(self) -> list[Worker]:
-        return list(self.workers.values()) + list(self.retiring.values())
-
-    def clean_journal(self) -> None:
-        self.retiring = {rid: w for rid, w in self.retiring.items() if w.is_alive()}
-        everyone = self._every_worker()
-        keep = min((w.state["segment"] for w in everyone), default=self.journal.end[0])
-        self.journal.drop_before(keep)
-
     # --- the main loop ---------------------------------------------------------------------
 
     def run(self) -> int:
@@ -294,8 +245,8 @@ class Dispatcher:
             return 0  # another dispatcher holds this session
         try:
             self.recover()
-            self.sync_rules()
-            events.log("dispatch.start", session=self.session.id, rules=len(self.workers))
+            self.crew.sync(self.project)
+            events.log("dispatch.start", session=self.session.id, rules=len(self.crew.workers))
             sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
             while not self.finish(self.serve()):
                 pass  # a hook appended as we were leaving: serve it
@@ -313,7 +264,7 @@ class Dispatcher:
 
     def serve(self) -> str:
         """Build and deliver until an exit looks due; returns its reason."""
-        self.sync_rules()  # workers again, after a `finish` that found more to do
+        self.crew.sync(self.project)  # workers again, after a `finish` that found more to do
         last_frame = last_sync = time.monotonic()
         ended_at = None
         poll = FAST_POLL
@@ -323,12 +274,14 @@ class Dispatcher:
                 last_frame = now
             if now - last_sync >= 1.0:
                 last_sync = now
-                self.sync_rules()
-                self.clean_journal()
-                for w in self._every_worker():
+                self.crew.sync(self.project)
+                self.crew.clean()
+                for w in self.crew.everyone():
                     w.tally.flush()
+                    if not w.done():
+                        w.poke()  # a safety net: a poke is never lost (ondemand.py)
             metrics.tick()  # the Prometheus textfile, when configured and due
-            workers = list(self.workers.values())
+            workers = list(self.crew.workers.values())
             if self.journal.ended:
                 ended_at = ended_at or now
                 if self._spool_drained() and all(w.done() for w in workers):
@@ -354,22 +307,22 @@ class Dispatcher:
         """Stop the workers and leave, unless the spool holds more (then False: serve
         again). Decided under spool.lock, and dispatch.lock released under it (the
         module docstring says why)."""
-        everyone = self._every_worker()
+        everyone = self.crew.everyone()
         for w in everyone:
             w.stop.set()
         self.journal.wake()
         for w in everyone:
             w.join()  # each flushes its counts as it exits
-        self.retiring.clear()
-        owes = sorted(w.rid for w in self.workers.values() if w.owes)
+        self.crew.retiring.clear()
+        owes = sorted(w.rid for w in self.crew.workers.values() if w.owes)
         s = self.session
         lock = open_private(s.layout.spool_lock(s.id), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             drained = hasattr(self, "build") and self._spool_drained()
             if reason != "error" and not drained:
-                self.workers.clear()
-                self.rules_key = ""
+                self.crew.workers.clear()
+                self.crew.key = ""
                 return False
             if reason == "session_end" and not owes and self.journal.ended:
                 self.ledger["traceparent"] = self.journal.traceparent

@@ -120,6 +120,7 @@ class Journal:
         self.folder = folder
         self.session_id = session_id
         self.on_commit = on_commit
+        self.on_grow: Callable[[], None] | None = None  # after a commit that appended
         self.end: Position = (FIRST_SEGMENT, 0)  # committed: readers never read past it
         self.seq = 0  # the last number given to a record (staged ones included)
         self.ended = False  # a session end is in the journal (the dispatcher may drain)
@@ -169,6 +170,8 @@ class Journal:
             with self._cond:
                 self.generation += 1
                 self._cond.notify_all()
+            if self.on_grow is not None:
+                self.on_grow()  # the dispatcher pokes its workers (ondemand.py)
 
     # --- the readers -----------------------------------------------------------------------
 

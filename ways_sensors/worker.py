@@ -1,5 +1,5 @@
-"""One rule's worker: a thread that delivers the rule's records from the journal, in order,
-a batch per attempt.
+"""One rule's worker: it delivers the rule's records from the journal, in order, a batch
+per attempt.
 
 Each enabled async rule (and each blocking at_least_once rule, for the hook's failed
 dispatches: blocking.redelivered) has its own worker, so one stuck consumer never delays
@@ -21,8 +21,9 @@ saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit).
 
 A worker is handed the session's journal (journal.py: read from a cursor, wait for
 growth), the session's paths and its rule, never the dispatcher; its time comes from a
-`Clock`, so a test can run it in-process, a step at a time, on a clock of its own. An
-idle worker sleeps on the journal until it grows (or it is told to stop); it never polls.
+`Clock`, so a test can run it in-process, a step at a time, on a clock of its own. It
+holds a thread only while it has work (ondemand.py): an idle worker holds none, and the
+dispatcher's poke after a commit starts one; it never polls.
 
 A reload never waits for a delivery: the old worker is retired (`retire`), ends its
 attempt in flight under the rule's timeout, saves its cursor and exits; its successor
@@ -32,13 +33,13 @@ attempts in flight for a rule, a pending batch handed over on disk, as after a S
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
 from . import blocking, counters, delivery, events, refinish, secure, unfinished
 from .cursor import Batch, encode_cursor, load_cursor
 from .journal import Clock, Journal
+from .ondemand import OnDemand
 from .pipeline import dumps, finish, match
 from .readahead import ReadAhead
 from .rules import LoadedRule
@@ -49,11 +50,12 @@ from .spec import batch_for
 BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
 LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
 POSITION_EVERY = 1.0  # seconds between saves of a move past records the rule does not take
-NAP = 60.0  # an idle worker's longest sleep, should a wake-up be missed
+NAP = 60.0  # after a worker's error: its longest wait before it tries again
 
 
-class Worker(threading.Thread):
-    """Delivers one rule's records from the journal, in order, a batch per attempt."""
+class Worker(OnDemand):
+    """Delivers one rule's records from the journal, in order, a batch per attempt; in
+    a thread of its own while it has work (ondemand.py)."""
 
     def __init__(
         self,
@@ -63,14 +65,13 @@ class Worker(threading.Thread):
         after: Worker | None = None,
         clock: Clock | None = None,
     ):
-        super().__init__(name=f"rule {rule.label}", daemon=True)
+        super().__init__(f"rule {rule.label}")
         self.journal = journal
         self.session = session
         self.clock = clock or Clock()
         self.rule = rule
         self.rid = rule.key
         self.tally = counters.Tally(self.rid, session.layout)
-        self.stop = threading.Event()
         self.path = session.cursor_path(self.rid)
         self.max_records, self.max_delay = batch_for(rule.spec)
         self.lines: list[bytes] | None = None  # the pending records' JSON, when known
@@ -110,18 +111,15 @@ class Worker(threading.Thread):
         self.saved_at = self.clock.now()
         self.saved_position = (st["segment"], st["offset"])
 
-    def deactivate(self) -> None:
-        self.state["active"] = False
-        self._save()
-
     # --- the loop ---------------------------------------------------------------------
 
     def retire(self, deactivate: bool) -> None:
         """Stop, not waiting for an attempt in flight; `deactivate`: the rule is gone."""
         self.deactivate_on_exit = deactivate
-        self.stop.set()
+        self.halt()
 
-    def run(self) -> None:
+    def burst(self) -> None:
+        """Work until nothing is left to do (ondemand.py ends the thread then)."""
         if self.after is not None:
             self.after.join()  # in this thread: the main thread never waits for a delivery
             self.state = self._load_state()  # where the old worker left it, pending included
@@ -131,25 +129,30 @@ class Worker(threading.Thread):
         try:
             self._loop()
         finally:
-            if self.deactivate_on_exit:
-                self.deactivate()
-            elif (self.state["segment"], self.state["offset"]) != self.saved_position:
-                self._save()  # the lazily saved move past records the rule does not take
             self.tally.flush()
             delivery.close(self.rule)  # the target's hold on this thread (http's loop)
 
+    def last(self) -> None:
+        if self.after is not None:
+            return  # never started: the retired worker's cursor is not ours to write
+        moved = (self.state["segment"], self.state["offset"]) != self.saved_position
+        if self.deactivate_on_exit:
+            self.state["active"] = False  # the rule is gone
+        if self.deactivate_on_exit or moved:  # or a lazily saved move past records
+            self._save()
+        self.tally.flush()
+
     def _loop(self) -> None:
         while not self.stop.is_set():
-            seen = self.journal.generation  # before looking: a commit after it wakes us
+            seen = self.journal.generation
             try:
-                progressed = self.step()
+                if not self.step():
+                    return  # nothing to do: a commit pokes it again
             except Exception as exc:  # a bug must not kill the rule silently
                 self._log("dispatch.worker_error", error=type(exc).__name__)
                 self._rewind()
-                progressed = False
                 self.clock.sleep(self.stop, 1.0)
-            if not progressed:
-                self.journal.wait(seen, self.stop, NAP)
+                self.journal.wait(seen, self.stop, NAP)  # then again, when it grows
 
     def _log(self, kind: str, **fields: object) -> None:
         """One content-free events.log line about this rule in this session."""

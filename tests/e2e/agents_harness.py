@@ -257,13 +257,14 @@ def gemini_settings() -> dict:
     }
 
 
-def codex_config(url: str) -> str:
+def codex_config(url: str, agents: bool = False) -> str:
+    """`agents`: Codex's subagent tools too (spawn_agent, wait_agent: `multi_agent`)."""
     return (
         'model = "mock-model"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n\n'
         "[model_providers.mock]\n"
         f'name = "Mock"\nbase_url = "{url}"\nenv_key = "MOCK_API_KEY"\n'
         'wire_api = "responses"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n'
-        "[analytics]\nenabled = false\n"
+        "[analytics]\nenabled = false\n" + ("\n[features]\nmulti_agent = true\n" if agents else "")
     )
 
 
@@ -306,10 +307,12 @@ def run_gemini(s: Session, prompts: list[str] = PROMPTS, timeout: float = 180) -
     return s
 
 
-def run_codex(s: Session, prompts: list[str] = PROMPTS, timeout: float = 180) -> Session:
+def run_codex(
+    s: Session, prompts: list[str] = PROMPTS, timeout: float = 180, agents: bool = False
+) -> Session:
     exe = codex_bin()
     server, url = codex_api.serve()
-    (s.home / ".codex" / "config.toml").write_text(codex_config(url))
+    (s.home / ".codex" / "config.toml").write_text(codex_config(url, agents))
     env = dict(s.env, MOCK_API_KEY="e2e-codex-key")
     flags = [
         "--skip-git-repo-check",

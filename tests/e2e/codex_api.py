@@ -10,6 +10,8 @@ text (the last user message that is not a `<...>` context block):
     [par]     two exec_command calls in one response (parallel tool use)
     [fail]    one exec_command that exits 3
     [plain]   a reasoning item (summary THINKING-MARKER ...) and a message, no tool
+    [sub]     spawn_agent (Codex's `multi_agent` feature), then wait_agent on it; the
+              subagent's task holds [fail]: its one command exits 3
     (none)    a reasoning item, a message and exec_command `echo hello-from-codex`
 Every first response of a turn carries a reasoning item, whose summary Codex stores in
 its rollout; after function call outputs the answer is `FINAL-REPLY <n>`.
@@ -25,6 +27,7 @@ from typing import Any
 
 FAKE_TOKEN = "ghp_" + "Zq4v" * 9
 THINKING = "THINKING-MARKER"
+AGENTS = {"namespace": "multi_agent_v1"}  # where Codex's subagent tools are (its `[features]`)
 
 
 def _text(item: dict) -> str:
@@ -74,11 +77,20 @@ def plan(request: dict, n: int) -> list[dict]:
         "id": f"rs_{n:04d}",
         "summary": [{"type": "summary_text", "text": f"{THINKING} private plan {n}"}],
     }
-    if any(
-        it.get("type") in ("function_call_output", "custom_tool_call_output")
+    outputs = [
+        it
         for it in items[start:]
-    ):
+        if it.get("type") in ("function_call_output", "custom_tool_call_output")
+    ]
+    if "[sub]" in text and len(outputs) == 1:  # the agent is spawned: wait for it
+        agent = _agent_id(outputs[0])
+        args = json.dumps({"targets": [agent] if agent else [], "timeout_ms": 60000})
+        return [_agents_call("wait_agent", "wait", n, args)]
+    if outputs:
         return [message(f"FINAL-REPLY {n}")]
+    if "[sub]" in text:
+        args = json.dumps({"message": f"SUBTASK {n}: [fail] run the check"})
+        return [reasoning, message("Delegating."), _agents_call("spawn_agent", "sub", n, args)]
     if "[secret]" in text:
         push = f"git push https://x:{FAKE_TOKEN}@example.invalid/r.git 2>/dev/null; echo pushed"
         return [reasoning, message("Pushing."), shell(push, "s")]
@@ -89,6 +101,27 @@ def plan(request: dict, n: int) -> list[dict]:
     if "[plain]" in text:
         return [reasoning, message(f"PLAIN-REPLY {n}")]
     return [reasoning, message("Running it."), shell("echo hello-from-codex", "e")]
+
+
+def _agents_call(name: str, tag: str, n: int, args: str) -> dict:
+    """A call of one of Codex's subagent tools (their namespace named)."""
+    return {"type": "function_call", "id": f"fc_{tag}_{n:04d}", "call_id": f"call_{tag}_{n:04d}",
+            "name": name, "arguments": args, "status": "completed", **AGENTS}  # fmt: skip
+
+
+def _agent_id(output: dict) -> str | None:
+    """The agent id a spawn_agent call's output names (JSON text, or a plain id)."""
+    body = output.get("output")
+    text = body if isinstance(body, str) else json.dumps(body)
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return text.strip() or None
+    if isinstance(found, dict):
+        for key in ("agent_id", "id", "target"):
+            if isinstance(found.get(key), str):
+                return found[key]
+    return None
 
 
 def _event(data: dict) -> bytes:

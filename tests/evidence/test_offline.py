@@ -5,6 +5,7 @@ dispatcher, the `ways` command, the witness on a loopback port."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from ways_sensors.evidence.keys import Keyring
 from ..conftest import payload
 from ..helpers import SID, spool_directly
 from . import independent as ind
-from .runs import calls, dispatch, root_vkey
+from .runs import audited, calls, dispatch, root_vkey
 from .witness_server import Witness
 
 
@@ -128,6 +129,8 @@ def reseal(install, out: Path, edit_seq: int) -> None:
             rec["checkpoint"] = str(note.Note(cp.text, [current.sign(cp.text, origin)]))
             old = rec["consistency"]["from"]
             rec["consistency"]["proof"] = [note.b64(h) for h in tree.consistency_proof(old, size)]
+            if "leaves" in rec:  # unsigned: the attacker makes them match too
+                rec["leaves"] = note.b64(b"".join(leaves[old:size]))
             rec["epoch"] = int(pem.name.split("-")[1].split(".")[0])
         else:
             if rec["rule_seq"] == edit_seq:
@@ -207,3 +210,45 @@ def test_records_without_checkpoints_are_unsigned_unless_the_hook_numbered_them(
     path.write_text("\n".join([*lines, json.dumps(fired)]) + "\n")
     result = offline.verify([str(path)], root)
     assert [(b.kind, b.session_id, b.line) for b in result.breaks] == [("unsigned", "s", 1)]
+
+
+def test_the_first_record_that_differs_is_named_exactly_inside_a_batch(install, tmp_path):
+    """Batches of five: a witness's notes alone narrow the edit to the batch that holds
+    it; another consumer's copy of the batch's checkpoint record (its leaves rebuild the
+    signed root) names the record itself."""
+    out = tmp_path / "audit.jsonl"
+    audited(install, out, batch="{max_records: 5}")
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 13)])
+    spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+    dispatch(install)
+    vkey = root_vkey(install)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    cps = [r for r in rows if r["section"] == "checkpoint"]
+    assert len(cps) == 3 and all(len(base64.b64decode(c["leaves"])) == 5 * 32 for c in cps)
+    copy = tmp_path / "consumer-elsewhere.jsonl"  # what another consumer received
+    copy.write_text(out.read_text())
+    notes = tmp_path / "witness-notes.txt"  # what a witness received: the notes alone
+    notes.write_text("\n".join(c["checkpoint"] for c in cps))
+    Keyring(install.layout).rollover()
+    reseal(install, out, edit_seq=8)  # in the second batch, rule_seq 6..10
+    assert ways_verify(install, str(out), "--key", vkey)[0] == 0  # re-signed: passes alone
+    line = next(n for n, r in enumerate(rows, 1) if r.get("rule_seq") == 8)
+
+    code, data = ways_verify(install, str(out), "--key", vkey, "--checkpoints", str(copy))
+    first = data["evidence"]["breaks"][0]
+    assert code == 3 and (first["kind"], first["rule_seq"], first["line"]) == ("differs", 8, line)
+    assert first["message"].startswith(f"rule_seq 8 ({out} line {line}) differs")
+
+    code, data = ways_verify(install, str(out), "--key", vkey, "--checkpoints", str(notes))
+    first = data["evidence"]["breaks"][0]
+    assert code == 3 and (first["kind"], first["rule_seq"]) == ("differs", 6)
+    assert "one of rule_seq 6..10" in first["message"]  # the batch that holds the edit
+
+    # the leaves must rebuild the signed root: forged ones are not believed
+    forged = [json.loads(x) for x in copy.read_text().splitlines()]
+    for r in forged:
+        if r["section"] == "checkpoint":
+            r["leaves"] = note.b64(bytes(32) * 5)
+    copy.write_text("".join(json.dumps(r) + "\n" for r in forged))
+    code, data = ways_verify(install, str(out), "--key", vkey, "--checkpoints", str(copy))
+    assert code == 3 and data["evidence"]["breaks"][0]["rule_seq"] == 6

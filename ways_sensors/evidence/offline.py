@@ -17,8 +17,10 @@ The checks, each a break with its kind:
                  cosignature of the witness, or one that carries a bad one
     fork         two checkpoints of one tree at one size with different roots
     differs      the records' tree does not have a checkpoint's root: the first record
-                 that differs is in the range that checkpoint added (named exactly when
-                 the range is one record: a checkpoint per delivered batch)
+                 that differs is in the range that checkpoint added, named exactly when
+                 the range is one record or a copy of the checkpoint record carries the
+                 batch's leaves and they rebuild the signed root (_first_differing);
+                 else the range is named
     truncated    a checkpoint covers more records than the files hold
     unsigned     records after the last checkpoint of their tree (no signature covers
                  them)
@@ -47,7 +49,7 @@ from .note import (
     cosignature_time,
     parse_checkpoint,
 )
-from .received import Break, Reader, Seen, Tree, read_key
+from .received import Break, Leaf, Reader, Seen, Tree, read_key
 
 __all__ = ["Break", "Result", "read_key", "verify"]
 
@@ -184,6 +186,7 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         other.note.signatures += [
             x for x in seen.note.signatures if (x.name, x.id, x.data) not in known
         ]
+        other.leaves = other.leaves or seen.leaves
     sizes = sorted(by_size)
     held = [s for s in sizes if s <= tree.size]
     wrong = [s for s in held if any(c.root != tree.root(s) for c in by_size[s])]
@@ -192,7 +195,10 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         prev = max((s for s in held if s < size), default=0)
         seen = next(c for c in by_size[size] if c.root != tree.root(size))
         first = ordered[prev]
-        if size - prev == 1:
+        exact = _first_differing(ordered, prev, seen, by_size[size])
+        if exact is not None:
+            first = exact
+        if size - prev == 1 or exact is not None:
             what = f"rule_seq {first.rule_seq} ({first.file} line {first.line}) differs"
         else:
             end = ordered[size - 1]
@@ -234,6 +240,28 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         breaks.append(Break("unsigned", msg, after.file, after.line, after.rule_seq, sid))
     if witness is not None:
         _witnessed(t, {s: by_size[s][0] for s in sizes}, sizes, witness, breaks)
+
+
+def _first_differing(ordered: list[Leaf], prev: int, seen: Seen, copies: list[Seen]) -> Leaf | None:
+    """The exact first record that differs in the range (prev, size] the checkpoint
+    added, from a copy of its record carrying the batch's leaves: taken only when the
+    files' leaves before the batch and those leaves rebuild the signed root (so they
+    are the leaves that were signed). A leaf is a chain hash, which covers every record
+    before it: the first leaf that differs is the first record that does."""
+    size = seen.size
+    for c in copies:
+        if c.root != seen.root or c.leaves is None:
+            continue
+        start, batch = c.leaves
+        if start > prev or start + len(batch) != size:
+            continue
+        signed = [leaf.hash for leaf in ordered[:start]] + batch
+        if merkle.root_of(signed) != seen.root:
+            continue
+        for i in range(prev, min(size, len(ordered))):
+            if ordered[i].hash != signed[i]:
+                return ordered[i]
+    return None
 
 
 def _witnessed(

@@ -11,6 +11,7 @@ bounded (MAX_LINE per line, MAX_CHECKPOINTS_FILE for --checkpoints).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from collections.abc import Iterable
@@ -71,6 +72,7 @@ class Seen:
     size: int = 0
     root: bytes = b""
     epoch: int | None = None
+    leaves: tuple[int, list[bytes]] | None = None  # (from, the batch's leaves): unproven
 
 
 @dataclass
@@ -153,12 +155,19 @@ class Reader:
             t = self.trees[origin] = Tree(origin, sensor, rule, sid)
         return t
 
-    def file(self, path: str) -> None:
+    def file(self, path: str, records: bool = True) -> None:
+        """A file a consumer kept; `records` False: only its checkpoint records count
+        (`--checkpoints` given another consumer's JSON lines)."""
         for n, rec in _records(path):
             if rec.get("section") == "checkpoint" and "chain" not in rec:
-                self._note(rec.get("checkpoint"), f"{path}:{n}", path, n)
+                where = f"{path}:{n}" + ("" if records else " (checkpoints)")
+                seen = self._note(rec.get("checkpoint"), where, path, n)
+                if seen is not None:
+                    seen.leaves = _leaves(rec, seen.size)
                 for cert in rec.get("keys") or ():
-                    self._note(cert, f"{path}:{n}", path, n)
+                    self._note(cert, where, path, n)
+                continue
+            if not records:
                 continue
             if rec.get("test") is True:
                 continue  # `ways sensors fire`: a test record, in a chain of its own
@@ -174,14 +183,19 @@ class Reader:
             t.leaves.setdefault(seq, Leaf(seq, h, path, n, rec.get("seq", 0) is None))
 
     def checkpoints_file(self, path: str) -> None:
+        """Signed notes one after another (a witness's), or JSON lines holding checkpoint
+        records (another consumer's file: their notes, and the batches' leaves)."""
         with open(path, "rb") as f:
             data = f.read(MAX_CHECKPOINTS_FILE)
+        if data.lstrip()[:1] == b"{":
+            self.file(path, records=False)
+            return
         for text in split_notes(data.decode("utf-8", "replace")):
             self._note(text, f"{path} (checkpoints)", path, None)
 
-    def _note(self, text: Any, where: str, path: str, line: int | None) -> None:
+    def _note(self, text: Any, where: str, path: str, line: int | None) -> Seen | None:
         if not isinstance(text, str):
-            return
+            return None
         try:
             n = parse(text)
             cp = parse_checkpoint(n.text)
@@ -189,10 +203,30 @@ class Reader:
             self.breaks.append(
                 Break("signature", f"{where}: not a signed checkpoint: {exc}", path, line)
             )
-            return
+            return None
         if cp.origin == self.prefix + "keys":
             self.certs.append(n)
         elif cp.origin.startswith(self.prefix):
-            self.notes.append(Seen(n, where, cp.size, cp.root))
+            seen = Seen(n, where, cp.size, cp.root)
+            self.notes.append(seen)
+            return seen
         else:
             self.foreign += 1
+        return None
+
+
+def _leaves(rec: dict[str, Any], size: int) -> tuple[int, list[bytes]] | None:
+    """A checkpoint record's `leaves` (the batch's, from `consistency.from` to the
+    checkpoint's size), as (from, leaves) when their count fits; unproven: offline.py
+    takes them only if they rebuild the signed root."""
+    text, cons = rec.get("leaves"), rec.get("consistency")
+    start = cons.get("from") if isinstance(cons, dict) else None
+    if not isinstance(text, str) or not isinstance(start, int) or not 0 <= start < size:
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        return None
+    if len(raw) != 32 * (size - start):
+        return None
+    return start, [raw[i : i + 32] for i in range(0, len(raw), 32)]

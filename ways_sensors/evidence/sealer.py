@@ -15,7 +15,11 @@ The checkpoint record (outside the chain: no `chain`, no `rule_seq`; docs/record
      "checkpoint": the C2SP signed note (tlog-checkpoint; witness cosignatures added),
      "consistency": {"from": the previous checkpoint's size, "proof": [base64, ...]},
      "keys": [the key certificates this tree's consumer has not been sent yet: all of
-              them from the root on at the tree's first checkpoint, then any new epoch's]}
+              them from the root on at the tree's first checkpoint, then any new epoch's],
+     "leaves": base64 of the batch's leaves (32 bytes each, from `consistency.from` to
+               the tree's size), when there are at most LEAVES_MAX: unsigned, yet a
+               verifier that rebuilds the signed root from them holds the leaves that
+               were signed, and names the first record that differs exactly}
 
 Origin: `ways.sensors/<machine>/<sensor>/<rule>/<session id>` (keys.py names the
 machine), unique to the machine, rule and session.
@@ -49,6 +53,7 @@ from .keys import Keyring, machine_name
 from .note import Note, b64, checkpoint
 
 SCHEMA = "ways.sensor.checkpoint/1"
+LEAVES_MAX = 512  # a batch's leaves ride in its checkpoint up to this many (22 KB base64)
 WITNESS_BACKOFF = 30.0  # seconds a failed witness is left alone (its old size is kept)
 _keyrings: dict[str, Keyring] = {}  # one per state root and process: one rollover per run
 
@@ -238,6 +243,7 @@ class Sealer:
 
     def _checkpoint(self, last: dict[str, Any], old: int, tree: dict[str, Any]) -> dict[str, Any]:
         size = self.tree.size
+        added = len(self._pending)  # the batch's leaves, from `old` to `size`
         origin = self.origin
         cp = checkpoint(origin, size, self.tree.root())
         epoch, note = self.keys.sign(cp.text, origin)
@@ -264,6 +270,7 @@ class Sealer:
                 "proof": [b64(h) for h in self.tree.consistency_proof(old, size)],
             },
             "keys": new_keys,
+            **({"leaves": b64(b"".join(self._pending))} if added <= LEAVES_MAX else {}),
         }
 
     def _witness(self, note: Note, tree: dict[str, Any]) -> None:
