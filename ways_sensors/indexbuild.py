@@ -40,7 +40,6 @@ lines as the index's key), and hooks do not retry that key for a while.
 """
 
 import sys
-from typing import Any
 
 from . import roots
 from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read
@@ -146,7 +145,7 @@ def build(project: str, key: str | None = None) -> Index:
     return parsed
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> object:
     """A validated spec struct as JSON with every field, its defaults included (msgspec's
     to_builtins leaves them out), so a reader needs no struct to know them."""
     import msgspec
