@@ -58,6 +58,8 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                if self.headers.get("content-type") == "application/x-protobuf":
+                    return self._protobuf(body)
                 req = json.loads(body)
                 n = sum(
                     lr.get("eventName") != "ways.sensor.checkpoint"
@@ -79,6 +81,32 @@ class Receiver:
                 self.send_header("content-length", "2")
                 self.end_headers()
                 self.wfile.write(b"{}")
+
+            def _protobuf(self, body: bytes) -> None:
+                """An `encoding: protobuf` request, parsed by the official definitions."""
+                from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+                    ExportLogsServiceRequest,
+                )
+                from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+                    ExportTraceServiceRequest,
+                )
+
+                n = spans = 0
+                if self.path.endswith("/v1/traces"):
+                    msg = ExportTraceServiceRequest.FromString(body)
+                    spans = sum(len(ss.spans) for rs in msg.resource_spans for ss in rs.scope_spans)
+                else:
+                    logs = ExportLogsServiceRequest.FromString(body)
+                    n = sum(lr.event_name != "ways.sensor.checkpoint" for rl in logs.resource_logs
+                            for sl in rl.scope_logs for lr in sl.log_records)  # fmt: skip
+                with outer.lock:
+                    outer.count += n
+                    outer.spans += spans
+                    outer.requests += 1
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", "0")
+                self.end_headers()
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -1,8 +1,12 @@
 """The drain of spans: N spooled records (N/2 PreToolUse and their PostToolUse), masking
 on, `chain: true`, `at_least_once`, to a loopback OTLP/HTTP receiver (a thread of this
-process that parses each request's JSON), once with `signal: traces` and once with the
-logs signal, interleaved over RUNS runs: records per second from the dispatcher's start
-to the last span (or log record) at the receiver; medians and the traces/logs ratio.
+process that parses each request: JSON, or protobuf with the official definitions),
+with `signal: traces` in JSON, in protobuf, and with the logs signal, interleaved over
+RUNS runs: records per second from the dispatcher's start to the last span (or log
+record) at the receiver; medians and the traces/logs ratio. Beside the wall-clock rate,
+records per CPU second of the dispatcher (its user + system time, /proc): what a shared
+machine's load does not change much, and what one uncontended core would give at least
+if the dispatcher's threads never overlapped (its waits, fsync, are not counted).
 
 Then the encodings (`--encode-only` for this part alone): one batch of 512 such records
 turned into spans (traces/export.py) and written as OTLP JSON (msgspec) and as protobuf
@@ -32,7 +36,15 @@ from dispatch_bench import PAYLOAD
 WAYS = str(Path(sys.executable).parent / "ways")
 
 
-def drain(signal: str, records: int, receiver: Receiver) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system time of a live process, from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def drain(case: str, records: int, receiver: Receiver) -> tuple[float, float]:
+    signal, _, encoding = case.partition("-")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env = fixture_env(root)
@@ -41,12 +53,13 @@ def drain(signal: str, records: int, receiver: Receiver) -> float:
         (cfg / "sensors" / "bench.yaml").write_text(
             "rules:\n  calls:\n    sections: [tool_call, tool_result]\n"
             "    delivery: at_least_once\n    chain: true\n    timeout: 30s\n"
-            f"    dispatch: {{otlp: {{endpoint: '{receiver.endpoint}', signal: {signal}}}}}\n"
+            f"    dispatch: {{otlp: {{endpoint: '{receiver.endpoint}', signal: {signal}, "
+            f"encoding: {encoding or 'json'}}}}}\n"
         )
         os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
         from ways_sensors import spool
 
-        sid = f"bench-{signal}"
+        sid = f"bench-{case}"
         for i in range(records // 2):
             common = {**PAYLOAD, "session_id": sid, "tool_use_id": f"toolu_{i:06d}"}
             cmd = {"command": f"grep -rn 'pattern {i}' src/ | head -{i % 50 + 1}"}
@@ -73,9 +86,10 @@ def drain(signal: str, records: int, receiver: Receiver) -> float:
         try:
             while got() < want:
                 if time.perf_counter() - t0 > 900 or proc.poll() is not None:
-                    raise SystemExit(f"the {signal} drain stopped at {got()} of {want}")
+                    raise SystemExit(f"the {case} drain stopped at {got()} of {want}")
                 time.sleep(0.005)
-            return records / (time.perf_counter() - t0)
+            wall = time.perf_counter() - t0
+            return records / wall, records / cpu_seconds(proc.pid)
         finally:
             proc.kill()
             proc.wait()
@@ -134,20 +148,25 @@ def main() -> int:
         encodings()
         return 0
     receiver = Receiver()
-    rates: dict[str, list[float]] = {"traces": [], "logs": []}
+    cases = ("traces", "traces-protobuf", "logs")
+    rates: dict[str, list[float]] = {c: [] for c in cases}
+    per_cpu: dict[str, list[float]] = {c: [] for c in cases}
     try:
         for _ in range(args.runs):
-            for signal in ("traces", "logs"):
-                rates[signal].append(drain(signal, args.records, receiver))
+            for case in cases:
+                wall, cpu = drain(case, args.records, receiver)
+                rates[case].append(wall)
+                per_cpu[case].append(cpu)
     finally:
         receiver.close()
     print(f"drain of {args.records} records ({args.records // 2} tool calls and their results),")
     print(f"masked, chained, at_least_once, to a loopback OTLP receiver; {args.runs} runs")
-    print("| signal | median records/s | runs |")
-    print("|---|---:|---|")
-    for signal in ("traces", "logs"):
-        runs = ", ".join(f"{r:,.0f}" for r in rates[signal])
-        print(f"| {signal} | {statistics.median(rates[signal]):,.0f} | {runs} |")
+    print("| signal | median records/s | runs | median records per dispatcher CPU second |")
+    print("|---|---:|---|---:|")
+    for case in cases:
+        runs = ", ".join(f"{r:,.0f}" for r in rates[case])
+        cpu = statistics.median(per_cpu[case])
+        print(f"| {case} | {statistics.median(rates[case]):,.0f} | {runs} | {cpu:,.0f} |")
     ratio = statistics.median(t / lg for t, lg in zip(rates["traces"], rates["logs"], strict=True))
     print(f"traces/logs, pair by pair: median {ratio:.2f}")
     print()

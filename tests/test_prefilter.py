@@ -153,3 +153,27 @@ def test_a_blocking_rule_whose_where_cannot_hold_loads_what_no_rule_loads(instal
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     [rec] = [json.loads(x) for x in out.read_text().splitlines()]
     assert rec["data"]["tool_name"] == "Bash" and rec["rule_seq"] == 1
+
+
+def test_a_blocking_rule_that_holds_loads_its_own_target_kind_only(install, tmp_path):
+    """A matching blocking rule's hook reads the rule from the index's plain form: it
+    loads neither spec.py (whose Dispatch imports every target kind), nor the sensor
+    files' YAML, nor any target kind but the rule's own; and the record still goes
+    out numbered, masked and chained, and a second one chains to it."""
+    out = tmp_path / "b.jsonl"
+    install.sensor(
+        "blk",
+        "rules:\n  r:\n    sections: [tool_call]\n    mode: blocking\n    chain: true\n"
+        f"    where: {{data.tool_name: Bash}}\n    dispatch: {{file: {{path: '{out}'}}}}\n",
+    )
+    pre = payload("PreToolUse")
+    r = install.hook(pre)  # builds the index (that run loads the spec and YAML)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    mods = modules_on_path(install, tmp_path, json.dumps(pre).encode())
+    assert "ways_sensors.targets.file" in mods  # the rule's kind: it did deliver
+    unwanted = {"ways_sensors.spec", "ways_sensors.specdecode", "ways_sensors.layers", "yaml"}
+    unwanted |= {f"ways_sensors.targets.{k}" for k in ("http", "command", "otlp", "syslog")}
+    assert not (unwanted & mods), unwanted & mods
+    first, second = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [first["rule_seq"], second["rule_seq"]] == [1, 2]
+    assert second["chain"]["prev"] == first["chain"]["hash"]

@@ -76,14 +76,14 @@ def run(
     from . import agents, counters, delivery, events, indexbuild, records, rules, spool
     from .pipeline import match
     from .session import Session
-    from .spec import BLOCKING_CAP
+    from .timing import BLOCKING_CAP
     from .utf8 import ERRORS
 
     payload = records.parse_payload(data)
     if payload is None:
         events.log("blocking.unreadable_payload", hook_event=event)
         return
-    blocking = rules.enabled(indexbuild.current(project), mode="blocking")
+    blocking = rules.blocking(indexbuild.current(project))  # no spec.py: rules.blocking
     builder = agents.adapter(agent or agents.DEFAULT).new_builder(transcript=False)
     drafts = builder.build(event, payload, ts_ns)
     envs = [records.envelope(d, None, session_id, project) for d in drafts]

@@ -61,9 +61,9 @@ from typing import TYPE_CHECKING, Any
 from . import events
 from .deadletters import park as park  # settle parks; the callers' one door to it
 from .pipeline import dumps
-from .spec import batch_for
-from .targets import ERROR, PERMANENT, TARGETS, Context, Item, Outcome
+from .targets import ERROR, PERMANENT, Context, Item, Outcome, get
 from .targets.base import retryable
+from .timing import batch_for
 
 if TYPE_CHECKING:
     from .counters import Tally
@@ -94,7 +94,7 @@ def attempt(
     if not_after is not None:
         deadline = min(deadline, not_after)
     first = records[0]
-    max_records, max_delay = batch_for(r)
+    max_records, max_delay = batch_for(r.dispatch.kind, r.batch)
     ctx = Context(
         rule.sensor,
         rule.name,
@@ -107,7 +107,7 @@ def attempt(
         if lines is None or len(lines) != len(records):
             lines = [dumps(rec) for rec in records]
         batch = [Item(rec, line) for rec, line in zip(records, lines, strict=True)]
-        outcome = TARGETS[r.dispatch.kind].deliver(r.dispatch.target, batch, ctx, deadline)
+        outcome = get(r.dispatch.kind).deliver(r.dispatch.target, batch, ctx, deadline)
     except Exception as exc:  # a bug in a target must not stop the rule: try again later
         outcome = retryable(ERROR, type(exc).__name__)
     if outcome.accepted:
@@ -186,7 +186,7 @@ def _repeats(
 def close(rule: LoadedRule) -> None:
     """Let the rule's target release what this thread's attempts hold (Target.close): a
     worker as it exits, `fire` as it ends."""
-    TARGETS[rule.spec.dispatch.kind].close()
+    get(rule.spec.dispatch.kind).close()
 
 
 def settle(

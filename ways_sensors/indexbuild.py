@@ -28,6 +28,9 @@ Layout (UTF-8 text; the hook parses only the first lines, without a JSON library
     <m lines>                            one per enabled blocking rule (prefilter.py)
     rules
     <one JSON document>                  the resolved rules, for the dispatcher
+                                         ({"project", "rules": [{sensor, rule, enabled,
+                                         layer, file, spec, plain?}]}: `plain`, every field
+                                         of an enabled blocking rule, for the hook)
 
 index.py reads it (`fresh`); this module, imported only when the key changed
 (current: read, else rebuild), writes it (`render`): it loads the YAML layers; the hook
@@ -37,6 +40,7 @@ lines as the index's key), and hooks do not retry that key for a while.
 """
 
 import sys
+from typing import Any
 
 from . import roots
 from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read
@@ -121,16 +125,17 @@ def build(project: str, key: str | None = None) -> Index:
                 (block if r.mode == "blocking" else asyn).update(r.sections)
             if enabled and r.mode == "blocking":
                 filters.append(prefilter.line_for(r.sections, r.where, r.match))
-            rules.append(
-                {
-                    "sensor": sensor.name,
-                    "rule": rule.name,
-                    "enabled": enabled,
-                    "layer": rule.layer,
-                    "file": rule.path,
-                    "spec": msgspec.to_builtins(r),
-                }
-            )
+            item = {
+                "sensor": sensor.name,
+                "rule": rule.name,
+                "enabled": enabled,
+                "layer": rule.layer,
+                "file": rule.path,
+                "spec": msgspec.to_builtins(r),
+            }
+            if enabled and r.mode == "blocking":
+                item["plain"] = plain(r)  # the hook reads it without spec.py (rules.blocking)
+            rules.append(item)
     text = render(asyn, block, key, json.dumps({"project": project, "rules": rules}), filters)
     try:
         _write(index_path(project), text)
@@ -139,6 +144,20 @@ def build(project: str, key: str | None = None) -> Index:
     parsed = parse(text)
     assert parsed is not None
     return parsed
+
+
+def plain(value: Any) -> Any:
+    """A validated spec struct as JSON with every field, its defaults included (msgspec's
+    to_builtins leaves them out), so a reader needs no struct to know them."""
+    import msgspec
+
+    if isinstance(value, msgspec.Struct):
+        return {f: plain(getattr(value, f)) for f in value.__struct_fields__}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
 
 
 # --- the hook's rebuild, under a time budget -----------------------------------------

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from .conditions import Where, compile_where
 from .index import Index
 from .layout import rule_key, rule_label
-from .spec import Rule
-from .specdecode import decode_rule
+from .timing import parse_duration
+
+if TYPE_CHECKING:
+    from .spec import Rule
 
 
 @dataclass(eq=False)
@@ -52,6 +55,8 @@ def compiled(sensor: str, name: str, spec: Rule, layer: str, path: str) -> Loade
 def enabled(idx: Index, mode: str | None = None) -> dict[str, LoadedRule]:
     """{rule key: rule} of the index's enabled rules (optionally of one mode), for the
     dispatcher and the blocking path."""
+    from .specdecode import decode_rule
+
     out = {}
     for item in json.loads(idx.rules_text).get("rules", []):
         if not item.get("enabled"):
@@ -62,3 +67,57 @@ def enabled(idx: Index, mode: str | None = None) -> dict[str, LoadedRule]:
         rule = compiled(item["sensor"], item["rule"], spec, item["layer"], item["file"])
         out[rule.key] = rule
     return out
+
+
+def blocking(idx: Index) -> dict[str, LoadedRule]:
+    """{rule key: rule} of the index's enabled blocking rules, for the hook: read from
+    each one's `plain` form (indexbuild.plain) without spec.py, whose import brings
+    msgspec's type machinery and every target kind; only the rule's own kind is loaded,
+    to decode its consumer's spec. An index written before the plain form: `enabled`."""
+    out = {}
+    for item in json.loads(idx.rules_text).get("rules", []):
+        if not item.get("enabled") or item["spec"].get("mode") != "blocking":
+            continue
+        plain = item.get("plain")
+        if not isinstance(plain, dict):
+            return enabled(idx, mode="blocking")
+        rule = compiled(item["sensor"], item["rule"], _plain(plain), item["layer"], item["file"])
+        out[rule.key] = rule
+    return out
+
+
+class _Fields:
+    """A plain struct's fields as attributes (a rule's `fields`, `batch`)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+
+class _Dispatch:
+    def __init__(self, kind: str, target: Any) -> None:
+        self.kind, self.target = kind, target
+
+
+class _PlainRule(_Fields):
+    """What spec.Rule answers, from its plain form: every field, `timeout_s`, and the
+    consumer's own Spec struct under `dispatch.target`."""
+
+    timeout: float | int | str
+
+    @property
+    def timeout_s(self) -> float:
+        return parse_duration(self.timeout)
+
+
+def _plain(values: dict[str, Any]) -> Rule:
+    import msgspec
+
+    from . import targets
+
+    spec = dict(values)
+    [(kind, target)] = [(k, v) for k, v in values["dispatch"].items() if v is not None]
+    spec["dispatch"] = _Dispatch(kind, msgspec.convert(target, targets.get(kind).Spec))
+    for name in ("fields", "batch"):
+        if isinstance(spec.get(name), dict):
+            spec[name] = _Fields(spec[name])
+    return cast("Rule", _PlainRule(spec))

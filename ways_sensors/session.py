@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from typing import Any
 
@@ -164,4 +163,6 @@ class Session:
             secure.ensure_private_dir(self.dir, self.layout.root, create=False)
         except FileNotFoundError:
             return
+        import shutil  # here: the blocking path makes sessions and never removes one
+
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -10,7 +10,6 @@ point at a line.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union
 
@@ -19,6 +18,13 @@ from msgspec import Meta, Struct
 
 from .projection import check_fields
 from .targets import TARGETS
+from .timing import BLOCKING_CAP as BLOCKING_CAP
+from .timing import DURATION_PATTERN as DURATION_PATTERN
+from .timing import MAX_BATCH_DELAY as MAX_BATCH_DELAY
+from .timing import MAX_TIMEOUT as MAX_TIMEOUT
+from .timing import batch_for as timing_batch_for
+from .timing import parse_delay as parse_delay
+from .timing import parse_duration as parse_duration
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 NAME_RE = re.compile(NAME_PATTERN)
@@ -55,14 +61,8 @@ Section = Literal[
 ]
 
 DEFAULT_TIMEOUT = 5.0
-MAX_TIMEOUT = 3600.0
-BLOCKING_CAP = 10.0
 DEFAULT_QUEUE_CAP = 1000
 MAX_BATCH_RECORDS = 10_000
-MAX_BATCH_DELAY = 60.0
-
-_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
-DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m)?\s*$"  # specerrors.py words it for people
 DurationText = Annotated[
     str,
     Meta(
@@ -74,35 +74,6 @@ Duration = Union[Annotated[float, Meta(gt=0, le=MAX_TIMEOUT)], DurationText]  # 
 Name = Annotated[str, Meta(pattern=NAME_PATTERN, max_length=64)]
 Delay = Union[Annotated[float, Meta(ge=0, le=MAX_BATCH_DELAY)], DurationText]  # noqa: UP007
 FieldPath = Annotated[str, Meta(min_length=1, max_length=256, description="a dotted record path")]
-
-
-@functools.lru_cache(maxsize=256)  # a rule's timeout is read for every record it masks
-def _seconds(value: float | int | str) -> float:
-    if isinstance(value, bool):
-        raise ValueError("a duration is a number of seconds or text like '500ms' or '5s'")
-    if isinstance(value, (int, float)):
-        return float(value)
-    m = _DURATION_RE.match(value)
-    if not m:
-        raise ValueError(f"{value!r} is not a duration; write e.g. '500ms', '5s' or 2")
-    number, unit = float(m.group(1)), m.group(2) or "s"
-    return number / 1000 if unit == "ms" else number * 60 if unit == "m" else number
-
-
-def parse_duration(value: float | int | str) -> float:
-    """Seconds from `500ms`, `5s`, `2m` or a plain number; ValueError otherwise."""
-    seconds = _seconds(value)
-    if not 0 < seconds <= MAX_TIMEOUT:
-        raise ValueError(f"a duration must be above 0 and at most {MAX_TIMEOUT:g}s")
-    return seconds
-
-
-def parse_delay(value: float | int | str) -> float:
-    """Seconds, like parse_duration, but 0 (do not wait) is allowed and 60 s is the most."""
-    seconds = _seconds(value)
-    if not 0 <= seconds <= MAX_BATCH_DELAY:
-        raise ValueError(f"max_delay must be 0 to {MAX_BATCH_DELAY:g}s")
-    return seconds
 
 
 class Batch(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -244,15 +215,8 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 
 def batch_for(rule: Rule) -> tuple[int, float]:
-    """(max_records, max_delay seconds) for a rule: its `batch`, the rest from its target
-    kind's BATCH_DEFAULT (targets/<kind>.py)."""
-    default = TARGETS[rule.dispatch.kind].BATCH_DEFAULT
-    b = rule.batch
-    if b is None:
-        return int(default[0]), float(default[1])
-    records = b.max_records if b.max_records is not None else int(default[0])
-    delay = parse_delay(b.max_delay) if b.max_delay is not None else float(default[1])
-    return records, delay
+    """(max_records, max_delay seconds) for a rule (timing.batch_for)."""
+    return timing_batch_for(rule.dispatch.kind, rule.batch)
 
 
 class SensorFile(Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -3,7 +3,7 @@ per attempt.
 
 Each enabled async rule (and each blocking at_least_once rule, for the hook's failed
 dispatches: blocking.redelivered) has its own worker, so one stuck consumer never delays
-another. A batch holds up to the rule's `max_records` (spec.batch_for) and BATCH_BYTES,
+another. A batch holds up to the rule's `max_records` (timing.batch_for) and BATCH_BYTES,
 taking the records already in the journal at once; one that is not full waits for more
 only while the rule is busy (its previous batch ended less than `max_delay` ago) and
 each record comes within LINGER_GAP of the one before, never past `max_delay` after its
@@ -45,7 +45,7 @@ from .readahead import ReadAhead
 from .rules import LoadedRule
 from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import Session, read_json
-from .spec import batch_for
+from .timing import batch_for
 
 BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
 LINGER_GAP = 0.01  # a lingering batch closes when no record came for this long
@@ -73,7 +73,7 @@ class Worker(OnDemand):
         self.rid = rule.key
         self.tally = counters.Tally(self.rid, session.layout)
         self.path = session.cursor_path(self.rid)
-        self.max_records, self.max_delay = batch_for(rule.spec)
+        self.max_records, self.max_delay = batch_for(rule.spec.dispatch.kind, rule.spec.batch)
         self.lines: list[bytes] | None = None  # the pending records' JSON, when known
         self.saved_at = 0.0
         self.saved_position = ("", -1)

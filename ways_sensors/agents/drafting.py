@@ -18,7 +18,6 @@ builder reads as its event table and the recoveries its agent needs:
 
 from __future__ import annotations
 
-import calendar
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -53,6 +52,8 @@ def event_time(value: Any, ts_ns: int) -> str:
             rest = rest[1:].lstrip("0123456789")
         if rest not in ("Z", "+00:00", ""):
             return iso_utc(ts_ns)  # an offset we would have to apply: the hook clock is plainer
+        import calendar  # here: a payload with a time of its own is the rare one
+
         secs = calendar.timegm(base)
         return iso_utc(secs * 1_000_000_000 + ms * 1_000_000)
     return iso_utc(ts_ns)

@@ -19,7 +19,8 @@ spec.py builds `Dispatch` from TARGETS (one optional field per kind, exactly one
 settings.py offers `dispatch.<kind>.<field>` keys from each Spec; lint.py and
 `ways sensors list` describe rules through destination, off_machine and SECRET_FIELDS;
 every "one of file, http, command" message is `names()`. Adding a target kind is one
-new module, one line in TARGETS, and its tests (the registry test checks the contract).
+new module, its name in KINDS, and its tests (the registry test checks the contract).
+The kinds' modules load on first use: `get(kind)` loads one, TARGETS all of them.
 
 The batch form, decided here for batching (issue 13): `deliver` always takes a
 non-empty sequence of `Item(record, line)` (line: the record's JSON bytes, no newline)
@@ -41,12 +42,13 @@ accepts a batch but drops part of it (OTLP's partialSuccess) is an accepted Outc
 carrying the dropped count (`rejected`).
 
 `BATCH_DEFAULT = (max_records, max_delay seconds)` is the batch a rule gets when it
-sets no `batch:` (spec.batch_for); (1, 0.0) is one record per attempt.
+sets no `batch:` (timing.batch_for); (1, 0.0) is one record per attempt.
 """
 
 from __future__ import annotations
 
-from . import command, file, http, otlp, syslog
+import sys
+
 from .base import (
     ACCEPTED,
     ERROR,
@@ -60,13 +62,10 @@ from .base import (
     Target,
 )
 
-TARGETS: dict[str, Target] = {
-    "file": file,
-    "http": http,
-    "command": command,
-    "otlp": otlp,
-    "syslog": syslog,
-}
+# the registry: each kind's module, targets/<kind>.py, in the order messages name them
+KINDS = ("file", "http", "command", "otlp", "syslog")
+
+TARGETS: dict[str, Target]  # every kind, loaded at the first use (__getattr__ below)
 
 __all__ = [
     "ACCEPTED",
@@ -74,6 +73,7 @@ __all__ = [
     "PERMANENT",
     "REFUSED",
     "RETRYABLE",
+    "KINDS",
     "TARGETS",
     "TIMEOUT",
     "Context",
@@ -86,10 +86,29 @@ __all__ = [
 
 
 def get(kind: str) -> Target:
-    return TARGETS[kind]
+    """One kind's module, loading that kind only (the blocking path sends to one rule's
+    kind: the others' modules, HTTP and OTLP among them, cost the hook their imports);
+    KeyError for a kind that is not registered."""
+    if kind not in KINDS:
+        raise KeyError(kind)
+    name = __name__ + "." + kind
+    module = sys.modules.get(name)
+    if module is None:
+        __import__(name)
+        module = sys.modules[name]
+    target: Target = module  # the registry test checks each against the Protocol
+    return target
+
+
+def __getattr__(name: str) -> object:
+    if name == "TARGETS":  # every kind: spec.py's Dispatch, settings, lint, list
+        registry = {kind: get(kind) for kind in KINDS}
+        globals()["TARGETS"] = registry
+        return registry
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def names(last: str = "or") -> str:
     """`file, http or command`: the kinds, for messages."""
-    kinds = list(TARGETS)
+    kinds = list(KINDS)
     return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} {last} {kinds[-1]}"

@@ -74,7 +74,7 @@ class Item(NamedTuple):
 @dataclass(frozen=True)
 class Context:
     """What a target knows of an attempt beyond its records: whose they are, and how the
-    rule batches (spec.batch_for). The file target fills its path placeholders from it."""
+    rule batches (timing.batch_for). The file target fills its path placeholders from it."""
 
     sensor: str
     rule: str
@@ -109,7 +109,7 @@ class Target(Protocol):
     `SECRET_FIELDS` names the spec's mappings whose values may hold credentials
     (`lint` warns on literal ones; `${ENV}` references are fine). `BATCH_DEFAULT` is
     (max_records, max_delay seconds), the batch a rule gets when it sets no `batch:`
-    (spec.batch_for); (1, 0.0) is one record per attempt, no wait.
+    (timing.batch_for); (1, 0.0) is one record per attempt, no wait.
     """
 
     @property

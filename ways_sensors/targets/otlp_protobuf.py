@@ -118,51 +118,88 @@ SCHEMA: dict[str, dict[str, tuple[int, str, str]]] = {
 }
 _WIRE = {"msg": 2, "str": 2, "hex": 2, "var": 0, "f64": 1, "f32": 5, "dbl": 1}
 _MASK64 = (1 << 64) - 1
+_Q, _I, _D = struct.Struct("<Q").pack, struct.Struct("<I").pack, struct.Struct("<d").pack
 
 
-def _varint(n: int, out: bytearray) -> None:
+def _varint(n: int) -> bytes:
     n &= _MASK64  # a negative int64 is its two's complement, ten bytes
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
     out.append(n)
+    return bytes(out)
 
 
-def _field(num: int, kind: str, sub: str, value: Any, out: bytearray) -> None:
-    _varint(num << 3 | _WIRE[kind], out)
-    if kind == "var":
-        _varint(int(value), out)  # bool, enum, uint32, int64 as a decimal string
-    elif kind == "f64":
-        out += struct.pack("<Q", int(value) & _MASK64)
-    elif kind == "f32":
-        out += struct.pack("<I", int(value) & 0xFFFFFFFF)
-    elif kind == "dbl":
-        out += struct.pack("<d", float(value))
+# message -> JSON key -> (the field's tag, already encoded; its kind; its sub-message)
+_TABLE: dict[str, dict[str, tuple[bytes, str, str]]] = {
+    name: {key: (_varint(num << 3 | _WIRE[kind]), kind, sub) for key, (num, kind, sub) in f.items()}
+    for name, f in SCHEMA.items()
+}
+
+
+def _keyvalue(kv: dict[str, Any]) -> bytes:
+    """One attribute (most of a request): a KeyValue of a scalar written directly, the
+    bytes message() would write; anything else through message()."""
+    value = kv.get("value")
+    if len(kv) != 2 or not isinstance(value, dict) or len(value) != 1 or "key" not in kv:
+        return message("KeyValue", kv)
+    ((kind, v),) = value.items()
+    if kind == "stringValue":
+        text = str(v).encode("utf-8", "replace")
+        any_ = b"\x0a" + _varint(len(text)) + text
+    elif kind == "intValue":
+        any_ = b"\x18" + _varint(int(v))
+    elif kind == "boolValue":
+        any_ = b"\x10\x01" if v else b"\x10\x00"
+    elif kind == "doubleValue":
+        any_ = b"\x21" + _D(float(v))
     else:
-        if kind == "msg":
-            data = message(sub, value)
-        elif kind == "hex":
-            data = bytes.fromhex(value)
-        else:  # a lone surrogate (a hostile payload) cannot be UTF-8: it becomes '?'
-            data = str(value).encode("utf-8", "replace")
-        _varint(len(data), out)
-        out += data
+        any_ = message("AnyValue", value)
+    key = str(kv["key"]).encode("utf-8", "replace")
+    return b"\x0a" + _varint(len(key)) + key + b"\x12" + _varint(len(any_)) + any_
+
+
+def _field(tag: bytes, kind: str, sub: str, value: Any, out: bytearray) -> None:
+    out += tag
+    if kind == "msg":
+        data = _keyvalue(value) if sub == "KeyValue" else message(sub, value)
+    elif kind == "str":  # a lone surrogate (a hostile payload) cannot be UTF-8: '?'
+        data = str(value).encode("utf-8", "replace")
+    elif kind == "hex":
+        data = bytes.fromhex(value)
+    elif kind == "var":
+        out += _varint(int(value))  # bool, enum, uint32, int64 as a decimal string
+        return
+    elif kind == "f64":
+        out += _Q(int(value) & _MASK64)
+        return
+    elif kind == "f32":
+        out += _I(int(value) & 0xFFFFFFFF)
+        return
+    else:
+        out += _D(float(value))
+        return
+    out += _varint(len(data))
+    out += data
 
 
 def message(name: str, obj: dict[str, Any]) -> bytes:
     """`obj` (OTLP's JSON mapping of message `name`) in the protobuf wire format."""
-    fields = SCHEMA[name]
+    fields = _TABLE[name]
     out = bytearray()
     for key, value in obj.items():
         spec = fields.get(key)
         if spec is None:
             raise ValueError(f"no protobuf field for {name}.{key}")
-        num, kind, sub = spec
+        tag, kind, sub = spec
         if isinstance(value, list):  # a repeated field: one entry per element
             for item in value:
-                _field(num, kind, sub, item, out)
+                _field(tag, kind, sub, item, out)
         elif value is not None:
-            _field(num, kind, sub, value, out)
+            _field(tag, kind, sub, value, out)
     return bytes(out)
 
 
