@@ -40,11 +40,14 @@ lines as the index's key), and hooks do not retry that key for a while.
 """
 
 import sys
-from typing import Any
 
 from . import roots
 from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read
 from .roots import posix
+
+TYPE_CHECKING = False  # type checkers read this as True; `typing` (and `re`) stay off the hook
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def current(project: str, budget: float | None = None) -> Index:
@@ -146,7 +149,7 @@ def build(project: str, key: str | None = None) -> Index:
     return parsed
 
 
-def plain(value: Any) -> Any:
+def plain(value: "Any") -> "Any":
     """A validated spec struct as JSON with every field, its defaults included (msgspec's
     to_builtins leaves them out), so a reader needs no struct to know them."""
     import msgspec
