@@ -45,10 +45,6 @@ from . import roots
 from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read
 from .roots import posix
 
-TYPE_CHECKING = False  # type checkers read this as True; `typing` (and `re`) stay off the hook
-if TYPE_CHECKING:
-    from typing import Any
-
 
 def current(project: str, budget: float | None = None) -> Index:
     """The index for `project`, rebuilt first when its key changed or the file is bad;
@@ -149,7 +145,7 @@ def build(project: str, key: str | None = None) -> Index:
     return parsed
 
 
-def plain(value: "Any") -> "Any":
+def plain(value: object) -> object:
     """A validated spec struct as JSON with every field, its defaults included (msgspec's
     to_builtins leaves them out), so a reader needs no struct to know them."""
     import msgspec
