@@ -98,3 +98,37 @@ def test_settings_keys_come_from_each_spec():
             assert key.path == ("rules", "r", "dispatch", kind, f.name)
     with pytest.raises(UsageError, match=f"use {names()}"):
         settings.parse_key("ways.sensors.s.rules.r.dispatch.kafka.url")
+
+
+@pytest.mark.parametrize("kind", list(TARGETS))
+def test_a_blocking_rule_s_plain_form_reads_back_as_the_rule(kind):
+    """The hook reads a blocking rule from the index's plain form (no spec.py): for every
+    kind it answers what the decoded rule answers, its consumer's Spec included."""
+    import json
+
+    from ways_sensors import rules
+    from ways_sensors.indexbuild import plain
+    from ways_sensors.timing import batch_for
+
+    rule = decode_rule(
+        {
+            "sections": ["tool_call"],
+            "mode": "blocking",
+            "timeout": "750ms",
+            "delivery": "at_least_once",
+            "fields": {"include": ["data"]},
+            "batch": {"max_records": 3},
+            "dispatch": {kind: EXAMPLES[kind]},
+        }
+    )
+    back = rules._plain(json.loads(json.dumps(plain(rule))))
+    assert back.dispatch.kind == kind and back.dispatch.target == rule.dispatch.target
+    assert (back.timeout_s, back.delivery, back.redact, back.chain) == (
+        0.75,
+        "at_least_once",
+        "default",
+        False,
+    )
+    assert back.fields is not None and list(back.fields.include) == ["data"]
+    assert batch_for(kind, back.batch) == batch_for(kind, rule.batch)
+    assert batch_for(kind, back.batch)[0] == 3
