@@ -96,6 +96,34 @@ def test_every_prompt_and_reply_once_and_no_thinking(live):
     assert masked and {x["kind"] for x in masked} == {"github-token"}
 
 
+def test_every_reply_carries_its_model_and_its_turn_s_tokens_from_the_rollout(live):
+    """The rollout's token_count lines (one per model call) summed per turn, counted
+    here independently of the builder; cached tokens apart from input_tokens."""
+    _, recs, _ = live
+    want: dict[str, list[int]] = {}
+    turn = None
+    for line in FX.session_bytes.decode().splitlines():
+        obj = json.loads(line)
+        p = obj.get("payload") or {}
+        if obj.get("type") == "event_msg" and p.get("type") == "task_started":
+            turn = p["turn_id"]
+        if obj.get("type") == "event_msg" and p.get("type") == "token_count":
+            last = p["info"]["last_token_usage"]
+            row = want.setdefault(turn, [0, 0, 0, 0])
+            row[0] += last["input_tokens"] - last["cached_input_tokens"]
+            row[1] += last["output_tokens"]
+            row[2] += last["cached_input_tokens"]
+            row[3] += 1
+    replies = of(recs, "assistant_response")
+    assert len(replies) == len(want) == len(sent("Stop"))
+    for r in replies:
+        u = r["data"]["usage"]
+        assert r["data"]["model"] == "mock-model" and "model" not in r["data"]["extra"]
+        got = [u["input_tokens"], u["output_tokens"], u["cache_read_input_tokens"], u["api_calls"]]
+        assert got == want[r["prompt_id"]], r["prompt_id"]
+        assert "cost_missing" in u or "cost" in u  # priced, or it says why not
+
+
 def test_sessions_start_and_end_per_process(live):
     _, recs, _ = live
     assert [r["data"]["source"] for r in of(recs, "session_start")] == [

@@ -188,10 +188,19 @@ def client_env(s: Session, url: str) -> dict[str, str]:
     )
 
 
-def run(s: Session, prompts: list[str] = PROMPTS, timeout: float = 180) -> Session:
+def run(
+    s: Session, prompts: list[str] = PROMPTS, timeout: float = 180, env_extra: dict | None = None
+) -> Session:
+    """The prompts, each a `claude -p` run of one session; `env_extra` sets (a value of
+    None: removes) variables of the client's environment."""
     exe = claude_bin()
     server, url = messages_api.serve()
     env = client_env(s, url)
+    for key, value in (env_extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
     try:
         for prompt in prompts:
             cmd = [exe, "-p", prompt, "--output-format", "json", "--allowedTools", "Bash", "Agent"]

@@ -89,6 +89,30 @@ def test_every_prompt_and_reply_once(session):
     assert {r["prompt_id"] for r in of(records, "user_prompt")} == turns
 
 
+def test_every_reply_carries_its_turn_s_tokens_from_the_rollout(session):
+    """Summed here from the real rollout's token_count lines, per turn, independently of
+    the builder; each reply also names its model and is priced or says why not."""
+    want: dict[str, list[int]] = {}
+    turn = None
+    for line in session.session_file().read_text().splitlines():
+        obj = json.loads(line)
+        p = obj.get("payload") or {}
+        if obj.get("type") == "event_msg" and p.get("type") == "task_started":
+            turn = p["turn_id"]
+        if obj.get("type") == "event_msg" and p.get("type") == "token_count" and p.get("info"):
+            last = p["info"]["last_token_usage"]
+            row = want.setdefault(turn, [0, 0, 0])
+            row[0] += last["input_tokens"] - last.get("cached_input_tokens", 0)
+            row[1] += last["output_tokens"]
+            row[2] += 1
+    replies = of(session.records(), "assistant_response")
+    assert replies and len(replies) == len(want)
+    for r in replies:
+        u = r["data"]["usage"]
+        assert [u["input_tokens"], u["output_tokens"], u["api_calls"]] == want[r["prompt_id"]]
+        assert isinstance(r["data"]["model"], str) and ("cost" in u or "cost_missing" in u)
+
+
 def test_no_thinking_anywhere_and_the_secret_masked(session):
     text = (session.audit_dir / f"all-{session.session_id}.jsonl").read_text()
     assert THINKING in session.session_file().read_text()  # the rollout holds the reasoning

@@ -3,7 +3,11 @@ subagent, a failing command, a compaction, a plain turn; each a `claude -p` run 
 session) into a real Arize Phoenix server, read back through Phoenix's own REST API:
 one trace, one root, one `chat` span per reply with its tokens and cost, one
 `execute_tool` span per tool call with the failing one in error, the subagent nested
-under its Agent call, each resumed run under the root."""
+under its Agent call, each resumed run under the root.
+
+The client runs as under a CI job's trace: started with a TRACEPARENT and its own
+tracing on (its spans to the same Phoenix), so it hands every hook a TRACEPARENT: our
+spans join that trace, our root under the job's span, beside the client's own spans."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from .phoenix import Phoenix, attrs
 
 pytestmark = pytest.mark.slow
 STATUS_ERROR = 2
+JOB_TRACE, JOB_SPAN = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
 
 
 @pytest.fixture(scope="module")
@@ -34,17 +39,25 @@ def traced(tmp_path_factory):
             f"    dispatch: {{otlp: {{endpoint: '{server.url}', signal: traces,"
             " encoding: protobuf}}\n"
         )
-        harness.run(s)
-        sid = s.session_id
+        tracing = {  # the client's own tracing (its OpenTelemetry traces beta), to Phoenix
+            "TRACEPARENT": f"00-{JOB_TRACE}-{JOB_SPAN}-01",
+            "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
+            "OTEL_TRACES_EXPORTER": "otlp",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": server.url,
+            "DISABLE_TELEMETRY": None,
+        }
+        harness.run(s, env_extra=tracing)
         records = s.records()
         want = sum(r["section"] in ("assistant_response", "tool_result") for r in records)
         end = time.monotonic() + 120
         spans: list[dict] = []
         while time.monotonic() < end:  # Phoenix inserts what it received in the background
-            spans = [x for x in server.spans() if x["trace_id"] == ids.trace_id(sid)]
-            names = Counter(x["name"].split(" ")[0] for x in spans)
+            spans = [x for x in server.spans() if x["trace_id"] == JOB_TRACE]
+            names = Counter(x["name"].split(" ")[0] for x in ours(spans))
             if names["chat"] + names["execute_tool"] >= want and any(
-                not x.get("parent_span_id") for x in spans
+                x["span_id"] == ids.span_id(s.session_id, "root") for x in spans
             ):
                 break
             time.sleep(1)
@@ -57,12 +70,28 @@ def of(records, section):
     return [r for r in records if r["section"] == section]
 
 
+def ours(spans: list[dict]) -> list[dict]:
+    """Our spans (each names its record: `ways.rule_seq`), not the client's own."""
+    return [x for x in spans if "ways.rule_seq" in attrs(x)]
+
+
+def test_the_session_joined_the_clients_trace(traced):
+    s, records, spans = traced
+    assert {r.get("traceparent", "")[3:35] for r in records} == {JOB_TRACE}  # every record
+    mine = ours(spans)
+    theirs = [x for x in spans if x not in mine]
+    assert mine and theirs  # ours and the client's own spans, in one trace
+    [root] = [x for x in mine if x["span_id"] == ids.span_id(s.session_id, "root")]
+    assert root["parent_span_id"] == JOB_SPAN  # under the job's span
+
+
 def test_the_session_is_one_trace_with_one_root_and_a_run_per_resume(traced):
     s, _, spans = traced
+    spans = ours(spans)
     assert spans, "Phoenix holds no span of the session"
-    assert {x["trace_id"] for x in spans} == {ids.trace_id(s.session_id)}
+    assert {x["trace_id"] for x in spans} == {JOB_TRACE}
     assert len({x["span_id"] for x in spans}) == len(spans)  # no span twice
-    [root] = [x for x in spans if not x.get("parent_span_id")]
+    [root] = [x for x in spans if x["parent_span_id"] == JOB_SPAN]
     assert root["name"] == "invoke_agent claude-code"
     assert root["span_id"] == ids.span_id(s.session_id, "root")
     a = attrs(root)
@@ -81,6 +110,7 @@ def test_the_session_is_one_trace_with_one_root_and_a_run_per_resume(traced):
 
 def test_one_chat_span_per_reply_with_its_tokens_and_cost(traced):
     s, records, spans = traced
+    spans = ours(spans)
     chats = {x["span_id"]: x for x in spans if x["name"].startswith("chat")}
     replies = of(records, "assistant_response")
     assert len(chats) == len(replies)
@@ -107,6 +137,7 @@ def test_one_chat_span_per_reply_with_its_tokens_and_cost(traced):
 
 def test_one_execute_tool_span_per_call_and_the_failing_one_in_error(traced):
     _, records, spans = traced
+    spans = ours(spans)
     tools = {
         attrs(x)["gen_ai.tool.call.id"]: x for x in spans if x["name"].startswith("execute_tool")
     }
@@ -125,6 +156,7 @@ def test_one_execute_tool_span_per_call_and_the_failing_one_in_error(traced):
 
 def test_the_subagent_is_nested_under_its_agent_call(traced):
     s, records, spans = traced
+    spans = ours(spans)
     [start] = [r for r in of(records, "subagent") if r["data"]["phase"] == "start"
                and r["agent_type"] == "general-purpose"]  # fmt: skip
     aid = start["data"]["agent_id"]
@@ -142,6 +174,7 @@ def test_the_subagent_is_nested_under_its_agent_call(traced):
 
 def test_the_compaction_is_a_span_event(traced):
     _, records, spans = traced
+    spans = ours(spans)
     assert of(records, "compaction")
     names = [e["name"] for x in spans for e in x.get("events") or []]
     assert names.count("ways.compaction") == len(of(records, "compaction"))

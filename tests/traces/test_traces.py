@@ -153,3 +153,30 @@ def test_a_batch_sent_again_is_the_same_spans(tmp_path: Path):
     # each tool span starts at its call, carried over from the earlier batch
     assert [int(s["startTimeUnixNano"]) // 10**9 % 60 for s in tool] == [2, 3, 4]
     assert not any(s["attributes"] for s in tool if "ways.unfinished" in json.dumps(s))
+
+
+def test_an_async_subagent_nests_under_the_call_whose_result_named_it():
+    """Claude Code may run a subagent asynchronously: its Agent call returns first (the
+    result names the agent), the subagent starts and stops after it."""
+    from ways_sensors.traces.spans import Spans
+    from ways_sensors.traces.state import State
+
+    def rec(n: int, section: str, data: dict, agent_id=None) -> dict:
+        return {"section": section, "seq": n, "rule_seq": n, "session_id": "s-async",
+                "agent": "claude-code", "agent_id": agent_id,
+                "timestamp": f"2026-10-06T09:14:{n:02d}.000Z", "data": data}  # fmt: skip
+
+    call = {"tool_name": "Agent", "tool_use_id": "toolu_a", "tool_kind": "agent"}
+    out = Spans("s-async", State()).of([
+        rec(1, "tool_call", {**call, "input": {"prompt": "go"}}),
+        rec(2, "tool_call", {"tool_name": "Task", "tool_use_id": "toolu_other",
+                             "tool_kind": "agent"}),  # another agent call, still open
+        rec(3, "tool_result", {**call, "status": "success",
+                               "output": {"isAsync": True, "agentId": "ag-async"}}),
+        rec(4, "subagent", {"phase": "start", "agent_id": "ag-async", "agent_type": "Explore"},
+            "ag-async"),
+        rec(5, "subagent", {"phase": "stop", "agent_id": "ag-async", "agent_type": "Explore"},
+            "ag-async"),
+    ])  # fmt: skip
+    [sub] = [s for s in out if s["name"] == "invoke_agent Explore"]
+    assert sub["parentSpanId"] == spans.span_id("s-async", "tool", "toolu_a")

@@ -10,7 +10,8 @@ One trace per session. Its spans, in OTLP's JSON mapping (ids as lowercase hex):
                               first run's end, is never sent again
     invoke_agent {type}       a subagent, from its `subagent` start to its stop, nested
                               under the execute_tool span of the call that started it
-                              (the newest open `agent`-kind tool call of its parent)
+                              (the one whose result named it, an async subagent; else
+                              the newest open `agent`-kind tool call of its parent)
     chat {model}              one per assistant_response: from the turn's start (its
                               prompt, else the previous reply) to the reply; tokens,
                               finish reason and cost
@@ -240,6 +241,12 @@ class Spans:
         if call:
             attrs.append(("ways.call.rule_seq", call.get("rule_seq")))
         result = data.get("error") if failed else data.get("output")
+        launched = result.get("agentId") if isinstance(result, dict) else None
+        if isinstance(launched, str) and launched and tid:  # an async subagent: its call
+            spawned = self.state.spawned  # returned first; the subagent nests under it
+            if len(spawned) >= MAX_OPEN:
+                spawned.pop(next(iter(spawned)))
+            spawned[launched] = tid
         if ("error" if failed else "output") in data:
             attrs.append(("gen_ai.tool.call.result", _text(result)))
         error = None
@@ -311,8 +318,9 @@ class Spans:
         if data.get("phase") == "start":
             if len(agents) >= MAX_OPEN:
                 agents.pop(next(iter(agents)))
-            # the newest open agent-kind call of the parent (the main agent) started it
-            spawner = next(
+            # the call whose result named it (an async subagent), else the newest open
+            # agent-kind call of the parent (the main agent) started it
+            spawner = self.state.spawned.pop(aid, None) or next(
                 (
                     t
                     for t, c in reversed(self.state.calls.items())
@@ -335,7 +343,7 @@ class Spans:
         unfinished: bool = False,
     ) -> dict[str, Any]:
         kind = (opened or {}).get("type") or data.get("agent_type") or rec.get("agent_type")
-        tool = (opened or {}).get("tool")
+        tool = (opened or {}).get("tool") or self.state.spawned.pop(aid, None)
         parent = span_id(self._sid, "tool", tool) if tool else self._parent("")
         attrs = [
             *self._common(rec, "invoke_agent"),

@@ -54,6 +54,7 @@ class State:
         run = d.get("run")
         self.run = run if isinstance(run, str) else ""  # a resumed run's key (spans.py)
         self.run_start = number("run_start")
+        self.spawned = table("spawned")  # an async subagent's id -> the call that launched it
 
     def dump(self) -> dict[str, Any]:
         return {
@@ -65,6 +66,7 @@ class State:
             "dropped": self.dropped,
             "run": self.run,
             "run_start": self.run_start,
+            "spawned": self.spawned,
         }
 
 

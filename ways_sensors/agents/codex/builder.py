@@ -91,6 +91,7 @@ class Builder:
             if isinstance(x, dict) and isinstance(x.get("at"), list) and len(x["at"]) == 2
         ]
         self.at: tuple[str, int] | None = None  # the spool frame being built (the dispatcher's)
+        self.usage = rollout.TurnUsage(s.get("usage"))  # each turn's tokens, from the rollout
 
     def state(self) -> str:
         """Content-free (the module docstring): ids, offsets, exit codes, frames."""
@@ -104,6 +105,7 @@ class Builder:
                 "offset": self.offset,
                 "outcomes": self.outcomes,
                 "parked": held,
+                "usage": self.usage.dump(),
             }
         )
 
@@ -162,7 +164,7 @@ class Builder:
     def _sync(self, path: str) -> None:
         if self.rollout != path:
             self.rollout, self.offset = path, 0
-        found, self.offset = rollout.scan(path, self.offset, self.stats)
+        found, self.offset = rollout.scan(path, self.offset, self.stats, self.usage)
         if found:
             self.outcomes.update(found)
             if len(self.outcomes) > MAX_OUTCOMES:
@@ -237,8 +239,14 @@ class Builder:
     def stop(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
         out = self._release(final=True)
         text = text_or_empty(p.get("last_assistant_message"))
-        extra_ = _extra(p, {"last_assistant_message"})
-        out.append(drafts("assistant_response", {"text": text, "extra": extra_}))
+        data: dict[str, Any] = {"text": text}
+        model, usage = p.get("model"), self.usage.take(p.get("turn_id"))
+        if isinstance(model, str) and model:
+            data["model"] = model
+        if usage:  # the turn's model calls, from the rollout (priced by the dispatcher)
+            data["usage"] = usage
+        data["extra"] = _extra(p, {"last_assistant_message", *data})
+        out.append(drafts("assistant_response", data))
         return out
 
     def subagent_start(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:

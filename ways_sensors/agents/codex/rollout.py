@@ -10,6 +10,10 @@ included. The lines this module reads (Codex 0.169; older names in brackets):
                    [{type: exec_command_end, call_id, exit_code}]
                    [{type: patch_apply_end, call_id, success}]
     event_msg      {type: task_complete, turn_id, last_agent_message}
+    event_msg      {type: task_started, turn_id}
+    event_msg      {type: token_count, info: {last_token_usage: {input_tokens,
+                    cached_input_tokens, cache_write_input_tokens, output_tokens}}}:
+                   one model call's tokens, counted to the turn last started (TurnUsage)
     response_item  {type: function_call, name, arguments (JSON text), call_id}
                    {type: custom_tool_call, name, input, call_id}
     response_item  {type: function_call_output | custom_tool_call_output, call_id,
@@ -84,8 +88,75 @@ def failed(outcome: Outcome) -> bool:
     return (isinstance(code, int) and code != 0) or status in FAILED
 
 
-def scan(path: str, offset: int, stats: ReadStats | None = None) -> tuple[dict[str, Outcome], int]:
-    """Outcomes in the rollout's complete lines after `offset`, and the offset after them.
+class TurnUsage:
+    """Each turn's tokens, summed from the token_count lines (one a model call) after its
+    task_started (those read before any, when a reader starts inside a turn: to the
+    turn under way, the next one taken): numbers and turn ids only (they stay at rest in
+    the build cursor), the last MAX turns. OpenAI counts cached tokens inside
+    input_tokens; a reply's usage is written as Claude Code's (docs/records.md):
+    input_tokens without them, beside
+    cache_read_input_tokens and cache_creation_input_tokens."""
+
+    MAX = 64
+    FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
+
+    def __init__(self, raw: Any = None) -> None:
+        d = raw if isinstance(raw, dict) else {}
+        current, turns = d.get("current"), d.get("turns")
+        self.current: str | None = current if isinstance(current, str) else None
+        self.turns: dict[str, list[int]] = {
+            k: list(v)
+            for k, v in (turns.items() if isinstance(turns, dict) else ())
+            if isinstance(k, str) and isinstance(v, list) and len(v) == 5
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+        }  # fmt: skip
+
+    def see(self, obj: dict[str, Any]) -> None:
+        p = _p if isinstance(_p := obj.get("payload"), dict) else {}
+        if obj.get("type") != "event_msg":
+            return
+        if p.get("type") in ("task_started", "turn_started") and isinstance(p.get("turn_id"), str):
+            self.current = p["turn_id"]
+            return
+        info = p.get("info") if p.get("type") == "token_count" else None
+        last = info.get("last_token_usage") if isinstance(info, dict) else None
+        if not isinstance(last, dict):
+            return
+        turn = self.current or ""  # read before any task_started: the turn under way
+        if turn not in self.turns and len(self.turns) >= self.MAX:
+            self.turns.pop(next(iter(self.turns)))
+        row = self.turns.setdefault(turn, [0, 0, 0, 0, 0])
+        for i, name in enumerate(self.FIELDS):
+            v = last.get(name)
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                row[i] += v
+        row[4] += 1
+
+    def take(self, turn: Any) -> dict[str, int] | None:
+        """The turn's usage (and forget it); None when no model call of it was read."""
+        rows = [self.turns.pop(turn, None) if isinstance(turn, str) and turn else None]
+        rows.append(self.turns.pop("", None))  # calls read before their turn's start
+        row = [sum(r[i] for r in rows if r) for i in range(5)]
+        total, cached, written, output, calls = row
+        if not calls:
+            return None
+        return {
+            "input_tokens": max(0, total - cached - written),
+            "output_tokens": output,
+            "cache_read_input_tokens": cached,
+            "cache_creation_input_tokens": written,
+            "api_calls": calls,
+        }
+
+    def dump(self) -> dict[str, Any]:
+        return {"current": self.current, "turns": self.turns}
+
+
+def scan(
+    path: str, offset: int, stats: ReadStats | None = None, usage: TurnUsage | None = None
+) -> tuple[dict[str, Outcome], int]:
+    """Outcomes in the rollout's complete lines after `offset`, and the offset after them;
+    `usage`, when given, sees every line (the turns' tokens).
 
     A first read (offset 0) of a long rollout starts MAX_HEAD before its end. Raises
     OSError as sessionfile.read_from does (NotRegularFile: not a regular file)."""
@@ -99,6 +170,8 @@ def scan(path: str, offset: int, stats: ReadStats | None = None) -> tuple[dict[s
     objs, end = read_from(path, offset, stats)
     found: dict[str, Outcome] = {}
     for obj in objs:
+        if usage is not None:
+            usage.see(obj)
         got = outcome_of(obj)
         if got and (got[0] not in found or found[got[0]][0] is None):
             found[got[0]] = got[1]
