@@ -359,8 +359,12 @@ def test_partial_success_is_counted_rejected_and_never_retried(install, tmp_path
         ScriptedSession(install, tmp_path / "t").play()
         assert wait_until(lambda: counters_of(install, "ship/otel")["delivered"] == TOTAL - 1)
         c = counters_of(install, "ship/otel")
-        assert (c["rejected"], c["retries"], c["refusals"]) == (1, 0, 0)
-        assert len(server.attempts) == TOTAL  # one request per record: none sent twice
+        assert (c["rejected"], c["refusals"]) == (1, 0)
+        # a loaded machine may time an attempt out and send it again (counted as a
+        # timeout); nothing else is retried, the partial success least of all
+        timeouts = c.get("timeouts", 0)
+        assert c.get("retries", 0) == timeouts
+        assert len(server.attempts) == TOTAL + timeouts  # one request per record otherwise
         assert not (install.state_root / "deadletters" / "ship.otel.jsonl").exists()
         [partial] = [e for e in events(install) if e["kind"] == "dispatch.partial"]
         assert (partial["rejected"], partial["rule_seq"]) == (1, 1)
