@@ -11,7 +11,9 @@ What a priced record carries (formats owned here):
       "cost": {"currency": "USD", "amount": 0.008625, "model": "claude-sonnet-4-5",
                "source": "genai-prices", "version": "0.2.3"}
     or, when no price can be had, no `cost` and
-      "cost_missing": "no price for model 'x' in genai-prices 0.2.3"   (or another why)
+      "cost_missing": "no price for model 'x' in genai-prices 0.2.3"   (or another why:
+                      a Gemini CLI reply whose calls named several models, `usage.models`,
+                      has no single price)
 
     session_end, as data.cost: the session's replies summed, subagents' included
       {"currency": "USD", "amount": 0.52, "replies": 12, "unpriced": 1,
@@ -89,6 +91,8 @@ def price(model: Any, usage: Any, agent: str | None, timestamp: Any) -> dict[str
         return "the model name is too long to look up"
     if not isinstance(usage, dict):
         return "no usage"
+    if isinstance(usage.get("models"), list) and len(usage["models"]) > 1:
+        return "the reply's calls used several models"  # no single price applies
     try:
         table = _prices()
     except ImportError:
