@@ -15,9 +15,6 @@ import time
 
 import psutil
 
-from ways_sensors.cursorlog import COMPACT_FLOOR, CursorLog
-from ways_sensors.cursorread import read_states
-
 from .conftest import payload
 from .helpers import (
     SID,
@@ -65,6 +62,8 @@ def test_a_session_with_many_rules_keeps_one_cursor_file_at_rest(install, tmp_pa
         assert wait_until(lambda: cursor_files(install) == ["cursors.log"], timeout=30), (
             cursor_files(install)[:5]
         )
+    from ways_sensors.cursorread import read_states
+
     states = read_states(str(install.sessions() / SID / "cursors"))
     assert len(states) == rules
     assert {st["rule_seq"] for st in states.values()} == {3}
@@ -196,6 +195,9 @@ def test_an_older_versions_cursor_files_are_migrated_with_their_pending_batch(in
 def test_a_commit_writes_one_line_whatever_the_number_of_rules(tmp_path):
     """2,000 rules committing 5 times each: the bytes written (the kernel's own count,
     /proc/self/io `wchar`) stay linear in the commits, compaction included."""
+    from ways_sensors.cursorlog import COMPACT_FLOOR, CursorLog
+    from ways_sensors.cursorread import read_states
+
     root = tmp_path / "state"
     folder = root / "sessions" / "s" / "cursors"
     log = CursorLog(str(folder), str(root))
