@@ -115,6 +115,7 @@ class Dispatcher:
                 "ended": False,
                 "trackers": dict(kept) if isinstance(kept, dict) else {},
                 "traceparent": self.ledger.get("traceparent"),  # a resumed session's trace
+                "cost": self.ledger.get("cost"),  # its earlier runs' replies, priced
             }
         self.build = b
         self.journal.restore(tuple(b["journal"]), int(b["seq"]), bool(b.get("ended")))
@@ -326,6 +327,7 @@ class Dispatcher:
                 return False
             if reason == "session_end" and not owes and self.journal.ended:
                 self.ledger["traceparent"] = self.journal.traceparent
+                self.ledger["cost"] = self.tally.state()  # a resumed run goes on from it
                 s.leave(self.journal.seq, self.ledger)  # the ledger; the folder goes
                 s.mark_pending(False)
             else:
