@@ -182,6 +182,7 @@ def test_an_abandoned_session_is_removed_by_the_next_dispatcher_start(install, t
     assert removed["idle_h"] >= 72 and removed["bytes"] >= spool_bytes > 0
     ledger = json.loads((install.state_root / "ledger" / "old-1.json").read_text())
     assert ledger["seq"] == 2 and ledger["rules"]["all/everything"][0] == 2
+    assert ledger["cost"] == {"amount": "0", "replies": 0, "unpriced": 0}  # numbers only
 
     # the session comes back (a resumed agent): it goes on from its ledger
     old = [r for r in records(out) if r["session_id"] == "old-1"]

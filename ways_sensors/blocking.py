@@ -74,6 +74,7 @@ def run(
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
     _site()  # before anything that needs site-packages (msgspec, yaml)
     from . import agents, counters, delivery, events, indexbuild, records, rules, spool
+    from .layout import Layout
     from .pipeline import match
     from .session import Session
     from .timing import BLOCKING_CAP
@@ -86,8 +87,10 @@ def run(
     blocking = rules.blocking(indexbuild.current(project))  # no spec.py: rules.blocking
     builder = agents.adapter(agent or agents.DEFAULT).new_builder(transcript=False)
     drafts = builder.build(event, payload, ts_ns)
-    envs = [records.envelope(d, None, session_id, project) for d in drafts]
     start = started if started is not None else time.monotonic()
+    layout = Layout()
+    joined = _joined(layout, session_id)  # the session's trace, or this hook's (below)
+    envs = [records.envelope(d, None, session_id, project, joined) for d in drafts]
     jobs = []
     for n, rule in enumerate(blocking.values()):
         if time.monotonic() >= start + BLOCKING_CAP:  # `where` runs inside the cap too
@@ -98,6 +101,12 @@ def run(
         return
     session = Session(session_id)
     session.create()
+    if joined is not None:
+        from .traces import joined as trace
+
+        final = trace.settle(layout, session_id, joined)  # first writer wins
+        for _, rec in jobs:
+            rec["traceparent"] = final  # another hook's, when it wrote the file first
     shared = start + min(BLOCKING_CAP, max(rule.spec.timeout_s for rule, _ in jobs))
     done = threading.Semaphore(0)
     work = [_Job(rule, rec) for rule, rec in jobs]
@@ -165,6 +174,17 @@ def run(
         from . import launch
 
         launch.ensure_dispatcher(session_id)
+
+
+def _joined(layout: Layout, sid: str) -> str | None:
+    """The traceparent this hook's records carry: the session's joined trace
+    (traces/joined.py: its folder's file, or a resumed session's ledger) when it has
+    joined one, else this hook's own valid $TRACEPARENT, which becomes the session's
+    when a rule fires (run). Without either: two failed opens and an environment lookup."""
+    from .traces import joined as trace
+    from .traces.context import normal
+
+    return trace.read(layout, sid) or normal(os.environ.get("TRACEPARENT"))
 
 
 class _Job:

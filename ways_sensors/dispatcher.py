@@ -54,7 +54,7 @@ from .retention import sweep
 from .secure import UnsafeState, ensure_private_dir, open_private
 from .session import Session, read_json, write_json
 from .spoolread import Reader
-from .traces import context
+from .traces import context, joined
 
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
@@ -116,6 +116,7 @@ class Dispatcher:
                 "ended": False,
                 "trackers": dict(kept) if isinstance(kept, dict) else {},
                 "traceparent": self.ledger.get("traceparent"),  # a resumed session's trace
+                "cost": self.ledger.get("cost"),  # its earlier runs' replies, priced
             }
         self.build = b
         self.journal.restore(tuple(b["journal"]), int(b["seq"]), bool(b.get("ended")))
@@ -126,7 +127,10 @@ class Dispatcher:
         b["trackers"] = states
         self.builders = Builders(self.session.id, b["trackers"], self.spool)
         self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
-        self.journal.traceparent = context.normal(b.get("traceparent"))
+        trace = context.normal(b.get("traceparent"))  # a resumed session's: its ledger's
+        if trace:  # shared with the blocking path (traces/joined.py)
+            trace = joined.settle(self.session.layout, self.session.id, trace)
+        self.journal.traceparent = trace
 
     @property
     def project(self) -> str:
@@ -145,6 +149,8 @@ class Dispatcher:
             self.builders.drop_spent(b["spool"][0])
         if not frames:
             return 0
+        if not self.journal.traceparent:  # a blocking rule's hook may have joined (joined.py)
+            self.journal.traceparent = joined.read(self.session.layout, self.session.id)
         self.crew.sync(self.project)  # a rule added since the last look sees these records too
         built = 0
         committed = 0
@@ -225,9 +231,12 @@ class Dispatcher:
 
     def _join(self, entry: spool.Entry) -> None:
         """The session joins the client's trace of the first valid $TRACEPARENT its hooks
-        carried (traces/context.py); one that is not valid is logged, content-free."""
-        joined = self.journal.traceparent = context.normal(entry.traceparent)
-        kind = "dispatch.trace_joined" if joined else "dispatch.bad_traceparent"
+        carried (traces/context.py), unless a blocking rule's hook joined one first
+        (traces/joined.py: then that one); one that is not valid is logged, content-free."""
+        valid = context.normal(entry.traceparent)
+        layout, sid = self.session.layout, self.session.id
+        self.journal.traceparent = joined.settle(layout, sid, valid) if valid else None
+        kind = "dispatch.trace_joined" if valid else "dispatch.bad_traceparent"
         events.log(kind, session=self.session.id, size=len(entry.traceparent))
 
     def _commit_build(self) -> None:
@@ -327,6 +336,7 @@ class Dispatcher:
                 return False
             if reason == "session_end" and not owes and self.journal.ended:
                 self.ledger["traceparent"] = self.journal.traceparent
+                self.ledger["cost"] = self.tally.state()  # a resumed run goes on from it
                 s.leave(self.journal.seq, self.ledger)  # the ledger; the folder goes
                 s.mark_pending(False)
             else:

@@ -177,7 +177,9 @@ AGENTS = {
             project_env="GEMINI_PROJECT_DIR",  # Gemini CLI sets it for hooks
             start_event="SessionStart",
             end_event="SessionEnd",
-            size_events=("PreCompress",),  # the hook notes the session file's size there too
+            # the hook notes the chat file's size there too: what followed a PreCompress,
+            # and how far a reply's tokens are read (builder.py)
+            size_events=("PreCompress", "AfterAgent"),
             event_sections={
                 "BeforeAgent": ("user_prompt", *_PAIRED),
                 "AfterAgent": ("assistant_response",),

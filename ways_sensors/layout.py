@@ -35,6 +35,9 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         the build cursor, replaced atomically after each journal append; positions, ids
         and keyed digests, never content (the agent's tracker state says how). SIGKILL:
         the previous cursor; the next dispatcher cuts the journal back to its end.
+    sessions/<sid>/trace.json           traces/joined.py (its format)
+        the client's trace the session joined, written once (the dispatcher or a
+        blocking rule's hook, first writer wins), never replaced. SIGKILL: whole or absent.
     sessions/<sid>/journal/<n>.seg      journal.py (its format)
         appended by the dispatcher; a segment every worker passed is deleted.
         SIGKILL: bytes past the committed end, cut away by the next dispatcher.

@@ -11,7 +11,9 @@ What a priced record carries (formats owned here):
       "cost": {"currency": "USD", "amount": 0.008625, "model": "claude-sonnet-4-5",
                "source": "genai-prices", "version": "0.2.3"}
     or, when no price can be had, no `cost` and
-      "cost_missing": "no price for model 'x' in genai-prices 0.2.3"   (or another why)
+      "cost_missing": "no price for model 'x' in genai-prices 0.2.3"   (or another why:
+                      a Gemini CLI reply whose calls named several models, `usage.models`,
+                      has no single price)
 
     session_end, as data.cost: the session's replies summed, subagents' included
       {"currency": "USD", "amount": 0.52, "replies": 12, "unpriced": 1,
@@ -25,8 +27,10 @@ several API calls is priced as that many equal calls (its sums shared out evenly
 price tier that applies per request (more than 200k input tokens) is not crossed by the
 sum of several small calls.
 
-The session total lives in the build cursor (`Tally`, a few numbers, no content) so a
-dispatcher that restarts goes on counting; a record is priced once, when it is built.
+The session total lives in the build cursor (`Tally`, a few numbers, no content), and
+in the session's ledger entry once its folder goes (session.py), so a dispatcher that
+restarts, or a resumed run's, goes on counting: a session_end's total covers every run
+of the session so far; a record is priced once, when it is built.
 """
 
 from __future__ import annotations
@@ -89,6 +93,8 @@ def price(model: Any, usage: Any, agent: str | None, timestamp: Any) -> dict[str
         return "the model name is too long to look up"
     if not isinstance(usage, dict):
         return "no usage"
+    if isinstance(usage.get("models"), list) and len(usage["models"]) > 1:
+        return "the reply's calls used several models"  # no single price applies
     try:
         table = _prices()
     except ImportError:

@@ -255,6 +255,9 @@ def _ledger(s: Session) -> dict[str, Any]:
     trackers = build.get("trackers") if isinstance(build, dict) else None
     if isinstance(trackers, dict) and trackers:
         out["trackers"] = trackers
+    cost = build.get("cost") if isinstance(build, dict) else old.get("cost")
+    if isinstance(cost, dict):  # the replies priced so far (numbers only): a resume adds on
+        out["cost"] = cost
     return out
 
 

@@ -10,7 +10,8 @@ path, and holds the table of the whole state root):
     journal/<n>.seg        built records (journal.py), written only by the dispatcher;
                            segments every rule passed are deleted
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
-                           "ended", "trackers": {agent: builder state}}: the build
+                           "ended", "trackers": {agent: builder state}, "cost": the
+                           session's replies priced so far (pricing.Tally)}: the build
                            cursor, committed after the journal append it covers (older
                            ones hold Claude Code's state as "tracker"); a builder's state
                            holds offsets, ids and keyed digests, never content
@@ -28,7 +29,10 @@ Elsewhere in the state root:
                            written in place (the folder's mtime says a marker was added);
                            empty from older versions (rules unknown)
     ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]},
-                           "traceparent"?: the client's trace it joined} (keyed
+                           "traceparent"?: the client's trace it joined, "cost"?:
+                           the session's replies priced so far, numbers only
+                           (pricing.Tally), so a resumed run's session_end totals the
+                           whole session} (keyed
                            by layout.rule_label; "trackers" too, as in build.json, when
                            retention.py removed a session that never ended): what a
                            removed session folder leaves behind, so a resumed session
@@ -159,6 +163,8 @@ class Session:
         kept: dict[str, Any] = {"seq": seq, "rules": rules}
         if ledger.get("traceparent"):  # the client's trace the session joined (dispatcher)
             kept["traceparent"] = ledger["traceparent"]
+        if isinstance(ledger.get("cost"), dict):  # the session's cost so far (pricing.Tally)
+            kept["cost"] = ledger["cost"]
         self.write_ledger(kept)
         self.remove()
 

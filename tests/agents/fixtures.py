@@ -134,3 +134,23 @@ def everything(out: Path, **fields: str) -> str:
 
 def of(recs: list[dict], section: str) -> list[dict]:
     return [r for r in recs if r["section"] == section]
+
+
+def chat_turns(data: bytes) -> list[dict[str, list]]:
+    """Each turn's model calls in a chat file, counted here independently of the builder:
+    a turn starts at a prompt line (a user message that is neither a tool's response nor
+    the context block); its calls are the gemini message lines after it, by id (a
+    message is written again once its tool calls ran), [tokens, model]."""
+    turns: list[dict[str, list]] = []
+    for line in data.decode().splitlines():
+        obj = json.loads(line)
+        content = obj.get("content")
+        prompt = isinstance(content, list) and not any(
+            "functionResponse" in c or c.get("text", "").startswith("<session_context>")
+            for c in content
+        )
+        if obj.get("type") == "user" and prompt:
+            turns.append({})
+        if obj.get("type") == "gemini" and "tokens" in obj:
+            turns[-1][obj["id"]] = [obj["tokens"], obj["model"]]
+    return turns

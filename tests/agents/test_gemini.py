@@ -14,7 +14,18 @@ from ways_sensors.agents.gemini.adapter import new_builder
 from ways_sensors.agents.gemini.builder import outcome
 
 from ..e2e.agents_harness import compressions
-from .fixtures import FAKE_TOKEN, GEMINI, THINKING, dispatch, everything, load, of, records, replay
+from .fixtures import (
+    FAKE_TOKEN,
+    GEMINI,
+    THINKING,
+    chat_turns,
+    dispatch,
+    everything,
+    load,
+    of,
+    records,
+    replay,
+)
 
 FX = load(GEMINI)
 
@@ -97,6 +108,77 @@ def test_every_prompt_and_reply_once_thinking_never(live):
     text = json.dumps(recs)
     assert THINKING not in text and FAKE_TOKEN not in text
     assert {x["kind"] for r in recs for x in r.get("redactions", [])} == {"github-token"}
+
+
+def test_every_reply_carries_its_model_and_its_turn_s_tokens_from_the_chat_file(live):
+    """input_tokens without the cached ones (the chat file's `input` includes them),
+    thoughts counted as output; priced; the session's cost their sum."""
+    _, recs, _ = live
+    replies = of(recs, "assistant_response")
+    turns = chat_turns(FX.session_bytes)
+    assert len(replies) == len(turns) == len(sent("AfterAgent"))
+    total = 0.0
+    for r, calls in zip(replies, turns, strict=True):
+        u = r["data"]["usage"]
+        toks = [t for t, _ in calls.values()]
+        want = {
+            "input_tokens": sum(t["input"] + t.get("tool", 0) - t["cached"] for t in toks),
+            "cache_read_input_tokens": sum(t["cached"] for t in toks),
+            "output_tokens": sum(t["output"] + t.get("thoughts", 0) for t in toks),
+            "api_calls": len(calls),
+        }
+        assert {k: u[k] for k in want} == want and u["cache_creation_input_tokens"] == 0
+        assert r["data"]["model"] == list(calls.values())[-1][1] == "gemini-3.8-flash"
+        assert "model" not in r["data"]["extra"] and "models" not in u
+        assert u["cost"]["currency"] == "USD" and u["cost"]["amount"] > 0
+        total += u["cost"]["amount"]
+    assert sum(len(c) for c in turns) > len(turns)  # a tool call's turn: two model calls
+    ends = of(recs, "session_end")
+    assert ends[-1]["data"]["cost"]["replies"] == len(replies)
+    assert ends[-1]["data"]["cost"]["amount"] == pytest.approx(total)
+
+
+def test_a_turn_s_tokens_cached_thoughts_and_tool_prompts_and_several_models(tmp_path):
+    """The recorded chat file's first turn, its calls' tokens changed to what the API
+    gives with caching, thinking and a tool prompt: input includes the cached tokens
+    (kept apart), thoughts are billed as output; calls of several models (Gemini CLI's
+    routing) are named, and no single price is guessed for them."""
+    lines = FX.session_bytes.splitlines(keepends=True)
+    end = next(i for i, x in enumerate(lines) if b'"FINAL-REPLY' in x) + 1
+    chat = tmp_path / "chat.jsonl"
+    models = iter(["gemini-2.5-pro", "gemini-2.5-pro", "gemini-2.5-flash"])
+
+    def changed(line: bytes) -> bytes:
+        obj = json.loads(line)
+        if obj.get("type") != "gemini":
+            return line
+        obj["tokens"] = {"input": 9000, "cached": 6000, "output": 40, "thoughts": 300,
+                         "tool": 5, "total": 9345}  # fmt: skip
+        obj["model"] = next(models)
+        return json.dumps(obj).encode() + b"\n"
+
+    data = b"".join(changed(x) for x in lines[:end])
+    chat.write_bytes(data)
+    p = {"session_id": FX.session_id, "transcript_path": str(chat), "prompt_response": "x"}
+    b = new_builder()
+    [r] = b.build("AfterAgent", {**p, "hook_event_name": "AfterAgent"}, 1, len(data))
+    u = r.data["usage"]
+    assert [u["input_tokens"], u["cache_read_input_tokens"], u["output_tokens"]] == [
+        2 * 3005,
+        2 * 6000,
+        2 * 340,
+    ]
+    assert u["api_calls"] == 2 and u["models"] == ["gemini-2.5-pro", "gemini-2.5-flash"]
+    assert r.data["model"] == "gemini-2.5-flash"
+    assert json.loads(b.state())["read"] == len(data)  # an offset, no content at rest
+    from ways_sensors import pricing
+
+    assert pricing.price(r.data["model"], u, "gemini", None) == (
+        "the reply's calls used several models"
+    )
+    del u["models"]
+    cost = pricing.price(r.data["model"], u, "gemini", None)
+    assert isinstance(cost, dict) and cost["amount"] > 0
 
 
 def test_only_the_compressions_that_happened_are_compactions(live):

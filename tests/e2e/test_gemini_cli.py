@@ -87,6 +87,23 @@ def test_every_prompt_and_reply_once(session):
     ]
 
 
+def test_every_reply_carries_its_turn_s_tokens_from_the_chat_file(session):
+    """Counted here from the real chat file's gemini messages, per turn, independently
+    of the builder; each reply also names its model and is priced or says why not."""
+    from ..agents.fixtures import chat_turns
+
+    turns = chat_turns(session.session_file().read_bytes())
+    replies = of(session.records(), "assistant_response")
+    assert replies and len(replies) == len(turns)
+    for r, calls in zip(replies, turns, strict=True):
+        u, toks = r["data"]["usage"], [t for t, _ in calls.values()]
+        assert u["api_calls"] == len(calls)
+        assert u["input_tokens"] == sum(t["input"] - t["cached"] + t.get("tool", 0) for t in toks)
+        assert u["output_tokens"] == sum(t["output"] + t.get("thoughts", 0) for t in toks)
+        assert r["data"]["model"] == list(calls.values())[-1][1]
+        assert "cost" in u or "cost_missing" in u
+
+
 def test_compactions_only_where_gemini_compressed(session):
     truth, records = session.truth(), session.records()
     real = harness.compressions(truth)

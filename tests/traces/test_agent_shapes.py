@@ -3,10 +3,9 @@ session each, tool calls, a failing command) through the real hook and dispatche
 the same span shapes as a Claude Code session, under their own agent name: one root
 `invoke_agent {agent}`, one `invoke_agent` run per resumed process, a `chat` span per
 reply, `execute_tool {tool}` per call; the same GenAI attributes on each kind of span as
-far as the records carry them. Codex replies carry their model and tokens (from its
-rollout); Gemini CLI's carry none yet (its builder does not read the chat file's
-`tokens`), so its chat spans have no usage and no cost: asserted here, so the day they
-do, this test says to compare those too."""
+far as the records carry them. Their replies carry their model and tokens (Codex's
+from its rollout, Gemini CLI's from its chat file), so their chat spans have usage, and
+a Gemini CLI reply (its model is in the price table) its cost."""
 
 from __future__ import annotations
 
@@ -131,12 +130,13 @@ def test_an_agents_session_makes_the_same_span_shapes_under_its_own_name(
     for s in by_kind["chat"]:
         model = value(s, "gen_ai.request.model") if keys(s) >= MODEL else None
         assert s.name == (f"chat {model}" if model else "chat")
-        if agent == "codex":  # its Stop names the model; its rollout counts the tokens
-            assert keys(s) >= USAGE and value(s, "gen_ai.usage.input_tokens") > 0
-        else:
-            assert not USAGE & keys(s)  # no token counts in Gemini CLI's records yet
-    if agent == "codex":
-        assert {s.name for s in by_kind["chat"]} == {"chat mock-model"}
+        # Codex: the Stop names the model, the rollout counts the tokens; Gemini CLI: the
+        # chat file has both, and its model is in the price table
+        assert keys(s) >= USAGE and value(s, "gen_ai.usage.input_tokens") > 0
+        if agent == "gemini":
+            assert value(s, "ways.cost.amount") > 0 and value(s, "ways.cost.currency") == "USD"
+    model = {"codex": "mock-model", "gemini": "gemini-3.8-flash"}[agent]
+    assert {s.name for s in by_kind["chat"]} == {f"chat {model}"}
     for s in by_kind["execute_tool"]:
         assert s.name == f"execute_tool {value(s, 'gen_ai.tool.name')}"
     failed = [s for s in by_kind["execute_tool"] if s.status.code == 2]

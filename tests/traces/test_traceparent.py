@@ -215,3 +215,55 @@ def test_a_resumed_session_is_a_run_under_the_same_root_in_the_same_trace(
     [chat] = [s for s in got if s.name.startswith("chat") and "resumed reply" in str(s.attributes)]
     assert chat.parent_span_id == run.span_id
     assert len({s.span_id for s in got}) == len(got)
+
+
+def _jsonl(path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_a_blocking_rules_records_carry_the_sessions_trace_as_the_dispatchers_do(install, tmp_path):
+    """The hook builds a blocking rule's records without the dispatcher's state; they
+    carry the trace the session joined (traces/joined.py), not each hook's own: the
+    second prompt's hook runs under another trace, and so does a resumed process."""
+    blocking, others = tmp_path / "blocking.jsonl", tmp_path / "others.jsonl"
+    sections = ", ".join(ALL_SECTIONS)
+    install.sensor(
+        "joined",
+        "rules:\n"
+        "  now:\n"
+        "    sections: [user_prompt, tool_call]\n"
+        "    mode: blocking\n"
+        f"    dispatch: {{file: {{path: '{blocking}'}}}}\n"
+        "  later:\n"
+        f"    sections: [{sections}]\n"
+        f"    dispatch: {{file: {{path: '{others}'}}}}\n",
+    )
+    first = ClientSession(install, tmp_path / "t")
+    first.play()
+    assert wait_until(lambda: len(_jsonl(others)) >= TOTAL)
+    assert wait_until(lambda: not (install.sessions() / SID).exists())  # the folder went
+    session_trace = f"00-{TRACE_A}-{SPAN_A}-01"
+    got = _jsonl(blocking)
+    assert [r["section"] for r in got] == ["user_prompt", "tool_call", "tool_call", "user_prompt"]
+    assert {r.get("traceparent") for r in got} == {session_trace}  # the second prompt's too
+    later = [r for r in _jsonl(others) if r["seq"] > 1]
+    assert {r.get("traceparent") for r in later} == {session_trace}
+    # the same record, built by the hook and by the dispatcher, apart from seq and the rule
+    rule_fields = ("seq", "rule", "rule_seq", "sensor")
+    same = {k: v for k, v in got[0].items() if k not in rule_fields}
+    [dispatched] = [r for r in later if r["section"] == "user_prompt" and r["data"] == same["data"]]
+    assert {k: v for k, v in dispatched.items() if k not in rule_fields} == same
+
+    # a resumed process (its folder went; the ledger kept the trace) under another trace
+    install.env["TRACEPARENT"] = f"00-{TRACE_B}-{SPAN_B}-01"
+    again = ScriptedSession(install, tmp_path / "t")
+    again.transcript.write_text(first.transcript.read_text())
+    again.n = first.n
+    again.hook("UserPromptSubmit", prompt="and once more", prompt_id="p-resumed")
+    resumed = _jsonl(blocking)[-1]
+    assert resumed["data"]["prompt"] == "and once more"
+    assert resumed["traceparent"] == session_trace
+    trace_file = install.sessions() / SID / "trace.json"  # the resumed dispatcher's
+    assert wait_until(trace_file.exists)
+    assert json.loads(trace_file.read_text()) == {"traceparent": session_trace}
+    assert trace_file.stat().st_mode & 0o777 == 0o600

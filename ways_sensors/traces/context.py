@@ -4,7 +4,8 @@ Claude Code, with its tracing on, gives every hook process `TRACEPARENT` (the ac
 span's context: `00-<trace-id, 32 hex>-<parent-id, 16 hex>-<flags, 2 hex>`). The hook
 copies it, when its shape is right, into the spool frame of the event it hands off
 (hook.py, spool.py); the dispatcher keeps the first valid one of a session in the build
-cursor and stamps it on every record built after it (`traceparent` in the envelope,
+cursor (and in joined.py's file, which a blocking rule's hook reads and may write
+first) and stamps it on every record built after it (`traceparent` in the envelope,
 docs/records.md). The spans of the session then join that trace (its trace id; the
 root span parented under the client's span) and every OTLP log record carries its
 trace id, so logs and spans of one session line up (docs/otlp.md, Joining the client's

@@ -8,12 +8,13 @@ recovers (builder.py): a failing command is an ordinary AfterTool whose exit cod
 only inside `tool_response.llmContent`; tool calls carry no id (paired by order within
 a turn); PreCompress fires before every model call, compressed or not, so the hook
 notes the chat file's size at PreCompress (SIZE_EVENTS) and the builder reads whether
-the chat restarted after it. BeforeModel, AfterModel (one per streamed chunk, thinking
-included) and BeforeToolSelection are neither wired nor read. The builder half:
+the chat restarted after it, and at AfterAgent, up to which the builder reads the
+turn's model and tokens from the chat file. BeforeModel, AfterModel (one per streamed
+chunk, thinking included) and BeforeToolSelection are neither wired nor read. The builder half:
 
 adapter.py     what the registry hands out
 builder.py     hook payloads -> Drafts; failures, pairing and compressions recovered
-chats.py       reading the chat file JSONL: compressions, and the replay
+chats.py       reading the chat file JSONL: compressions, replies' tokens, the replay
 wiring.py      what `ways reconcile --agent gemini` writes into settings.json
 """
 

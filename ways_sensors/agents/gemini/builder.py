@@ -16,7 +16,13 @@
   regular file, logged content-free by agents/kit/building.py) only a manual
   PreCompress makes one.
 * Replies. AfterAgent's `prompt_response` is the turn's reply, exported once; AfterModel
-  (one per streamed chunk, with the model's thinking) is never read.
+  (one per streamed chunk, with the model's thinking) is never read. The reply's model
+  and tokens come from the chat file (chats.turn_usage: its calls' `tokens`, read up to
+  the file's size when AfterAgent ran, which the hook notes), priced by the dispatcher.
+
+What stays at rest (the build cursor): the tool-call queue's ids, a held PreCompress's
+trigger, time and chat-file offset, and the chat file's path and the offset its tokens
+were read to; never a prompt, a reply or a token of content.
 
 The record time is the payload's own `timestamp`.
 """
@@ -72,11 +78,16 @@ class Builder:
         self.transcript = transcript
         self.calls = CallQueue.from_dict("gemini", s.get("calls"))
         self.held: list[dict[str, Any]] = list(s.get("held", []))  # PreCompress, undecided
+        chat, read = s.get("chat"), s.get("read")  # where the replies' tokens were read to
+        self.chat: str | None = chat if isinstance(chat, str) else None
+        self.read = read if isinstance(read, int) and not isinstance(read, bool) else -1
         self._size = -1
         self.stats = sessionfile.ReadStats()  # this process's reading, for the logs only
 
     def state(self) -> str:
-        return json.dumps({"calls": self.calls.to_dict(), "held": self.held})
+        """Content-free (the module docstring): ids, offsets, a trigger, a time."""
+        state = {"calls": self.calls.to_dict(), "held": self.held}
+        return json.dumps({**state, "chat": self.chat, "read": self.read})
 
     def build(
         self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1
@@ -144,9 +155,28 @@ class Builder:
         return [drafts("user_prompt", {"prompt": p.get("prompt"), "extra": _extra(p, {"prompt"})})]
 
     def after_agent(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
-        text = text_or_empty(p.get("prompt_response"))
-        data = {"text": text, "extra": _extra(p, {"prompt_response"})}
+        data: dict[str, Any] = {"text": text_or_empty(p.get("prompt_response"))}
+        usage, model = self._turn_usage(p)
+        if model:
+            data["model"] = model
+        if usage:  # the turn's model calls, from the chat file (priced by the dispatcher)
+            data["usage"] = usage
+        data["extra"] = _extra(p, {"prompt_response", *data})
         return [drafts("assistant_response", data)]
+
+    def _turn_usage(self, p: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        path, size = p.get("transcript_path"), self._size
+        if not (self.transcript and isinstance(path, str) and path and size >= 0):
+            return None, None
+        if path != self.chat:
+            self.chat, self.read = path, -1
+
+        def read() -> tuple[dict[str, Any] | None, str | None]:
+            usage, model, self.read = chats.turn_usage(path, self.read, size, self.stats)
+            return usage, model
+
+        none: tuple[dict[str, Any] | None, str | None] = (None, None)
+        return guarded(p, self.stats, read, none)
 
     def before_tool(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
         name, tool_input = p.get("tool_name"), p.get("tool_input")

@@ -19,6 +19,16 @@ its own right after its header, before its first prompt; any other restart is a
 compression. `compressed_after` reads whether one came between a PreCompress (the chat
 file's size then) and the next message; the replay counts restarts per header.
 Thoughts are never read.
+
+A reply's tokens (`turn_usage`): each `gemini` message is one model call, and its
+`tokens` are the API's usageMetadata as Gemini CLI keeps them: `input`
+(promptTokenCount, cached tokens included), `cached` (cachedContentTokenCount),
+`output` (candidatesTokenCount), `thoughts` (thoughtsTokenCount, billed as output),
+`tool` (toolUsePromptTokenCount, billed as input), `total`. A turn's calls are the
+gemini messages after its prompt (the last `user` message that is neither a tool's
+response nor the `<session_context>` block), each counted once (a message is written
+again, same id, once its tool calls ran); messages inside `$set` patches (a resume's or
+a compression's copy of the history) are never counted.
 """
 
 from __future__ import annotations
@@ -28,11 +38,14 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ..kit.sessionfile import decode_line, first_line, read_at
+from ..kit.sessionfile import ReadStats, decode_line, first_line, next_line, read_at, read_lines
 from ..kit.sessionfile import iter_lines as iter_lines
 
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 LOOK_AHEAD = 1 << 20
+MAX_HEAD = 8 << 20  # a turn's reading starts at most this far before its end
+MAX_CALLS = 8  # read_lines calls a turn's reading takes at most (about MAX_READ each)
+TOKENS = ("input", "cached", "output", "thoughts", "tool")
 
 
 def is_header(obj: dict[str, Any]) -> bool:
@@ -63,6 +76,68 @@ def compressed_after(path: str, offset: int) -> bool | None:
         if is_message(obj) or is_header(obj):
             return False
     return None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def is_prompt(obj: dict[str, Any]) -> bool:
+    """A user's prompt: a `user` message neither a tool's response nor the context block."""
+    content = obj.get("content")
+    return (
+        obj.get("type") == "user"
+        and not _is_tool_response(content)
+        and not text_of(content).lstrip().startswith("<session_context>")
+    )
+
+
+def turn_usage(
+    path: str, offset: int, limit: int, stats: ReadStats | None = None
+) -> tuple[dict[str, Any] | None, str | None, int]:
+    """(usage, model, offset) of the turn that ends at `limit` (the chat file's size
+    when its AfterAgent ran), read from `offset` (where the last reading stopped; -1:
+    none; never more than MAX_HEAD before `limit`); the offset is where to read on from.
+    The usage is written as Claude Code's (docs/records.md): `input_tokens` without the
+    cached ones, `cache_read_input_tokens`, `cache_creation_input_tokens` (0: Gemini
+    reports none), `output_tokens` (thoughts included), `api_calls`, and `models` when
+    the calls named more than one (Gemini CLI's model routing: then no single price
+    applies, pricing.py says so). The model is the last call's. None, None: no call of
+    the turn was read. Raises OSError as sessionfile.read_lines does."""
+    if offset < 0 or offset > limit or limit - offset > MAX_HEAD:
+        offset = next_line(path, limit - MAX_HEAD) if limit > MAX_HEAD else 0
+    calls: dict[str, tuple[list[int], str | None]] = {}
+    for _ in range(MAX_CALLS):
+        lines = read_lines(path, offset, stats, limit)
+        for end, objs in lines:
+            offset = end
+            for obj in objs:
+                if not is_message(obj):
+                    continue
+                if is_prompt(obj):
+                    calls.clear()  # a later turn's prompt: what came before was not its
+                elif obj.get("type") == "gemini" and isinstance(obj.get("tokens"), dict):
+                    t, m = obj["tokens"], obj.get("model")
+                    row = [_count(t.get(k)) for k in TOKENS]
+                    calls[obj["id"]] = (row, m if isinstance(m, str) and m else None)
+        if not lines or offset >= limit:
+            break
+    if not calls:
+        return None, None, offset
+    inp, cached, out, thoughts, tool = (
+        sum(row[i] for row, _ in calls.values()) for i in range(len(TOKENS))
+    )
+    usage: dict[str, Any] = {
+        "input_tokens": max(0, inp + tool - cached),
+        "output_tokens": out + thoughts,
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": 0,
+        "api_calls": len(calls),
+    }
+    models = list(dict.fromkeys(m for _, m in calls.values() if m))
+    if len(models) > 1:
+        usage["models"] = models
+    return usage, list(calls.values())[-1][1], offset
 
 
 def text_of(content: Any) -> str:
