@@ -152,6 +152,55 @@ def test_the_total_survives_a_dispatcher_restart_and_counts_subagent_replies(
     assert end["replies"] == 2
 
 
+def subagent_reply(s: ScriptedSession, usage: dict) -> None:
+    """A subagent's reply, in its own file as Claude Code writes it, and its hooks."""
+    sub = s.transcript.parent / s.sid / "subagents" / f"agent-{AGENT}.jsonl"
+    sub.parent.mkdir(parents=True, exist_ok=True)
+    msg = {"id": "msg_sub", "role": "assistant", "model": KNOWN_MODEL, "stop_reason": "end_turn",
+           "content": [{"type": "text", "text": "sub answer"}], "usage": usage}  # fmt: skip
+    line = {"type": "assistant", "isSidechain": True, "agentId": AGENT, "sessionId": s.sid,
+            "timestamp": "2026-10-06T09:14:30.000Z", "message": msg}  # fmt: skip
+    sub.write_text(json.dumps(line) + "\n")
+    s.hook("SubagentStart", agent_id=AGENT, agent_type="Explore")
+    s.hook("SubagentStop", agent_id=AGENT, agent_type="Explore",
+           agent_transcript_path=str(sub), last_assistant_message="sub answer")  # fmt: skip
+
+
+def test_a_resumed_session_s_end_totals_every_run_subagents_included(install, tmp_path, costs):
+    """Two client processes of one session (`claude -p`, then `claude -p --resume`): the
+    first run's dispatcher ends, leaves its ledger and removes the session folder; the
+    second run's session_end totals both runs' replies, its subagent's included."""
+    s = ScriptedSession(install, tmp_path / "t")
+    s.hook("SessionStart", source="startup")
+    ask(s, "first run")
+    reply(s, "run one", "msg_1", KNOWN_MODEL, USAGE_1)
+    s.hook("Stop", last_assistant_message="run one", stop_hook_active=False)
+    s.hook("SessionEnd", reason="other")
+    layout = install.layout
+    assert wait_until(lambda: not Path(layout.session_dir(s.sid)).exists())  # left, ledger kept
+    ends = [r for r in lines(costs) if r["section"] == "session_end"]
+    assert len(ends) == 1 and ends[0]["data"]["cost"]["replies"] == 1
+
+    s.hook("SessionStart", source="resume")
+    ask(s, "second run")
+    reply(s, "run two", "msg_2", KNOWN_MODEL, USAGE_2)
+    s.hook("Stop", last_assistant_message="run two", stop_hook_active=False)
+    subagent_reply(s, SUB_USAGE)
+    s.hook("SessionEnd", reason="other")
+    assert wait_until(lambda: sum(r["section"] == "session_end" for r in lines(costs)) == 2)
+
+    recs = lines(costs)
+    priced = [r["data"]["usage"]["cost"]["amount"] for r in recs
+              if r["section"] == "assistant_response"]  # fmt: skip
+    assert len(priced) == 3
+    total = sum(table_price(KNOWN_MODEL, u) for u in (USAGE_1, USAGE_2, SUB_USAGE))
+    first, second = (r["data"]["cost"] for r in recs if r["section"] == "session_end")
+    assert first["amount"] == float(round(table_price(KNOWN_MODEL, USAGE_1), 12))
+    assert second["amount"] == pytest.approx(float(total), abs=1e-9)
+    assert second["amount"] == pytest.approx(sum(priced), abs=1e-9)
+    assert (second["replies"], second["unpriced"]) == (3, 0)
+
+
 def test_a_reply_of_several_calls_is_priced_as_that_many_calls():
     # one call of 300k input tokens is in Sonnet's upper tier; three calls of 100k are not
     usage = {"input_tokens": 300_000, "output_tokens": 3_000, "api_calls": 3}

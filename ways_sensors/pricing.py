@@ -27,8 +27,10 @@ several API calls is priced as that many equal calls (its sums shared out evenly
 price tier that applies per request (more than 200k input tokens) is not crossed by the
 sum of several small calls.
 
-The session total lives in the build cursor (`Tally`, a few numbers, no content) so a
-dispatcher that restarts goes on counting; a record is priced once, when it is built.
+The session total lives in the build cursor (`Tally`, a few numbers, no content), and
+in the session's ledger entry once its folder goes (session.py), so a dispatcher that
+restarts, or a resumed run's, goes on counting: a session_end's total covers every run
+of the session so far; a record is priced once, when it is built.
 """
 
 from __future__ import annotations

@@ -10,14 +10,15 @@ path, and holds the table of the whole state root):
     journal/<n>.seg        built records (journal.py), written only by the dispatcher;
                            segments every rule passed are deleted
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
-                           "ended", "trackers": {agent: builder state}}: the build
+                           "ended", "trackers": {agent: builder state}, "cost": the
+                           session's replies priced so far (pricing.Tally)}: the build
                            cursor, committed after the journal append it covers (older
                            ones hold Claude Code's state as "tracker"); a builder's state
                            holds offsets, ids and keyed digests, never content
-    cursors/<sensor>.<rule>.json   (the rule key: layout.rule_key)
-                           {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
-                           one rule's position in the journal, its numbering and chain
-                           head, and the finished batch being delivered (cursor.py)
+    cursors/cursors.log    every rule's cursor, a line per change (cursorlog.py):
+                           its position in the journal, its numbering and chain head;
+    cursors/<key>.<token>.batch  the finished batch a rule is delivering, only while
+                           it is in flight (the rule key: layout.rule_key; cursor.py)
 
 Elsewhere in the state root:
 
@@ -28,7 +29,10 @@ Elsewhere in the state root:
                            written in place (the folder's mtime says a marker was added);
                            empty from older versions (rules unknown)
     ledger/<session_id>.json  {"seq", "rules": {"sensor/rule": [rule_seq, hash]},
-                           "traceparent"?: the client's trace it joined} (keyed
+                           "traceparent"?: the client's trace it joined, "cost"?:
+                           the session's replies priced so far, numbers only
+                           (pricing.Tally), so a resumed run's session_end totals the
+                           whole session} (keyed
                            by layout.rule_label; "trackers" too, as in build.json, when
                            retention.py removed a session that never ended): what a
                            removed session folder leaves behind, so a resumed session
@@ -40,10 +44,10 @@ Invariants after a SIGKILL anywhere:
 * build.json names a journal size; anything beyond it was appended but not committed,
   and the next dispatcher truncates it away before building again, so every record
   in the journal is built once and numbered once.
-* A cursor file is replaced atomically (temporary file, rename). It moves past a
-  batch of records and stores them, numbered and chained, as `pending` in one write;
+* A cursor moves past a batch of records and makes them, numbered and chained, its
+  pending batch in one appended log line (the batch file is written whole before it);
   `pending` is cleared only after the consumer accepted (at_least_once) or the one
-  attempt ended (best_effort). So a kill before the write changes nothing, and a kill
+  attempt ended (best_effort). So a kill before the line changes nothing, and a kill
   after it re-delivers the same batch with the same rule_seqs and hashes.
 """
 
@@ -55,6 +59,7 @@ import time
 from typing import Any
 
 from . import secure
+from .cursorlog import CursorLog
 from .layout import Layout, read_state, rule_label
 
 
@@ -105,13 +110,17 @@ class Session:
         self.build = layout.build_cursor(session_id)
         self.lock = layout.dispatch_lock(session_id)
         self.info = layout.dispatcher_info(session_id)
+        self._cursor_log: CursorLog | None = None
 
     def create(self) -> None:
         for d in (self.spool, self.journal, self.cursors):
             secure.ensure_private_dir(d, self.layout.root)
 
-    def cursor_path(self, key: str) -> str:
-        return self.layout.cursor(self.id, key)
+    def cursor_log(self) -> CursorLog:
+        """The session's cursor log (cursorlog.py), one for the dispatcher's workers."""
+        if self._cursor_log is None:
+            self._cursor_log = CursorLog(self.cursors, self.layout.root)
+        return self._cursor_log
 
     # --- the pending marker and the ledger --------------------------------------------
 
@@ -154,6 +163,8 @@ class Session:
         kept: dict[str, Any] = {"seq": seq, "rules": rules}
         if ledger.get("traceparent"):  # the client's trace the session joined (dispatcher)
             kept["traceparent"] = ledger["traceparent"]
+        if isinstance(ledger.get("cost"), dict):  # the session's cost so far (pricing.Tally)
+            kept["cost"] = ledger["cost"]
         self.write_ledger(kept)
         self.remove()
 
