@@ -45,8 +45,7 @@ from . import (
     records,
     spool,
 )
-from .agents.protocols import HoldsFrames
-from .builders import Builders
+from .builders import Builders, holds_frames
 from .crew import Crew
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
@@ -212,8 +211,9 @@ class Dispatcher:
             if builder is None or face is None:
                 events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
                 return None
-            if isinstance(builder, HoldsFrames):
-                builder.at = (entry.segment, entry.offset)
+            holder = builder if holds_frames(builder) else None
+            if holder is not None:
+                holder.at = (entry.segment, entry.offset)
             event = agents.adapter(entry.agent).event_of(payload) or event
             if event == face.END_EVENT:
                 self.journal.ended = True
