@@ -12,8 +12,9 @@
               consumers count section records only, so a rate is records/s with
               checkpoints on.
   baseline    with --baseline DIR (the package of an earlier commit, e.g. from `git
-              archive <commit> ways_sensors | tar -x -C DIR`): the same file drain by
-              that code's dispatcher, in the same runs, for a before/after ratio.
+              archive <commit> ways_sensors | tar -x -C DIR`): the same file drains
+              (batched, and one record per attempt: a cursor commit per record) by that
+              code's dispatcher, in the same runs, for before/after ratios.
   latency     hook -> consumer with a warm dispatcher: from starting the wired hook
               command to the record being at the consumer (the file's line, the
               receiver's log record), EVENTS events one after another, default batches.
@@ -272,9 +273,11 @@ def main() -> int:
                     rates.setdefault((target, single), []).append(rate)
                     print(f"  {target} {'one' if single else 'batched'}: {rate:,.0f}/s", flush=True)
             if args.baseline and "file" in targets:
-                rate = drain("file", args.records, False, None, args.baseline)
-                rates.setdefault(("baseline", False), []).append(rate)
-                print(f"  file, baseline: {rate:,.0f}/s", flush=True)
+                for single in (False, True):  # one per attempt: a cursor commit per record
+                    rate = drain("file", args.records, single, None, args.baseline)
+                    rates.setdefault(("baseline", single), []).append(rate)
+                    kind = "one" if single else "batched"
+                    print(f"  file {kind}, baseline: {rate:,.0f}/s", flush=True)
         lat = {t: latency(t, args.events, receiver) for t in targets}
     finally:
         receiver.close()
@@ -291,11 +294,15 @@ def main() -> int:
         b, one = med[(target, False)], med[(target, True)]
         print(f"| {label} | {b:,.0f} records/s | {one:,.0f} records/s | {b / one:.1f}x |")
     if args.baseline and "file" in targets:
-        b, base = med[("file", False)], med[("baseline", False)]
-        print(
-            f"| file target, before ({args.baseline}) | {b:,.0f} records/s | {base:,.0f} "
-            f"records/s | {b / base:.1f}x |"
-        )
+        print()
+        print("| file drain, this tree vs before | batched | one per attempt |")
+        print("|---|---:|---:|")
+        for name, key in (("this tree", "file"), (f"before ({args.baseline})", "baseline")):
+            b, one = med[(key, False)], med[(key, True)]
+            print(f"| {name} | {b:,.0f} records/s | {one:,.0f} records/s |")
+        for single in (False, True):
+            r = med[("file", single)] / med[("baseline", single)]
+            print(f"| ratio, {'one per attempt' if single else 'batched'} | {r:.2f}x | |")
     print()
     print("| hook -> consumer, warm dispatcher | p50 | p99 |")
     print("|---|---:|---:|")

@@ -6,7 +6,10 @@ record and the dispatcher has been quiet for SETTLE seconds, its CPU time (user 
 system, psutil) is read over WINDOW seconds. Polling workers cost CPU in proportion to
 the rules; workers that sleep until there is work cost next to nothing.
 
-Usage: python bench/idle_bench.py [--rules N ...] [--window S]
+With --baseline DIR (an earlier commit's package folder) that code's dispatcher is
+measured too, just before this tree's, for each number of rules.
+
+Usage: python bench/idle_bench.py [--rules N ...] [--window S] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -50,7 +53,26 @@ def delivered(out: Path) -> int:
         return 0
 
 
-def idle_cpu(rules: int, window: float) -> tuple[float, float, int, int, float]:
+def dispatcher_argv(sid: str, baseline: str | None) -> list[str]:
+    """This tree's dispatcher, or (`baseline`: an earlier commit's package folder, from
+    `git archive <commit> ways_sensors | tar -x -C DIR`) that code's."""
+    if baseline is None:
+        return [str(Path(sys.executable).parent / "ways"), "sensors", "dispatch", "--session", sid]
+    code = f"import sys; sys.path.insert(0, {baseline!r}); from ways_sensors.cli import main; "
+    return [
+        sys.executable,
+        "-c",
+        code + "sys.exit(main())",
+        "sensors",
+        "dispatch",
+        "--session",
+        sid,
+    ]
+
+
+def idle_cpu(
+    rules: int, window: float, baseline: str | None = None
+) -> tuple[float, float, int, int, float]:
     """(CPU seconds over `window` once idle, RSS MiB, threads, the session's cursor
     files, and the dispatcher's CPU seconds until every rule delivered its record) of a
     dispatcher with `rules` rules."""
@@ -62,7 +84,6 @@ def idle_cpu(rules: int, window: float) -> tuple[float, float, int, int, float]:
         out = root / "out"
         out.mkdir()
         (cfg / "sensors" / "many.yaml").write_text(sensor_text(rules, out))
-        ways = str(Path(sys.executable).parent / "ways")
         sid = "bench-idle"
         body = json.dumps({**PAYLOAD, "session_id": sid})
         emit = (
@@ -74,7 +95,7 @@ def idle_cpu(rules: int, window: float) -> tuple[float, float, int, int, float]:
             [sys.executable, "-c", emit, sid, env["CLAUDE_PROJECT_DIR"], body], env=env, check=True
         )
         proc = subprocess.Popen(
-            [ways, "sensors", "dispatch", "--session", sid],
+            dispatcher_argv(sid, baseline),
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -105,6 +126,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rules", type=int, nargs="+", default=[500, 2000])
     ap.add_argument("--window", type=float, default=5.0)
+    ap.add_argument("--baseline", help="an earlier commit's package folder: measured too")
     args = ap.parse_args()
     print(f"idle dispatcher, python {sys.version.split()[0]}, {os.cpu_count()} cores")
     print()
@@ -114,11 +136,13 @@ def main() -> int:
     )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for n in args.rules:
-        cpu, rss, threads, cursors, busy = idle_cpu(n, args.window)
-        print(
-            f"| {n:,} | {cpu:.3f} s | {100 * cpu / args.window:.2f} % | {rss:.1f} MiB "
-            f"| {threads:,} | {cursors:,} | {busy:.2f} s |"
-        )
+        for base in ([args.baseline] if args.baseline else []) + [None]:
+            cpu, rss, threads, cursors, busy = idle_cpu(n, args.window, base)
+            name = f"{n:,}" + (f" (before: {base})" if base else "")
+            print(
+                f"| {name} | {cpu:.3f} s | {100 * cpu / args.window:.2f} % | {rss:.1f} MiB "
+                f"| {threads:,} | {cursors:,} | {busy:.2f} s |"
+            )
     return 0
 
 

@@ -1,4 +1,5 @@
-"""What the sensors tab does every second, with many rules: its refresh's CPU time.
+"""What the sensors tab does every second, with many rules: its refresh's CPU time, and
+the whole tab's CPU while it sits idle.
 
 A throwaway install with RULES rules in one sensor file and a counters file for each
 (written a minute ago, as after a session). The tab's once-a-second `tick`, when no
@@ -9,7 +10,15 @@ ticks after a first one, as process CPU time per tick (median). With --baseline 
 (the package of an earlier commit, e.g. `git archive <commit> ways_sensors | tar -x -C
 DIR`) the same ticks run on that code too, in the same install, for a before/after ratio.
 
-Usage: python bench/tab_bench.py [--rules N] [--ticks T] [--baseline DIR]
+The whole tab: the real `ways sensors tui` in a tmux pane (TERM xterm-256color, 160x48,
+a tmux server of its own), in the same install; once the table is on screen and
+SETTLE seconds have passed, the tab process's CPU time (user + system, psutil) over
+WINDOW seconds with nothing changing: the data work, Textual's re-render and the
+terminal output together. With --baseline, the tab of that code too, interleaved,
+RUNS times each; medians.
+
+Usage: python bench/tab_bench.py [--rules N] [--ticks T] [--baseline DIR] [--window S]
+                                 [--runs R]
 """
 
 from __future__ import annotations
@@ -17,11 +26,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import fixture_env
@@ -79,16 +92,56 @@ def ticks(env: dict[str, str], package_root: Path, n: int) -> float:
     return float(r.stdout)
 
 
+SETTLE = 3.0
+TAB = "import sys; from ways_sensors.cli import main; sys.exit(main())"
+
+
+def tab_cpu(env: dict[str, str], package_root: Path, window: float, cwd: Path) -> float:
+    """The whole tab's CPU seconds over `window` idle, under tmux (module docstring)."""
+    sock = str(cwd / f"tmux-{os.getpid()}-{time.monotonic_ns()}.sock")
+    env = {**env, "PYTHONPATH": str(package_root), "TERM": "xterm-256color"}
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k != "TMUX")
+    cmd = f"exec env {exports} {shlex.quote(sys.executable)} -c {shlex.quote(TAB)} sensors tui"
+
+    def tmux(*args: str) -> str:
+        argv = ["tmux", "-S", sock, "-f", "/dev/null", *args]
+        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+    tmux("new-session", "-d", "-s", "tab", "-x", "160", "-y", "48", "-c", str(cwd), cmd)
+    try:
+        end = time.monotonic() + 120
+        while "SENSOR / RULE" not in tmux("capture-pane", "-p", "-t", "tab"):
+            if time.monotonic() > end:
+                raise SystemExit("the tab never showed its table")
+            time.sleep(0.2)
+        proc = psutil.Process(int(tmux("display", "-p", "-t", "tab", "#{pane_pid}").strip()))
+        time.sleep(SETTLE)
+        t0 = proc.cpu_times()
+        time.sleep(window)
+        t1 = proc.cpu_times()
+        return (t1.user - t0.user) + (t1.system - t0.system)
+    finally:
+        subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rules", type=int, default=2000)
     ap.add_argument("--ticks", type=int, default=11)
     ap.add_argument("--baseline", type=Path)
+    ap.add_argument("--window", type=float, default=10.0)
+    ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    whole: dict[str, list[float]] = {"now": [], "before": []}
     with tempfile.TemporaryDirectory() as tmp:
         env = install(Path(tmp), args.rules)
         now = ticks(env, REPO, args.ticks)
         before = ticks(env, args.baseline, args.ticks) if args.baseline else None
+        for _ in range(args.runs):
+            if args.baseline:
+                whole["before"].append(tab_cpu(env, args.baseline, args.window, Path(tmp)))
+            whole["now"].append(tab_cpu(env, REPO, args.window, Path(tmp)))
+            print(f"  whole tab: {whole}", file=sys.stderr, flush=True)
     print(f"sensors tab refresh, {args.rules:,} rules, python {sys.version.split()[0]}")
     print()
     print("| code | CPU per tick (median) | per 10 s idle |")
@@ -98,6 +151,15 @@ def main() -> int:
     print(f"| this tree | {now * 1000:.0f} ms | {now * 10:.2f} s |")
     if before:
         print(f"\nratio before/after: {before / now:.2f}")
+    print()
+    print(f"| the whole tab under tmux, {args.window:g} s idle (median of {args.runs}) | CPU |")
+    print("|---|---:|")
+    med = {k: statistics.median(v) for k, v in whole.items() if v}
+    if "before" in med:
+        print(f"| before ({args.baseline}) | {med['before']:.2f} s |")
+    print(f"| this tree | {med['now']:.2f} s |")
+    if "before" in med and med["now"]:
+        print(f"\nratio before/after: {med['before'] / med['now']:.1f}")
     return 0
 
 

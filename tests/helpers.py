@@ -77,6 +77,24 @@ def records(path: Path) -> list[dict]:
     return no_checkpoints(lines(path))
 
 
+def cursor_of(install, key: str, sid: str = SID) -> dict | None:
+    """A rule's cursor as the session's cursor log holds it, its pending batch read."""
+    from ways_sensors.cursorread import read_cursor
+
+    return read_cursor(str(install.sessions() / sid / "cursors"), key)
+
+
+def set_pending(install, key: str, recs: list[dict], sid: str = SID) -> None:
+    """Make `recs` the rule's pending batch, as a killed dispatcher would have left it
+    (cursorlog.py: the batch file, then the line naming it); no dispatcher running."""
+    folder = install.sessions() / sid / "cursors"
+    st = {k: v for k, v in (cursor_of(install, key, sid) or {}).items() if k != "pending"}
+    token = "feedfacefeed"
+    (folder / f"{key}.{token}.batch").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    with open(folder / "cursors.log", "a") as f:
+        f.write(json.dumps({"rule": key, **st, "batch": token}) + "\n")
+
+
 def dispatcher_alive(install, sid=SID) -> bool:
     lock = install.sessions() / sid / "dispatch.lock"
     try:

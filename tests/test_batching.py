@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ways_sensors.cursor import encode_cursor
+from ways_sensors.cursor import encode_batch
 from ways_sensors.targets import ACCEPTED, Context, Item
 from ways_sensors.targets import file as file_target
 
@@ -493,14 +493,15 @@ def test_a_writer_killed_mid_batch_leaves_a_cut_line_that_the_resend_mends(tmp_p
     assert seqs == list(range(1, whole + 1)) + list(range(1, n + 1))
 
 
-# --- the cursor file -------------------------------------------------------------------
+# --- the pending batch's file -------------------------------------------------------------
 
 
-def test_a_pending_batch_with_a_lone_surrogate_keeps_the_cursor_utf8():
+def test_a_pending_batch_with_a_lone_surrogate_keeps_its_file_utf8():
     recs = [{"rule_seq": 1, "data": "ok"}, {"rule_seq": 2, "data": "echo \ud800"}]
     lines_ = [json.dumps(r, ensure_ascii=False).encode("utf-8", "surrogatepass") for r in recs]
-    st = {"active": True, "segment": "0000000001.seg", "offset": 9, "rule_seq": 2}
-    raw = encode_cursor({"pending": recs, **st, "hash": "0" * 64}, lines_)
-    back = json.loads(raw.decode("utf-8"))  # strict UTF-8
-    assert back == {**st, "hash": "0" * 64, "pending": recs}  # the same records
-    assert json.loads(encode_cursor({**st, "pending": None}, None))["pending"] is None
+    raw = encode_batch(recs, lines_)
+    back = [json.loads(x) for x in raw.decode("utf-8").splitlines()]  # strict UTF-8
+    assert back == recs  # the same records
+    assert (
+        encode_batch(recs[:1], None).decode("utf-8") == json.dumps(recs[0]).replace(" ", "") + "\n"
+    )

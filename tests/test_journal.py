@@ -7,6 +7,7 @@ import json
 import threading
 
 from ways_sensors import records
+from ways_sensors.cursorread import read_cursor
 from ways_sensors.journal import FIRST_SEGMENT, Journal
 from ways_sensors.layout import Layout
 from ways_sensors.rules import LoadedRule
@@ -103,7 +104,6 @@ def test_a_worker_delivers_in_process_from_a_journal_without_a_dispatcher(tmp_pa
     lines = no_checkpoints([json.loads(x) for x in out.read_bytes().splitlines()])
     assert [(r["rule_seq"], r["data"]["reason"]) for r in lines] == [(1, "0"), (2, "1"), (3, "2")]
     assert worker.done() and not worker.step()
-    with open(session.cursor_path(worker.rid), "rb") as f:
-        cursor = json.load(f)
+    cursor = read_cursor(session.cursors, worker.rid)
     assert cursor["rule_seq"] == 3 and cursor["pending"] is None
     assert clock.slept == []  # nothing failed: no backoff

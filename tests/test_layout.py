@@ -89,13 +89,24 @@ def test_one_reader_of_a_chain_head(tmp_path):
     assert lay.rule_head(SID, "s", "r") is None
     write(lay.ledger(SID), {"seq": 9, "rules": {"s/r": [4, "L" * 64]}})
     assert lay.rule_head(SID, "s", "r") == (4, "L" * 64)  # the ledger, with no folder
-    write(lay.cursor(SID, key), {"rule_seq": 0, "hash": "0" * 64, "pending": None})
+    legacy = lay.cursors_dir(SID) + "/" + key + ".json"  # an older version's cursor file
+    write(legacy, {"rule_seq": 0, "hash": "0" * 64, "pending": None})
     assert lay.session_head(SID, "s", "r") is None  # numbered nothing: the ledger stands
     assert lay.rule_head(SID, "s", "r") == (4, "L" * 64)
     rec = {"chain": {"prev": "L" * 64, "hash": "C" * 64}}
-    write(lay.cursor(SID, key), {"rule_seq": 5, "hash": "C" * 64, "pending": rec})
+    write(legacy, {"rule_seq": 5, "hash": "C" * 64, "pending": rec})
     h = lay.session_head(SID, "s", "r")
     assert (h.rule_seq, h.hash, h.kind, h.pending) == (5, "C" * 64, "cursor", rec)
+    # the cursor log (cursorlog.py) is newer than a `.json` of the same rule; its last
+    # line wins, a torn one is ignored, the pending batch is read from its file
+    with open(lay.cursors_dir(SID) + "/" + key + ".t0.batch", "w") as f:
+        f.write(json.dumps(rec) + "\n")
+    with open(lay.cursor_log(SID), "w") as f:
+        f.write(json.dumps({"rule": key, "rule_seq": 3, "hash": "A" * 64, "batch": None}) + "\n")
+        f.write(json.dumps({"rule": key, "rule_seq": 7, "hash": "D" * 64, "batch": "t0"}) + "\n")
+        f.write('{"rule": "s.r", "rule_seq": 9, "ha')
+    h = lay.session_head(SID, "s", "r")
+    assert (h.rule_seq, h.hash, h.kind, h.pending) == (7, "D" * 64, "cursor", [rec])
     write(lay.head(SID, key), {"rule_seq": 6, "hash": "H" * 64})
     h = lay.session_head(SID, "s", "r")
     assert (h.rule_seq, h.hash, h.kind, h.pending) == (6, "H" * 64, "head", None)  # .head wins

@@ -18,6 +18,7 @@ import psutil
 from ways_sensors import events, retention
 
 from .conftest import everything_sensor, kill_dispatchers
+from .helpers import cursor_of
 from .sessions import ScriptedSession
 
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
@@ -351,8 +352,7 @@ def test_a_killed_dispatchers_undelivered_records_keep_the_session(install, tmp_
         """,
     )
     start(install, "killed-1")
-    cursor = install.sessions() / "killed-1" / "cursors" / "owed.r.json"
-    assert wait_until(lambda: cursor.exists() and json.loads(cursor.read_text())["pending"])
+    assert wait_until(lambda: (cursor_of(install, "owed.r", "killed-1") or {}).get("pending"))
     stop_dispatcher(install, "killed-1")
     assert not (install.state_root / "pending" / "killed-1").exists()
     age(install.sessions() / "killed-1", 3 * 3600)

@@ -158,7 +158,7 @@ SESSION_LINKS = {  # session: (path under the root, a file or a folder link)
     "c-journal": ("sessions/c-journal/journal", "dir"),
     "c-journal-seg": ("sessions/c-journal-seg/journal/0000000001.seg", "file"),
     "c-cursors": ("sessions/c-cursors/cursors", "dir"),
-    "c-cursor": ("sessions/c-cursor/cursors/files.everything.json", "file"),
+    "c-cursor": ("sessions/c-cursor/cursors/cursors.log", "file"),
     "c-head": ("sessions/c-head/cursors/blk.r.head", "file"),
     "c-head-lock": ("sessions/c-head-lock/cursors/blk.r.lock", "file"),
     "c-ledger": ("ledger/c-ledger.json", "file"),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ways_sensors.chain import GENESIS, link
 
-from .helpers import SID, dispatcher_lock, lines, records, start_dispatcher, wait_until
+from .helpers import SID, cursor_of, dispatcher_lock, lines, records, start_dispatcher, wait_until
 
 CANARY = "CANARY-7c1f"
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
@@ -57,8 +57,8 @@ def test_a_batch_pending_when_the_rule_is_tightened_goes_out_as_the_new_rule_all
         assert wait_until(
             lambda: any(e.get("records") == 5 for e in logged(install, "dispatch.refused"))
         )
-        cursor = install.sessions() / SID / "cursors" / "t.r.json"
-        assert SECRET in cursor.read_text()  # pending, unmasked, as the old rule finished it
+        cursor = cursor_of(install, "t.r")  # pending, unmasked, as the old rule finished it
+        assert cursor and SECRET in json.dumps(cursor["pending"])
 
         # tightened, and the consumer is back (a new command: only the new rule's worker writes)
         install.sensor("t", sensor(f"[sh, -c, 'cat >> {out}']", fields="metadata"))

@@ -10,7 +10,7 @@ from ways_sensors import chain, spool
 from ways_sensors.verify import LINE_CAP
 
 from .conftest import payload
-from .helpers import SID, no_checkpoints, spool_directly, start_dispatcher, wait_until
+from .helpers import SID, cursor_of, no_checkpoints, spool_directly, start_dispatcher, wait_until
 
 
 @pytest.fixture
@@ -356,14 +356,10 @@ def test_a_live_session_is_checked_against_its_cursor(install, tmp_path):
     audit_to(install, str(out))
     for i, name in enumerate(["SessionStart", "PreToolUse", "PreToolUse", "PreToolUse"]):
         assert install.hook({**payload(name), "tool_use_id": f"toolu_{i:03d}"}).returncode == 0
-    cursor = install.sessions() / SID / "cursors" / "audit.all.json"
 
     def settled():
-        try:
-            st = json.loads(cursor.read_text())
-        except (OSError, ValueError):
-            return False
-        return st["rule_seq"] == 4 and st["pending"] is None
+        st = cursor_of(install, "audit.all")
+        return st is not None and st["rule_seq"] == 4 and st["pending"] is None
 
     assert wait_until(settled)  # no SessionEnd: the dispatcher is alive, no ledger yet
     assert not (install.state_root / "ledger" / f"{SID}.json").exists()

@@ -1,31 +1,37 @@
-"""One rule's cursor into the session's journal: its file's format, and the batch being
+"""One rule's cursor into the session's journal: what it holds, and the batch being
 collected that becomes it (the worker, worker.py, owns both).
 
-The cursor file (layout.py `cursor`; 0600, replaced atomically through secure.py: a
-temporary file renamed over it), one JSON object:
+A cursor (kept in the session's cursor log, one line per change, with its pending batch
+in a file of its own while it is in flight: cursorlog.py has those formats and why
+there is one log rather than a file per rule) is one JSON object:
 
     {"active": true, "segment": "0000000001.seg", "offset": <bytes>,
      "rule_seq": <the last number given>, "hash": <the chain head, 64 hex>,
      "finished_as": null | <16 hex: how the pending records were finished>,
+     "tree"?: <chain: true only, evidence/sealer.py>,
      "pending": null | [<record>, ...]}
 
 `pending` is the batch being delivered: each record exactly as the consumer receives
 it (numbered, masked, chained), in order; its last record carries `rule_seq` and, with
-`chain: true`, `hash`. A record holding a lone surrogate is written ASCII-escaped there,
-so the file is always UTF-8 and parses back to the same record. `finished_as` is the
-fingerprint of the rule's `fields`, `redact` and `chain` the batch was finished under: a
-rule changed since then finishes it again before it goes out (refinish.py). A cursor
-written before batching holds one record (an object) as `pending`, read as a batch of one.
+`chain: true`, `hash`. On disk it is the batch file (`encode_batch`: a JSON line per
+record; a record holding a lone surrogate is written ASCII-escaped there, so the file
+is always UTF-8 and parses back to the same record). `finished_as` is the fingerprint
+of the rule's `fields`, `redact` and `chain` the batch was finished under: a rule
+changed since then finishes it again before it goes out (refinish.py). A cursor file of
+an older version (`cursors/<key>.json`, the whole object above, `pending` inline, one
+record as an object before batching) is migrated into the log when the dispatcher
+opens it (cursorlog.py).
 
-Group commit: a batch is moved past, numbered, chained and made pending in one write,
-then delivered, and `pending` is cleared in a second write once the rule is done with
-it (accepted; best_effort: its one attempt made; permanent: parked). What survives a
-SIGKILL: a kill before the first write changes nothing (the next dispatcher collects
-and numbers the same records again); a kill after it re-sends the whole batch with the
-same `rule_seq`s and hashes, so a consumer may hold part or all of a batch twice
-(`ways sensors verify` skips such duplicates). A move past records this rule does not
-take is saved lazily (worker.POSITION_EVERY): a kill loses only the time to skip them
-again.
+Group commit: a batch is moved past, numbered, chained and made pending in one step
+(its batch file written whole, then the one log line naming it), then delivered, and
+`pending` is cleared by a second line once the rule is done with it (accepted;
+best_effort: its one attempt made; permanent: parked); its file goes after that line.
+What survives a SIGKILL: a kill before the first line changes nothing (the next
+dispatcher collects and numbers the same records again; the batch file, if written,
+is an orphan it removes); a kill after it re-sends the whole batch with the same
+`rule_seq`s and hashes, so a consumer may hold part or all of a batch twice (`ways
+sensors verify` skips such duplicates). A move past records this rule does not take is
+saved lazily (worker.POSITION_EVERY): a kill loses only the time to skip them again.
 """
 
 from __future__ import annotations
@@ -71,21 +77,17 @@ def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
         return json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str).encode()
 
 
-def encode_cursor(st: dict[str, Any], lines: list[bytes] | None) -> bytes:
-    """The cursor file's bytes; `lines` are the pending records' JSON, already encoded."""
-    head = {k: v for k, v in st.items() if k != "pending"}
-    empty = json.dumps({**head, "pending": None}, separators=(",", ":")).encode()
-    recs = st.get("pending")
-    if not recs:
-        return empty
+def encode_batch(recs: list[dict[str, Any]], lines: list[bytes] | None) -> bytes:
+    """A pending batch's file (cursorlog.py): a JSON line per record, always UTF-8;
+    `lines` are the records' JSON when already encoded."""
     if lines is None or len(lines) != len(recs):
         lines = [dumps(r) for r in recs]
-    body = b",".join(lines)
+    body = b"\n".join(lines) + b"\n"
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
-        body = b",".join(_utf8_line(r, ln) for r, ln in zip(recs, lines, strict=True))
-    return empty[: -len(b"null}")] + b"[" + body + b"]}"  # "pending" is the last key
+        body = b"".join(_utf8_line(r, ln) + b"\n" for r, ln in zip(recs, lines, strict=True))
+    return body
 
 
 class Batch:

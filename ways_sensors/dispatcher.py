@@ -4,10 +4,11 @@ One process per session, holding `dispatch.lock` (a second one exits at once). T
 thread builds: it reads new spool frames, turns them into records (agents/, records.py),
 numbers them `seq` and appends them to the session's journal (journal.py), then commits
 the build cursor (session.py says how that survives a SIGKILL). Each enabled async rule
-has its own worker with its own cursor into the journal (worker.py), in a thread of its
-own while it has work (ondemand.py), so one stuck consumer never delays another. Rules
-are re-read from the index whenever its key changes (crew.py), so an edited sensor file
-takes effect without a restart.
+has its own worker with its own cursor into the journal (worker.py; every cursor is a
+line in the session's one cursor log, cursorlog.py), in a thread of its own while it
+has work (ondemand.py), so one stuck consumer never delays another. Rules are re-read
+from the index whenever its key changes (crew.py), so an edited sensor file takes
+effect without a restart.
 
 Idle, it sleeps: an idle worker holds no thread (a commit pokes each one), and
 the build loop's poll backs off from FAST_POLL to MAX_POLL once no frame came for ACTIVE

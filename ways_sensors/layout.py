@@ -41,9 +41,10 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     sessions/<sid>/journal/<n>.seg      journal.py (its format)
         appended by the dispatcher; a segment every worker passed is deleted.
         SIGKILL: bytes past the committed end, cut away by the next dispatcher.
-    sessions/<sid>/cursors/<key>.json   worker.py (format: cursor.py)
-        one rule's worker cursor, replaced atomically. SIGKILL: the last cursor; its
-        `pending` record is delivered again with the same rule_seq and hash.
+    sessions/<sid>/cursors/cursors.log, <key>.<token>.batch   cursorlog.py (formats)
+        every worker's cursor, a line appended per change by the dispatcher (compacted
+        past a bound); a batch file per pending batch, while in flight. SIGKILL: the
+        last whole line per rule; its pending batch is sent again, same rule_seqs.
     sessions/<sid>/cursors/<key>.leaves, .checkpoint   evidence/sealer.py (formats)
     sessions/<sid>/cursors/<key>.head   blocking.py
         a blocking rule's {"rule_seq", "hash"}, replaced atomically by the hook under
@@ -341,9 +342,9 @@ class Layout:
     def cursors_dir(self, sid: str) -> str:
         return self.session_dir(sid) + "/cursors"
 
-    def cursor(self, sid: str, key: str) -> str:
-        """A worker's cursor: {"active", "segment", "offset", "rule_seq", "hash", "pending"}."""
-        return self.cursors_dir(sid) + "/" + key + ".json"
+    def cursor_log(self, sid: str) -> str:
+        """Every worker's cursor, a line per change (cursorlog.py)."""
+        return self.cursors_dir(sid) + "/cursors.log"
 
     def leaves(self, sid: str, key: str) -> str:  # evidence/sealer.py
         return self.cursors_dir(sid) + "/" + key + ".leaves"
@@ -357,11 +358,10 @@ class Layout:
 
     def cursor_rules(self, sid: str) -> "list[tuple[str, str]]":
         """(sensor, rule) of every rule with a cursor or a head in the session."""
-        keys = set()
-        for name in _listdir(self.cursors_dir(sid)):
-            key, dot, ext = name.rpartition(".")
-            if dot and ext in ("json", "head"):
-                keys.add(key)
+        from .cursorread import read_states  # the log's rules, and older `.json` cursors'
+
+        keys = set(read_states(self.cursors_dir(sid)))
+        keys.update(n[:-5] for n in _listdir(self.cursors_dir(sid)) if n.endswith(".head"))
         return [split_rule_key(k) for k in sorted(keys)]
 
     def session_head(self, sid: str, sensor: str, rule: str) -> "SessionHead | None":
@@ -372,7 +372,9 @@ class Layout:
         pair = head_pair(read_state(self.head(sid, key), SMALL_STATE_CAP))
         if pair:
             return SessionHead(pair[0], pair[1], "head")
-        cur = read_state(self.cursor(sid, key))
+        from .cursorread import read_cursor
+
+        cur = read_cursor(self.cursors_dir(sid), key)
         pair = head_pair(cur)
         if not pair or not pair[0]:
             return None  # a cursor that never numbered anything: the ledger (if any) stands

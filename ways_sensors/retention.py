@@ -46,7 +46,7 @@ import stat
 import time
 from typing import Any
 
-from . import events, secure, spool
+from . import cursorread, events, secure, spool
 from .layout import Layout, rule_label
 from .session import Session, read_json
 from .spoolread import Reader
@@ -222,24 +222,20 @@ def owes(s: Session) -> bool:
         return True
     if not Reader(s.id, layout).drained(str(p_seg), int(p_off)):
         return True
-    folder = os.path.join(s.dir, "cursors")
     try:
-        names = [n for n in os.listdir(folder) if n.endswith(".json")]
-    except FileNotFoundError:
-        return False
-    for name in names[:SCAN_ENTRIES]:
-        cur = read_json(os.path.join(folder, name), None)
-        if not isinstance(cur, dict):
-            return True
+        cursors = cursorread.read_states(s.cursors, strict=True)  # the log, older `.json`s
+    except OSError:
+        return True
+    for cur in cursors.values():
         if not cur.get("active", True):
             continue
         try:
             at = (str(cur.get("segment")), int(cur.get("offset") or 0))
         except (TypeError, ValueError):
             return True
-        if cur.get("pending") or at < end:
+        if cursorread.has_pending(cur) or at < end:
             return True
-    return len(names) > SCAN_ENTRIES
+    return False
 
 
 def _ledger(s: Session) -> dict[str, Any]:

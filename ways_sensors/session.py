@@ -15,10 +15,10 @@ path, and holds the table of the whole state root):
                            cursor, committed after the journal append it covers (older
                            ones hold Claude Code's state as "tracker"); a builder's state
                            holds offsets, ids and keyed digests, never content
-    cursors/<sensor>.<rule>.json   (the rule key: layout.rule_key)
-                           {"active", "segment", "offset", "rule_seq", "hash", "pending"}:
-                           one rule's position in the journal, its numbering and chain
-                           head, and the finished batch being delivered (cursor.py)
+    cursors/cursors.log    every rule's cursor, a line per change (cursorlog.py):
+                           its position in the journal, its numbering and chain head;
+    cursors/<key>.<token>.batch  the finished batch a rule is delivering, only while
+                           it is in flight (the rule key: layout.rule_key; cursor.py)
 
 Elsewhere in the state root:
 
@@ -44,10 +44,10 @@ Invariants after a SIGKILL anywhere:
 * build.json names a journal size; anything beyond it was appended but not committed,
   and the next dispatcher truncates it away before building again, so every record
   in the journal is built once and numbered once.
-* A cursor file is replaced atomically (temporary file, rename). It moves past a
-  batch of records and stores them, numbered and chained, as `pending` in one write;
+* A cursor moves past a batch of records and makes them, numbered and chained, its
+  pending batch in one appended log line (the batch file is written whole before it);
   `pending` is cleared only after the consumer accepted (at_least_once) or the one
-  attempt ended (best_effort). So a kill before the write changes nothing, and a kill
+  attempt ended (best_effort). So a kill before the line changes nothing, and a kill
   after it re-delivers the same batch with the same rule_seqs and hashes.
 """
 
@@ -59,6 +59,7 @@ import time
 from typing import Any
 
 from . import secure
+from .cursorlog import CursorLog
 from .layout import Layout, read_state, rule_label
 
 
@@ -109,13 +110,17 @@ class Session:
         self.build = layout.build_cursor(session_id)
         self.lock = layout.dispatch_lock(session_id)
         self.info = layout.dispatcher_info(session_id)
+        self._cursor_log: CursorLog | None = None
 
     def create(self) -> None:
         for d in (self.spool, self.journal, self.cursors):
             secure.ensure_private_dir(d, self.layout.root)
 
-    def cursor_path(self, key: str) -> str:
-        return self.layout.cursor(self.id, key)
+    def cursor_log(self) -> CursorLog:
+        """The session's cursor log (cursorlog.py), one for the dispatcher's workers."""
+        if self._cursor_log is None:
+            self._cursor_log = CursorLog(self.cursors, self.layout.root)
+        return self._cursor_log
 
     # --- the pending marker and the ledger --------------------------------------------
 

@@ -14,10 +14,11 @@ matches, numbers, masks and chains each record (pipeline.py), commits the batch
 (below), then makes one attempt for the whole batch through delivery.py under the
 rule's timeout; a retryable failure backs off and tries the whole batch again.
 
-Its cursor (cursor.py: the file's format, group commit and what survives a SIGKILL)
-moves past a batch, numbers, chains and makes it pending in one write; `pending` is
-cleared once the rule is done with it. A move past records this rule does not take is
-saved lazily (at most every POSITION_EVERY seconds, at a new segment, at exit).
+Its cursor (cursor.py: what it holds, group commit, what survives a SIGKILL; a line
+of the session's cursor log, cursorlog.py) moves past a batch, numbers, chains and
+makes it pending in one step; `pending` is cleared once the rule is done with it. A
+move past records this rule does not take is saved lazily (at most every
+POSITION_EVERY seconds, at a new segment, at exit).
 
 A worker is handed the session's journal (journal.py: read from a cursor, wait for
 growth), the session's paths and its rule, never the dispatcher; its time comes from a
@@ -36,15 +37,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import blocking, counters, delivery, events, refinish, secure, unfinished
-from .cursor import Batch, encode_cursor, load_cursor
+from . import blocking, counters, delivery, events, refinish, unfinished
+from .cursor import Batch, encode_batch, load_cursor
 from .journal import Clock, Journal
 from .ondemand import OnDemand
 from .pipeline import dumps, finish, match
 from .readahead import ReadAhead
 from .rules import LoadedRule
 from .services import tap  # `ways sensors tap`: the batch as the target gets it
-from .session import Session, read_json
+from .session import Session
 from .timing import batch_for
 
 BATCH_BYTES = 4 << 20  # a batch stops growing here (a larger record still goes alone)
@@ -72,7 +73,7 @@ class Worker(OnDemand):
         self.rule = rule
         self.rid = rule.key
         self.tally = counters.Tally(self.rid, session.layout)
-        self.path = session.cursor_path(self.rid)
+        self.cursors = session.cursor_log()  # the session's, shared (cursorlog.py)
         self.max_records, self.max_delay = batch_for(rule.spec.dispatch.kind, rule.spec.batch)
         self.lines: list[bytes] | None = None  # the pending records' JSON, when known
         self.saved_at = 0.0
@@ -94,12 +95,11 @@ class Worker(OnDemand):
     # --- state ----------------------------------------------------------------------
 
     def _load_state(self) -> dict[str, Any]:
-        s = self.session
-        st = load_cursor(
-            read_json(self.path),
-            self.journal.end,
-            lambda: s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name),
-        )
+        s, got = self.session, self.cursors.load(self.rid)
+        if got is not None and got.pop("unreadable", False):
+            self._log("dispatch.cursor_batch_unreadable")  # removed or mangled by hand
+        head = lambda: s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name)  # noqa: E731
+        st = load_cursor(got, self.journal.end, head)
         if self.sealer is not None:
             self.sealer.restore(st)  # the rule's Merkle tree, as the cursor left it
         self._save(st)
@@ -107,7 +107,7 @@ class Worker(OnDemand):
 
     def _save(self, st: dict[str, Any] | None = None) -> None:
         st = st or self.state
-        secure.replace_private(self.path, encode_cursor(st, self.lines))
+        self.cursors.save(self.rid, st, lambda: encode_batch(st["pending"], self.lines))
         self.saved_at = self.clock.now()
         self.saved_position = (st["segment"], st["offset"])
 

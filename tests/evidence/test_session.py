@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from ..conftest import payload
-from ..helpers import SID, spool_directly
+from ..helpers import SID, set_pending, spool_directly
 from . import independent as ind
 from .runs import audited, calls, dispatch, root_vkey
 
@@ -72,10 +72,8 @@ def test_a_session_killed_between_commit_and_leaves_keeps_its_tree(install, tmp_
     assert len(data) == 10 * 32
     leaves_file.write_bytes(data[: 7 * 32] + data[7 * 32 : 7 * 32 + 5])  # lost and torn
     spool_directly(install, [*calls(9, 12), ("SessionEnd", payload("SessionEnd"))])
-    cursor = install.sessions() / SID / "cursors" / "audit.all.json"
-    st = json.loads(cursor.read_text())
-    st["pending"] = [json.loads(x) for x in out.read_text().splitlines()][-4:]  # as if unsent
-    cursor.write_text(json.dumps(st))
+    unsent = [json.loads(x) for x in out.read_text().splitlines()][-4:]
+    set_pending(install, "audit.all", unsent)  # as if unsent
     dispatch(install)
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     records = {r["rule_seq"]: r for r in lines if r["section"] != "checkpoint"}

@@ -25,8 +25,8 @@ Origin: `ways.sensors/<machine>/<sensor>/<rule>/<session id>` (keys.py names the
 machine), unique to the machine, rule and session.
 
 State: the cursor (worker.py) gains `"tree": {"size", "epoch", "witness": {url: size}}`,
-written with the batch in one atomic write. The leaves are appended to
-`sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after that write. The pending
+committed with the batch in one step (the cursor log's line, cursorlog.py). The leaves
+are appended to `sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after it. The pending
 batch's records are always the tree's last leaves, so at start the file is cut back to
 the cursor's size less the pending batch and the batch's leaves follow, taken from its
 records: a SIGKILL anywhere leaves the tree equal to the cursor's. A pending batch
@@ -147,7 +147,7 @@ class Sealer:
 
     def close_batch(self, b: Batch, st: dict[str, Any]) -> None:
         """The worker's commit: the batch's records become leaves, and its checkpoint
-        record goes last in the batch (the cursor saves both in one write)."""
+        record goes last in the batch (the cursor commits both in one step)."""
         if b.records:
             cp = self.seal(b.records, st)
             if cp is not None:

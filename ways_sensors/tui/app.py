@@ -3,9 +3,13 @@
 Every action goes through the service layer the commands use: toggles and saves through
 services/settings.py's writer (comments kept), copy, rename and delete through
 services/files.py, preview and fire through services/preview.py and fire.py. About
-once a second the screen takes a status snapshot (the counters `ways status` reads) and
-rewrites the count cells and the footer; when a sensor file, config.yaml or the preview
-record changed on disk (another command, an editor), it reloads, keeping the row.
+once a second it looks at the state files (a stat of each, rows.Live): only when one
+changed does it take a status snapshot (the counters `ways status` reads) and rewrite
+the count cells that changed; the footer is rewritten only when its text changed (an
+update lays the whole screen out again). An idle tab with 2,000 rules so costs a stat
+per file a second, not a read and parse of each and a re-render. When a sensor file,
+config.yaml or the preview record changed on disk (another command, an editor), it
+reloads, keeping the row.
 """
 
 from __future__ import annotations
@@ -28,30 +32,9 @@ from ..services.settings import set_setting, show
 from . import rows as model
 from .form import RuleForm
 from .screens import ConfirmDialog, HelpScreen, NameDialog, PreviewScreen
-from .style import CSS
+from .style import CSS, styled
 
 LIVE_NOTE = "toggles and saves take effect in running sessions at their next event"
-STATE_STYLE = {"on": "bold green", "refused": "bold red", "error": "bold red"}
-
-
-def styled(row: model.Row, column: str) -> Text:
-    """A cell as rich Text (never markup): sensors bold, states and failures coloured."""
-    text = row.cells[column]
-    style = ""
-    if column == "name" and row.kind != "rule":
-        style = "bold"
-    elif column == "state":
-        style = STATE_STYLE.get(text, "dim" if text.startswith("off") else "")
-    elif column == "off" and text == "content":
-        style = "bold yellow"
-    elif column in FAILURES and text not in ("", "0"):
-        style = "bold red"  # bold survives NO_COLOR
-    return Text(text, style=style)
-
-
-FAILURES = frozenset(
-    {"timeouts", "kills", "refusals", "errors", "drops", "rejected", "lost", "dead"}
-)
 
 
 class SensorTable(DataTable[Text]):
@@ -83,6 +66,8 @@ class MainScreen(Screen[None]):
         self.shown: list[model.Row] = []
         self.snap: status.Snapshot | None = None
         self.sig: tuple[Any, ...] = ()
+        self.live = model.Live()  # when the state files last changed
+        self.live_text = ""  # the footer as last shown
 
     def compose(self) -> ComposeResult:
         yield Static(id="top", markup=False)
@@ -114,6 +99,7 @@ class MainScreen(Screen[None]):
         self.cat = load()
         self.listing = catalog.listing(cat=self.cat)
         self.rows = model.build(self.listing)
+        self.live.changed()  # the state files as this snapshot reads them
         self.snap = status.snapshot(self.cat, events_tail=3)
         model.count(self.rows, self.snap)
         allowed = "allowed" if self.listing.project_allowed else "not in ways.project_sensors"
@@ -141,15 +127,22 @@ class MainScreen(Screen[None]):
         self.show_detail()
 
     def render_live(self) -> None:
-        if self.snap is not None:
-            self.query_one("#live", Static).update("\n".join(model.live_lines(self.snap)))
+        text = "\n".join(model.live_lines(self.snap)) if self.snap is not None else ""
+        if text and text != self.live_text:  # an update lays the screen out again
+            self.live_text = text
+            self.query_one("#live", Static).update(text)
 
     def tick(self) -> None:
-        """About once a second: reload when files changed, else refresh the counts."""
+        """About once a second: reload when sensor files changed, else refresh the counts
+        when a state file changed, else only the footer's live dispatchers."""
         if model.signature() != self.sig:
             self.reload()
             return
-        if self.cat is None:
+        if self.cat is None or self.snap is None:
+            return
+        if not self.live.changed():  # nothing to read again: a dispatcher's lock is probed
+            self.snap = model.with_dispatchers(self.snap)
+            self.render_live()
             return
         self.snap = status.snapshot(self.cat, events_tail=3)
         before = {r.key: dict(r.cells) for r in self.rows}

@@ -1,4 +1,11 @@
-"""The sensors tab's look: one stylesheet for every screen (Textual CSS)."""
+"""The sensors tab's look: one stylesheet for every screen (Textual CSS), and each
+cell's style."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from . import rows as model
 
 CSS = """
 #top { height: 1; background: $boost; padding: 0 1; }
@@ -28,3 +35,26 @@ RuleForm TextArea { border: none; padding: 0 1; }
 #summary { height: auto; padding: 0 1; }
 #records { height: 1fr; padding: 0 1; }
 """
+
+
+STATE_STYLE = {"on": "bold green", "refused": "bold red", "error": "bold red"}
+
+
+def styled(row: model.Row, column: str) -> Text:
+    """A cell as rich Text (never markup): sensors bold, states and failures coloured."""
+    text = row.cells[column]
+    style = ""
+    if column == "name" and row.kind != "rule":
+        style = "bold"
+    elif column == "state":
+        style = STATE_STYLE.get(text, "dim" if text.startswith("off") else "")
+    elif column == "off" and text == "content":
+        style = "bold yellow"
+    elif column in FAILURES and text not in ("", "0"):
+        style = "bold red"  # bold survives NO_COLOR
+    return Text(text, style=style)
+
+
+FAILURES = frozenset(
+    {"timeouts", "kills", "refusals", "errors", "drops", "rejected", "lost", "dead"}
+)

@@ -1,0 +1,224 @@
+"""Every rule's cursor in one log per session (cursorlog.py; issue 22, defect 21): the
+files a session keeps at rest do not grow with its rules, and the crash guarantees of
+cursor.py hold across SIGKILLs with several rules, through the wired hook and the
+detached dispatcher; an older version's cursor files are migrated with their pending
+batch; a commit's cost stays one line, whatever the number of rules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import time
+
+import psutil
+
+from .conftest import payload
+from .helpers import (
+    SID,
+    cursor_of,
+    dispatcher_pid,
+    lines,
+    no_checkpoints,
+    sections_list,
+    spool_directly,
+    start_dispatcher,
+    wait_until,
+)
+
+
+def call(install, n: int, sid: str = SID) -> None:
+    p = {**payload("PreToolUse"), "session_id": sid, "tool_use_id": f"toolu_{n:05d}"}
+    r = install.hook(p)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+
+
+def cursor_files(install, sid: str = SID) -> list[str]:
+    return sorted(os.listdir(install.sessions() / sid / "cursors"))
+
+
+def test_a_session_with_many_rules_keeps_one_cursor_file_at_rest(install, tmp_path):
+    rules = 200
+    out = tmp_path / "out"
+    body = ["rules:"]
+    for i in range(rules):
+        body += [
+            f"  r{i:03d}:",
+            "    sections: [tool_call]",
+            "    timeout: 60s",
+            f"    dispatch: {{file: {{path: '{out}/r{i:03d}.jsonl'}}}}",
+        ]
+    install.sensor("many", "\n".join(body) + "\n")
+
+    def delivered(n: int) -> bool:
+        return all(len(lines(out / f"r{i:03d}.jsonl")) == n for i in range(rules))
+
+    for n in range(1, 4):
+        call(install, n)
+        assert wait_until(lambda n=n: delivered(n), timeout=120)
+        # at rest: the log alone (a batch file exists only while its batch is in flight)
+        assert wait_until(lambda: cursor_files(install) == ["cursors.log"], timeout=30), (
+            cursor_files(install)[:5]
+        )
+    from ways_sensors.cursorread import read_states
+
+    states = read_states(str(install.sessions() / SID / "cursors"))
+    assert len(states) == rules
+    assert {st["rule_seq"] for st in states.values()} == {3}
+    assert not any(st["batch"] for st in states.values())
+
+
+def sensors(install, tmp_path, names: list[str]) -> None:
+    for name in names:
+        out = tmp_path / f"{name}.jsonl"
+        consumer = f"sleep 0.02; cat >> '{out}'"  # a kill often lands mid-attempt
+        target = (
+            f'{{command: {{argv: [sh, -c, "{consumer}"]}}}}'
+            if name == "slow"
+            else f"{{file: {{path: '{out}'}}}}"
+        )
+        install.sensor(
+            name,
+            f"""\
+            rules:
+              all:
+                sections: {sections_list()}
+                delivery: at_least_once
+                chain: true
+                batch: {{max_records: 7}}
+                timeout: 30s
+                dispatch: {target}
+            """,
+        )
+
+
+def check_complete(got: list[dict], last: int) -> None:
+    by_seq: dict[int, dict] = {}
+    for r in got:  # a re-delivery is the same record: same seq, same hash, same content
+        assert by_seq.setdefault(r["rule_seq"], r) == r
+    assert set(by_seq) == set(range(1, last + 1)), sorted(set(range(1, last + 1)) - set(by_seq))
+    prev = "0" * 64
+    for s in range(1, last + 1):
+        assert by_seq[s]["chain"]["prev"] == prev
+        prev = by_seq[s]["chain"]["hash"]
+
+
+def test_sigkills_during_delivery_with_several_rules_lose_and_alter_nothing(install, tmp_path):
+    names = ["one", "two", "slow"]
+    sensors(install, tmp_path, names)
+    r = install.hook(payload("SessionStart"))  # the hook starts the detached dispatcher
+    assert r.returncode == 0
+    base = payload("PreToolUse")
+    calls = [("PreToolUse", {**base, "tool_use_id": f"toolu_{i:05d}"}) for i in range(600)]
+    rnd = random.Random(20261203)
+    kills, sent = 0, 0
+    while sent < len(calls):
+        spool_directly(install, calls[sent : sent + 60])
+        sent += 60
+        call(install, 10_000 + sent)  # the hook: restarts the dispatcher after a kill
+        time.sleep(rnd.uniform(0.05, 0.3))
+        pid = dispatcher_pid(install)
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            kills += 1
+            assert wait_until(lambda pid=pid: not psutil.pid_exists(pid) or _zombie(pid))
+    assert install.hook(payload("SessionEnd")).returncode == 0
+    last = 2 + len(calls) + len(calls) // 60  # start, the calls, the hook's own, end
+
+    def done() -> bool:
+        return all(
+            max((x["rule_seq"] for x in no_checkpoints(lines(tmp_path / f"{n}.jsonl"))), default=0)
+            >= last
+            for n in names
+        )
+
+    assert wait_until(done, timeout=240)
+    assert kills >= 5
+    for n in names:
+        check_complete(no_checkpoints(lines(tmp_path / f"{n}.jsonl")), last)
+    for n in names:  # verify agrees: duplicates of a re-sent batch, nothing else
+        r = install.ways("sensors", "verify", str(tmp_path / f"{n}.jsonl"), "--rule", f"{n}/all")
+        assert r.returncode == 0, r.stdout
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return True
+
+
+def test_an_older_versions_cursor_files_are_migrated_with_their_pending_batch(install, tmp_path):
+    up, out = tmp_path / "up", tmp_path / "owed.jsonl"
+    consumer = f"test -f '{up}' && cat >> '{out}'"  # refuses until `up` exists
+    install.sensor(
+        "owed",
+        f"""\
+        rules:
+          r:
+            sections: {sections_list()}
+            delivery: at_least_once
+            chain: true
+            timeout: 5s
+            dispatch: {{command: {{argv: [sh, -c, "{consumer}"]}}}}
+        """,
+    )
+    spool_directly(install, [("SessionStart", payload("SessionStart"))])
+    spool_directly(install, [(e, {**payload(e), "tool_use_id": "toolu_1"}) for e in ["PreToolUse"]])
+    proc = start_dispatcher(install)
+    assert wait_until(lambda: (cursor_of(install, "owed.r") or {}).get("pending"))
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # what an older version would have left: `cursors/<key>.json`, the batch inline
+    folder = install.sessions() / SID / "cursors"
+    st = cursor_of(install, "owed.r")
+    pending = st["pending"]
+    for name in os.listdir(folder):
+        if name == "cursors.log" or name.endswith(".batch"):
+            os.unlink(folder / name)
+    st.pop("batch", None)
+    (folder / "owed.r.json").write_text(json.dumps(st))
+    os.chmod(folder / "owed.r.json", 0o600)
+
+    up.touch()
+    spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+    proc = start_dispatcher(install)
+    assert proc.wait(timeout=120) == 0
+    got = no_checkpoints(lines(out))
+    # the batch pending in the old file goes out first, as it was numbered and chained
+    assert got[: len(no_checkpoints(pending))] == no_checkpoints(pending)
+    check_complete(got, 3)
+
+
+def test_a_commit_writes_one_line_whatever_the_number_of_rules(tmp_path):
+    """2,000 rules committing 5 times each: the bytes written (the kernel's own count,
+    /proc/self/io `wchar`) stay linear in the commits, compaction included."""
+    from ways_sensors.cursorlog import COMPACT_FLOOR, CursorLog
+    from ways_sensors.cursorread import read_states
+
+    root = tmp_path / "state"
+    folder = root / "sessions" / "s" / "cursors"
+    log = CursorLog(str(folder), str(root))
+    rules, rounds = 2000, 5
+    st = {"active": True, "segment": "0000000001.seg", "offset": 0, "rule_seq": 0}
+    st |= {"hash": "0" * 64, "finished_as": None, "pending": None}
+    for i in range(rules):
+        log.load(f"s.r{i}")
+    before = _wchar()
+    for n in range(rounds):
+        for i in range(rules):
+            log.save(f"s.r{i}", {**st, "offset": n, "rule_seq": n}, lambda: b"")
+    written = _wchar() - before
+    line = len(json.dumps({"rule": "s.r1999", **st, "batch": None}, separators=(",", ":")))
+    assert written < 3 * rules * rounds * (line + 1)  # the lines, and compactions at most as much
+    size = os.path.getsize(folder / "cursors.log")
+    assert size <= max(COMPACT_FLOOR, 2 * rules * (line + 1))
+    states = read_states(str(folder))
+    assert len(states) == rules and {s["rule_seq"] for s in states.values()} == {rounds - 1}
+
+
+def _wchar() -> int:
+    with open("/proc/self/io") as f:
+        return next(int(x.split()[1]) for x in f if x.startswith("wchar:"))
