@@ -10,7 +10,7 @@ import re
 import pytest
 
 from ways_sensors import redact
-from ways_sensors.redact import keyvalue, scan, shapes, structure, values
+from ways_sensors.redact import keyvalue, patterns, scan, shapes, structure, values
 
 try:  # Python 3.11+
     import re._parser as sre_parse  # type: ignore[import-not-found]
@@ -32,12 +32,14 @@ def scan_regexes() -> list[re.Pattern[str]]:
         v
         for mod in (shapes, structure, keyvalue, values, scan)
         for v in vars(mod).values()
-        if isinstance(v, re.Pattern)
+        if isinstance(v, (re.Pattern, patterns.Lazy))
     ]
+    out = [v.regex if isinstance(v, patterns.Lazy) else v for v in out]
     out += [s.regex for s in shapes.SHAPES]
     out += [s.pair.regex for s in shapes.SHAPES if s.pair is not None]
     out += [keyvalue.regex(w) for w in keyvalue.WORDS]
-    out += list(values._CLASSES)
+    out += [c.regex for c in values._CLASSES]
+    out += [rx.regex for rx in keyvalue._GLUED_RX.values()]
     return out
 
 

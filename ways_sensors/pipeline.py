@@ -19,10 +19,9 @@ too; chain.canonical encodes the same way, so the chain hashes what is sent (utf
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
-
-import msgspec
 
 from . import chain
 from .rules import LoadedRule
@@ -95,13 +94,51 @@ def dumps(record: dict[str, Any]) -> bytes:
     order, always valid UTF-8. msgspec writes it (json.dumps' bytes, but for how a float
     may be spelled: 1e16 for 1e+16, the same number), four times as fast; json what
     msgspec refuses (a lone surrogate becomes U+FFFD, the same way chain.canonical
-    hashes it: utf8.py; a value that is not JSON, as its str())."""
+    hashes it: utf8.py; a value that is not JSON, as its str()).
+
+    A process that has not loaded msgspec (a blocking rule's hook, where its import
+    would be the largest cost: bench/RESULTS.md) writes with json alone, the same bytes
+    but for a float's spelling; a float that is not finite (NaN or infinity, which a
+    payload's JSON may spell) is written null there, as msgspec writes it."""
+    global _encode
+    if _encode is None:
+        _encode = _msgspec_encoder() if "msgspec" in sys.modules else _json_encode
     try:
         return _encode(record)
     except Exception:
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str).encode(
-            "utf-8", ERRORS
+        return _json_encode(record, default=str)
+
+
+_encode: Callable[[dict[str, Any]], bytes] | None = None
+
+
+def _msgspec_encoder() -> Callable[[dict[str, Any]], bytes]:
+    import msgspec
+
+    encode: Callable[[dict[str, Any]], bytes] = msgspec.json.Encoder().encode
+    return encode
+
+
+def _json_encode(record: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    try:
+        text = json.dumps(
+            record, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default
         )
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+        text = json.dumps(
+            _finite(record), ensure_ascii=False, separators=(",", ":"), default=default
+        )
+    return text.encode("utf-8", ERRORS)
 
 
-_encode = msgspec.json.Encoder().encode
+def _finite(value: Any) -> Any:
+    """`value` with every NaN and infinity as None (null), as msgspec writes them."""
+    if isinstance(value, float):
+        return value if value - value == 0 else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value

@@ -110,13 +110,18 @@ class _PlainRule(_Fields):
 
 
 def _plain(values: dict[str, Any]) -> Rule:
-    import msgspec
-
     from . import targets
 
     spec = dict(values)
     [(kind, target)] = [(k, v) for k, v in values["dispatch"].items() if v is not None]
-    spec["dispatch"] = _Dispatch(kind, msgspec.convert(target, targets.get(kind).Spec))
+    module = targets.get(kind)
+    if getattr(module, "PLAIN_SPEC", False):  # flat: its plain form read as attributes
+        consumer: Any = _Fields(target)  # (no msgspec: a blocking hook's largest import)
+    else:
+        import msgspec
+
+        consumer = msgspec.convert(target, module.Spec)
+    spec["dispatch"] = _Dispatch(kind, consumer)
     for name in ("fields", "batch"):
         if isinstance(spec.get(name), dict):
             spec[name] = _Fields(spec[name])

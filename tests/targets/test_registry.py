@@ -122,7 +122,12 @@ def test_a_blocking_rule_s_plain_form_reads_back_as_the_rule(kind):
         }
     )
     back = rules._plain(json.loads(json.dumps(plain(rule))))
-    assert back.dispatch.kind == kind and back.dispatch.target == rule.dispatch.target
+    assert back.dispatch.kind == kind
+    spec = rule.dispatch.target
+    every = {f: getattr(spec, f) for f in spec.__struct_fields__}
+    assert {f: getattr(back.dispatch.target, f) for f in every} == every
+    if not getattr(TARGETS[kind], "PLAIN_SPEC", False):
+        assert back.dispatch.target == spec  # the Spec itself, decoded
     assert (back.timeout_s, back.delivery, back.redact, back.chain) == (
         0.75,
         "at_least_once",
@@ -132,3 +137,40 @@ def test_a_blocking_rule_s_plain_form_reads_back_as_the_rule(kind):
     assert back.fields is not None and list(back.fields.include) == ["data"]
     assert batch_for(kind, back.batch) == batch_for(kind, rule.batch)
     assert batch_for(kind, back.batch)[0] == 3
+
+
+def test_a_blocking_command_or_file_rule_is_read_and_sent_without_msgspec(tmp_path):
+    """msgspec's import was the largest part of what a matching blocking rule cost the
+    hook (bench/RESULTS.md): the command and file kinds read their plain form and the
+    record is encoded with json, in a process that never loads msgspec."""
+    import json
+    import subprocess
+    import sys
+
+    from ways_sensors.indexbuild import plain
+
+    out = tmp_path / "out.jsonl"
+    forms = [
+        plain(decode_rule({"sections": ["tool_call"], "mode": "blocking",
+                           "dispatch": {"file": {"path": str(out)}}})),
+        plain(decode_rule({"sections": ["tool_call"], "mode": "blocking",
+                           "dispatch": {"command": {"argv": ["/bin/true"]}}})),
+    ]  # fmt: skip
+    code = (
+        "import json, sys, time\n"
+        "from ways_sensors import rules, delivery\n"
+        "from ways_sensors.targets import Context, Item, get\n"
+        "from ways_sensors.pipeline import dumps\n"
+        "for form in json.loads(sys.argv[1]):\n"
+        "    r = rules._plain(form)\n"
+        "    line = dumps({'a': 1, 'x': float('nan')})\n"
+        "    ctx = Context('s', 'r', 'sid', '2026-12-03')\n"
+        "    got = get(r.dispatch.kind).deliver(r.dispatch.target, [Item({'a': 1}, line)],"
+        " ctx, time.monotonic() + 5)\n"
+        "    assert got.accepted, got\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('msgspec'))))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, json.dumps(forms)], capture_output=True)
+    assert r.returncode == 0, r.stderr.decode()
+    assert json.loads(r.stdout) == []
+    assert out.read_bytes() == b'{"a":1,"x":null}\n'  # a NaN is null, as msgspec writes it

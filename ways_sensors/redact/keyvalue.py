@@ -28,6 +28,7 @@ import functools
 import re
 
 from . import values
+from .patterns import Lazy
 from .scan import Context
 
 _WORD_FORMS = {
@@ -104,8 +105,8 @@ _GLUED = {
     "credential": r"aws|db|service|app|client|x",
     "auth": r"basic|http|proxy|redis|x|npm|_",
 }
-_GLUED_RX = {w: re.compile(rf"(?:{alts})$") for w, alts in _GLUED.items()}
-_LOOKUP = re.compile(
+_GLUED_RX = {w: Lazy(rf"(?:{alts})$") for w, alts in _GLUED.items()}
+_LOOKUP = Lazy(
     r"(?:next|page|continuation|cancel(?:lation)?|sync|resume|sort|primary|partition|cache|"
     r"foreign|group|idempotency|dedup|lookup|hash|range|routing|shard|index|unique|object|"
     r"public|pub|row|i18n|translation|message|max|min|num|total|input|output|prompt|"
@@ -114,8 +115,8 @@ _LOOKUP = re.compile(
 )
 _SCHEMES = frozenset({"bearer", "basic", "token", "api-token", "apikey", "bot", "digest"})
 _PROSE_NAMES = ("password", "passwd", "passphrase")  # `pass X` is a verb, not netrc
-_ANNOTATION = re.compile(r"[ \t]{0,8}(?:=[^=]|\||,|\)|\[)")
-_NEXT_PARAM = re.compile(r"&[A-Za-z_][\w.\-]{0,40}=")
+_ANNOTATION = Lazy(r"[ \t]{0,8}(?:=[^=]|\||,|\)|\[)")
+_NEXT_PARAM = Lazy(r"&[A-Za-z_][\w.\-]{0,40}=")
 
 
 def _name(ctx: Context, kw_start: int, kw_end: int) -> tuple[str, int]:
@@ -264,7 +265,7 @@ def detect(ctx: Context) -> None:
                 ctx.add(found[1], found[2], found[0])
 
 
-_BEARER = re.compile(r"bearer[ \t]{1,4}(?P<v>[a-z0-9_\-.~+/]{16,4096}={0,3})(?![a-z0-9_\-.~+/=])")
+_BEARER = Lazy(r"bearer[ \t]{1,4}(?P<v>[a-z0-9_\-.~+/]{16,4096}={0,3})(?![a-z0-9_\-.~+/=])")
 
 
 def detect_bearer(ctx: Context) -> None:

@@ -25,6 +25,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from .patterns import Lazy
+
 
 class MaskTimeout(Exception):
     """Masking a record passed its deadline; nothing was returned, nothing must be sent."""
@@ -76,7 +78,7 @@ _RUN_TABLE = bytes(
     ord("a") if (chr(i).isascii() and (chr(i).isalnum() or chr(i) in "_-")) else ord(" ")
     for i in range(256)
 )
-MARK = re.compile(r"\[REDACTED:[a-z0-9\-]{1,64}:[0-9a-f]{8}\]")
+MARK = Lazy(r"\[REDACTED:[a-z0-9\-]{1,64}:[0-9a-f]{8}\]")
 RUN = 20  # a token run: this many [A-Za-z0-9_-] in a row
 RUN_NEEDLE = b"a" * RUN
 
@@ -144,7 +146,7 @@ class Context:
         return any(k in hay for k in needles)
 
     def finditer(
-        self, rx: re.Pattern[str], folded: bool, lo: int = 0, hi: int | None = None
+        self, rx: re.Pattern[str] | Lazy, folded: bool, lo: int = 0, hi: int | None = None
     ) -> Iterator[re.Match[str]]:
         hi = self.n if hi is None else min(hi, self.n)
         self.searched(hi - lo)
@@ -174,7 +176,9 @@ class Context:
                 out.append((lo, hi))
         return out
 
-    def runs(self, keep: re.Pattern[str], examine: Callable[[Context, int, int], None]) -> None:
+    def runs(
+        self, keep: re.Pattern[str] | Lazy, examine: Callable[[Context, int, int], None]
+    ) -> None:
         """Every run of RUN or more [A-Za-z0-9_-], left to right, found with two
         `bytes.find` per run over a one-byte-per-character shape of the text; `examine`
         gets those `keep` does not fullmatch (plain hashes, numbers, words) and that are

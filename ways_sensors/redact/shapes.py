@@ -27,39 +27,61 @@ import re
 from collections.abc import Callable
 
 from . import values
+from .patterns import Lazy
 from .scan import Context
 
 _W = r"(?![A-Za-z0-9])"  # trailing boundary
 
 
-class Pair:
+class _Lazy:
+    """A regex compiled when first matched: most texts reach few shapes, and compiling
+    all of them at import cost a blocking rule's hook several ms (bench/RESULTS.md).
+    Two threads compiling it at once both get the same pattern; one is kept."""
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self._source)
+        return compiled
+
+
+class Pair(_Lazy):
     """The secret that follows a key id: its shape and how far after the id it may be."""
 
-    __slots__ = ("check", "distance", "kind", "regex")
+    __slots__ = ("check", "distance", "kind")
 
     def __init__(
-        self, kind: str, regex: re.Pattern[str], check: Callable[[str], bool], distance: int = 160
+        self, kind: str, regex: str, check: Callable[[str], bool], distance: int = 160
     ) -> None:
-        self.kind, self.regex, self.check, self.distance = kind, regex, check, distance
+        super().__init__(regex)
+        self.kind, self.check, self.distance = kind, check, distance
 
 
-class Shape:
+class Shape(_Lazy):
     """A provider's token: the two characters it starts with, the regex matched at the
     candidate (group 1 is the secret), the check of its value, the secret that follows
     it (`pair`), and whether the match itself is masked (not a Twilio account SID)."""
 
-    __slots__ = ("check", "kind", "mask", "pair", "regex", "starts")
+    __slots__ = ("check", "kind", "mask", "pair", "starts")
 
     def __init__(
         self,
         kind: str,
         starts: tuple[str, ...],
-        regex: re.Pattern[str],
+        regex: str,
         check: Callable[[str], bool],
         pair: Pair | None,
         mask: bool,
     ) -> None:
-        self.kind, self.starts, self.regex, self.check = kind, starts, regex, check
+        super().__init__(regex)
+        self.kind, self.starts, self.check = kind, starts, check
         self.pair, self.mask = pair, mask
 
 
@@ -73,7 +95,7 @@ def _mixed_base64(v: str) -> bool:
 
 
 def _pair(kind: str, body: str, check: Callable[[str], bool] = _mixed_base64) -> Pair:
-    return Pair(kind, re.compile(rf"(?<![A-Za-z0-9/+])({body})(?![A-Za-z0-9/+=])"), check)
+    return Pair(kind, rf"(?<![A-Za-z0-9/+])({body})(?![A-Za-z0-9/+=])", check)
 
 
 def _shape(
@@ -84,7 +106,7 @@ def _shape(
     pair: Pair | None = None,
     mask: bool = True,
 ) -> Shape:
-    return Shape(kind, tuple(starts.split()), re.compile(regex), check, pair, mask)
+    return Shape(kind, tuple(starts.split()), regex, check, pair, mask)
 
 
 _AWS_PAIR = _pair("aws-secret-access-key", r"[A-Za-z0-9/+]{40}")
@@ -189,28 +211,28 @@ for _s in SHAPES:
         DISPATCH.setdefault(_k, []).append(_s)
 
 # Runs that are plainly not tokens: one-case hex (hashes), digits, lower-case words.
-BORING = re.compile(r"[0-9a-f]{1,4096}|[0-9A-F]{1,4096}|[a-z_\-]{1,4096}")
-_PREFIXED = re.compile(
+BORING = Lazy(r"[0-9a-f]{1,4096}|[0-9A-F]{1,4096}|[a-z_\-]{1,4096}")
+_PREFIXED = Lazy(
     r"(?:(?P<p>[a-z][a-z0-9]{1,9}(?:[._\-][a-z0-9]{1,9}){0,3})[._\-]|(?P<P>[A-Z][A-Z0-9]{1,5})[_\-])"
     r"(?P<b>[A-Za-z0-9_\-]{24,400})" + _W
 )
-_HASH_WORDS = re.compile(
+_HASH_WORDS = Lazy(
     r"(?:sha\d{0,3}|md5|blake\d{0,3}|hash|digest|checksum|crc\d{0,2}|commit|rev|build|cache|modules?|"
     r"layer|blob|tree|etag|integrity|uuid|guid|nonce|id|msg|req|run|file|chatcmpl|cus|pi|"
     r"ch|sub|txn|evt|acct|in|ii|price|prod|seti|pm|src|tok|toolu|srvtoolu|batch|asst|thread|"
     r"step|call|resp|org|user|sess|session|conv|item|node|pod|container|image|vol)$"
 )
-_NAME_PIECE = re.compile(
+_NAME_PIECE = Lazy(
     r"[A-Za-z]|(?:[A-Z][a-z]{1,30}(?![a-z])|[a-z]{3,30}(?![a-z])|[A-Z]{2,6}(?![a-z])|\d{1,4}(?!\d)){1,40}"
 )
-_DISCORD = re.compile(
+_DISCORD = Lazy(
     r"([MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})(?![A-Za-z0-9_\-])"
 )
-_ID_PARTS = re.compile(
+_ID_PARTS = Lazy(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"|(?:19|20)\d\d-[01]\d-[0-3]\d[T_-][0-2]\d"
 )
-_TELEGRAM = re.compile(r"(\d{8,10}:A[A-Za-z0-9_\-]{34})(?![A-Za-z0-9_\-])")
+_TELEGRAM = Lazy(r"(\d{8,10}:A[A-Za-z0-9_\-]{34})(?![A-Za-z0-9_\-])")
 
 
 def _prefixed(v: str, prefix: str, body: str) -> bool:
@@ -323,9 +345,9 @@ def detect_tokens(ctx: Context) -> None:
     ctx.runs(BORING, _examine)
 
 
-_PEM_HEAD = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s:,\-]{0,16384}")
+_PEM_HEAD = Lazy(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = Lazy(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = Lazy(r"[A-Za-z0-9+/=\s:,\-]{0,16384}")
 PEM_MAX = 16384
 
 

@@ -19,13 +19,14 @@ from __future__ import annotations
 import re
 
 from . import values
+from .patterns import Lazy
 from .scan import Context
 
 # -- URLs -------------------------------------------------------------------------------
-_USERINFO = re.compile(
+_USERINFO = Lazy(
     r"://(?P<user>[^\s:/@'\"<>]{0,128}):(?P<pw>[^\s/'\"<>]{1,256})@(?P<host>[A-Za-z0-9.\-\[\]_%]{1,253})"
 )
-_WEBHOOK = re.compile(
+_WEBHOOK = Lazy(
     r"https://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,200}"
     r"|(?P<discord>(?:[a-z]{1,10}\.)?discord(?:app)?\.com/api/webhooks/\d{15,20}/"
     r"[A-Za-z0-9_\-]{60,70}))"
@@ -53,7 +54,7 @@ def detect_urls(ctx: Context) -> None:
 
 # -- query parameters -----------------------------------------------------------------------
 # the names keyvalue.py does not know (it finds `?token=`, `&api_key=`, `password=`)
-_QUERY = re.compile(
+_QUERY = Lazy(
     r"[?&#;](?P<name>app_?id|sig|signature|x-amz-signature|x-goog-signature)"
     r"=(?P<value>[^&\s#'\"<>]{6,1024})"
 )
@@ -115,7 +116,7 @@ _FLAG_PROGRAMS = {
 _NEEDS_LOGIN = frozenset(
     {"docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "oc", "az"}
 )
-_FLAG = re.compile(
+_FLAG = Lazy(
     r" -(?:(?P<short>[pPauUw])|-(?P<long>(?:proxy-)?user)(?=[ \t=])"
     r"|-?(?P<named>[a-z0-9][a-z0-9-]{0,40})(?![a-z0-9-])"
     r"(?:(?<=token)|(?<=key)|(?<=secret)|(?<=pass)|(?<=passwd)|(?<=password)|(?<=pwd))"
@@ -123,7 +124,7 @@ _FLAG = re.compile(
 )
 _NAMED_PASSWORD = ("secret", "password", "passwd", "pass", "pwd")
 # a shell word: bare, quoted, or both run together (`user:'pa ss'`)
-_WORD = re.compile(r"(?:\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|[^\s\"']{1,256}){1,4}")
+_WORD = Lazy(r"(?:\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|[^\s\"']{1,256}){1,4}")
 _PREFIXES = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "then", "do", "!"})
 _COMMAND_BACK = 600
 

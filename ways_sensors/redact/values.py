@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 import re
 
-PLACEHOLDER = re.compile(
+from .patterns import Lazy
+
+PLACEHOLDER = Lazy(
     r"example|sample|dummy|placeholder|your[_\-]?|xxxx|\*\*\*|redacted|changeme|change[_-]me|"
     r"replace|insert|fake|test[_-]?(?:key|token|secret)|secret[_-]?here|token[_-]?here|"
     r"^(?:x{1,64}|\.{1,64}|-{1,64}|none|null|nil|true|false|yes|no|on|off|undefined|password|passwd|pass|"
@@ -25,7 +27,7 @@ PLACEHOLDER = re.compile(
     r"changeit|hidden|masked|secrets|credentials?|test|testing)$",
     re.I,
 )
-REFERENCE = re.compile(
+REFERENCE = Lazy(
     r"^(?:\$|\{\{|<|\[|`|&|\*|@\{)|\$\{|\$\(|\{\{|%\(|\{[a-z_]{1,64}\}|^env:|^file:|^%\w{1,64}%$"
 )
 KNOWN_EXAMPLES = frozenset(
@@ -35,35 +37,33 @@ KNOWN_EXAMPLES = frozenset(
         "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
     }
 )
-_NUMBERISH = re.compile(r"[\d.,_:+\-]{1,4096}")
-_DOTTED_PATH = re.compile(
+_NUMBERISH = Lazy(r"[\d.,_:+\-]{1,4096}")
+_DOTTED_PATH = Lazy(
     r"[A-Za-z_$][\w$]{0,64}(?:(?:\.|::|->)[A-Za-z_$][\w$]{0,64}){1,16}(?:\(\))?[;,]?"
 )
-_SEGMENT = re.compile(r"[A-Za-z_$]{1,128}\d{0,3}")
-TEMPLATE = re.compile(r"\{[^{}\s]{1,80}\}")
+_SEGMENT = Lazy(r"[A-Za-z_$]{1,128}\d{0,3}")
+TEMPLATE = Lazy(r"\{[^{}\s]{1,80}\}")
 # a value made of words, one of which names a secret (`url-credentials`, `db_password`):
 # the name of a secret, not one
-_SECRET_NAME = re.compile(
+_SECRET_NAME = Lazy(
     r"(?:[a-z]{1,32}[_\-.]){0,8}[a-z]{0,32}(?:pass(?:word|wd)?|pwd|secret|token|key|credentials?|auth)"
     r"(?:[_\-.][a-z]{1,32}){0,8}",
     re.I,
 )
-_PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[\w./\\\-]{0,400}")
-_TYPES = re.compile(
+_PATH = Lazy(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[\w./\\\-]{0,400}")
+_TYPES = Lazy(
     r"(?:bool|boolean|str|string|int|integer|float|double|bytes|list|dict|tuple|set|any|"
     r"object|none|optional|number|char|void|secretstr|hiddentext)$",
     re.I,
 )
-_CALL_OR_INDEX = re.compile(
-    r"[A-Za-z_$][\w$]{0,64}(?:(?:\.|::|->)[A-Za-z_$][\w$]{0,64}){0,16}[(\[]"
-)
-_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16}")
-_WORDS = re.compile(
+_CALL_OR_INDEX = Lazy(r"[A-Za-z_$][\w$]{0,64}(?:(?:\.|::|->)[A-Za-z_$][\w$]{0,64}){0,16}[(\[]")
+_CONSTANT_NAME = Lazy(r"[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16}")
+_WORDS = Lazy(
     r"[a-z]{1,64}(?:[_\-.][a-z]{1,64}){0,32}|[A-Z]{1,64}(?:[_\-.][A-Z]{1,64}){0,32}"
     r"|[A-Z]?[a-z]{1,64}(?:[A-Z][a-z]{1,64}){0,32}"
 )
-_PATHLIKE = re.compile(r"(?:[A-Za-z]{1,64}[/.:]){1,32}[A-Za-z]{1,64}")
-_CLASSES = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d"), re.compile(r"[^\w]"))
+_PATHLIKE = Lazy(r"(?:[A-Za-z]{1,64}[/.:]){1,32}[A-Za-z]{1,64}")
+_CLASSES = (Lazy(r"[a-z]"), Lazy(r"[A-Z]"), Lazy(r"\d"), Lazy(r"[^\w]"))
 
 
 def unquote(value: str) -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
 
-import msgspec
+if TYPE_CHECKING:
+    import msgspec
 
 # what became of an attempt (delivery.py's docstring draws the whole tree)
 ACCEPTED: Final = "accepted"

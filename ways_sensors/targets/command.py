@@ -37,32 +37,33 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from msgspec import Meta, Struct
+from typing import TYPE_CHECKING, Any
 
 from .base import ERROR, REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
 
 if TYPE_CHECKING:
     import subprocess
 
+    from .command_spec import CommandTarget
 
-class CommandTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Run argv without a shell; the record on stdin (default) or as the last argument."""
-
-    argv: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
-    input: Literal["stdin", "args"] = "stdin"
-    format: Annotated[
-        Literal["json", "ocsf", "ecs"],
-        Meta(description="each record as it is (json), an OCSF event or an ECS document"),
-    ] = "json"
-    env: dict[str, str] = {}
-    cwd: str | None = None
+    Spec = CommandTarget
 
 
-Spec = CommandTarget
 SECRET_FIELDS: tuple[str, ...] = ("env",)
 BATCH_DEFAULT = (1, 0.0)  # one run per record unless the rule sets `batch:`
+PLAIN_SPEC = True  # the blocking path reads the spec as plain attributes (rules._plain)
+
+
+def __getattr__(name: str) -> Any:
+    """`Spec` (also named CommandTarget) on first use, from command_spec.py: the struct
+    needs msgspec, whose import the blocking path does not pay (rules._plain reads the
+    rule's consumer from the index's plain form, every field present)."""
+    if name in ("Spec", "CommandTarget"):
+        from .command_spec import CommandTarget
+
+        return CommandTarget
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # the program (or its folder) cannot be run as configured, whatever is retried; E2BIG:
 # the record is too long for the argument list (`input: args`), whatever is retried

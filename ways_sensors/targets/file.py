@@ -34,9 +34,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from typing import Annotated, Literal
-
-from msgspec import Meta, Struct
+from typing import TYPE_CHECKING, Any
 
 from ..roots import makedirs_private
 from .base import (
@@ -51,35 +49,28 @@ from .base import (
     retryable,
 )
 
+if TYPE_CHECKING:
+    from .file_spec import FileTarget
 
-class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Append one line per record to a file; placeholders {session_id} {date} {sensor} {rule}."""
-
-    path: Annotated[str, Meta(min_length=1)]
-    format: Annotated[
-        Literal["json", "text", "ocsf", "ecs"],
-        Meta(
-            description="each line: the record (json), a readable line (text), an OCSF "
-            "event or an ECS document (docs/security.md)"
-        ),
-    ] = "json"
-
-    def __post_init__(self) -> None:
-        if not (self.path.startswith("/") or self.path.startswith("~")):
-            raise ValueError("a file target's path must be absolute or start with ~")
-        for name in _PLACEHOLDER_RE.findall(self.path):
-            if name not in PLACEHOLDERS:  # else a folder literally named {sesion_id}
-                import difflib
-
-                close = difflib.get_close_matches(name, PLACEHOLDERS, n=1)
-                hint = f": did you mean {{{close[0]}}}?" if close else ""
-                known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
-                raise ValueError(f"unknown placeholder {{{name}}}{hint} (the path takes {known})")
+    Spec = FileTarget
 
 
-Spec = FileTarget
 SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (512, 0.0)  # group commit for a backlog, no wait when records come alone
+PLAIN_SPEC = True  # the blocking path reads the spec as plain attributes (rules._plain)
+
+
+def __getattr__(name: str) -> Any:
+    """`Spec` (also named FileTarget) on first use, from file_spec.py: the struct needs
+    msgspec, whose import the blocking path does not pay (rules._plain reads the rule's
+    consumer from the index's plain form, every field present)."""
+    if name in ("Spec", "FileTarget"):
+        from .file_spec import FileTarget
+
+        return FileTarget
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 TAIL_CAP = 64 << 20  # how far back a cut line is looked for (a record is far smaller)
 LOCK_POLL = 0.002
 
@@ -99,7 +90,6 @@ PERMANENT_ERRNOS = frozenset(
 )
 
 
-_PLACEHOLDER_RE = re.compile(r"\{([^{}/]*)\}")
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 

@@ -14,7 +14,6 @@ from ..drafting import event_of
 from ..kit.adapter import Offline
 from . import NAME, examples
 from .builder import HANDLERS, Builder
-from .replay import Replay, find_transcript
 from .tracker import Tracker
 from .wiring import EVENTS as WIRED_EVENTS
 from .wiring import settings_path, unwire, wire
@@ -46,10 +45,14 @@ offline_drafts, example = _kit.offline_drafts, _kit.example
 
 
 def find_session_file(project: str, session: str | None = None) -> str | None:
+    from .replay import find_transcript  # not on the blocking hook's path (replay.py)
+
     return find_transcript(project, session)
 
 
 def replay(path: str) -> Replay:
+    from .replay import Replay
+
     return Replay(path)
 
 
@@ -57,5 +60,6 @@ if TYPE_CHECKING:  # the type checker holds the adapter to its Protocol
     import ways_sensors.agents.claude_code.adapter as _adapter
 
     from ..protocols import Adapter
+    from .replay import Replay
 
     _adapter_checked: Adapter = _adapter

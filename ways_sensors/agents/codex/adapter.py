@@ -8,7 +8,6 @@ from ..drafting import event_of
 from ..kit.adapter import Offline, session_file_check
 from . import NAME
 from .builder import HANDLERS, Builder
-from .replay import Replay
 from .rollout import find_rollout
 from .wiring import EVENTS as WIRED_EVENTS
 from .wiring import NOTE, config_home, settings_path, unwire, wire
@@ -85,6 +84,8 @@ is_session_file = session_file_check("rollout-", b'"type":"session_meta"')
 
 
 def replay(path: str) -> Replay:
+    from .replay import Replay  # not on the blocking hook's path
+
     return Replay(path)
 
 
@@ -92,5 +93,6 @@ if TYPE_CHECKING:  # the type checker holds the adapter to its Protocol
     import ways_sensors.agents.codex.adapter as _adapter
 
     from ..protocols import Adapter
+    from .replay import Replay
 
     _adapter_checked: Adapter = _adapter
