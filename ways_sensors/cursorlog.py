@@ -17,7 +17,7 @@ rules each committing would write O(rules) bytes per commit, O(rules²) in all.
          "finished_as", "tree"?, "batch": null | <token>}
         (cursor.py says what each field means). Read back, the last line of each key
         wins; a line that does not parse (a torn tail: a kill mid-append) is ignored.
-    sessions/<sid>/cursors/<key>.<token>.batch   (layout.cursor_batch; 0600)
+    sessions/<sid>/cursors/<key>.<token>.batch   (cursorread.batch_name; 0600)
         the pending batch of the line that names it: its records, one JSON line each,
         exactly as the consumer receives them (cursor.encode_batch). Made O_EXCL under a
         fresh random token, written whole before the line that names it is appended,
