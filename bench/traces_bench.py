@@ -13,7 +13,14 @@ turned into spans (traces/export.py) and written as OTLP JSON (msgspec) and as p
 (targets/otlp_protobuf.py, pure Python), interleaved over 30 rounds: spans per second
 of each, the medians and their ratio.
 
+With --before DIR (an earlier tree: `git archive <commit> ways_sensors sensors | tar -x
+-C DIR`), the before/after table instead: the traces (JSON) drain by that tree's
+dispatcher and by this one's, interleaved over RUNS runs (each dispatcher run as
+`python -c` with its tree first on sys.path): medians, the after/before ratio pair by
+pair, and the load average before and after.
+
 Usage: python bench/traces_bench.py [--records N] [--runs R] [--encode-only]
+                                    [--before DIR [--case traces|traces-protobuf|logs]]
 """
 
 from __future__ import annotations
@@ -34,6 +41,13 @@ from batch_bench import Receiver
 from dispatch_bench import PAYLOAD
 
 WAYS = str(Path(sys.executable).parent / "ways")
+REPO = Path(__file__).resolve().parent.parent
+TREE = "import sys; sys.path.insert(0, sys.argv.pop(1)); from ways_sensors.cli import main; main()"
+
+
+def command(tree: Path | None) -> list[str]:
+    """The dispatcher's command: the installed `ways`, or a tree's own package."""
+    return [WAYS] if tree is None else [sys.executable, "-c", TREE, str(tree)]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -43,7 +57,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def drain(case: str, records: int, receiver: Receiver) -> tuple[float, float]:
+def drain(
+    case: str, records: int, receiver: Receiver, tree: Path | None = None
+) -> tuple[float, float]:
     signal, _, encoding = case.partition("-")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -78,7 +94,7 @@ def drain(case: str, records: int, receiver: Receiver) -> tuple[float, float]:
 
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [WAYS, "sensors", "dispatch", "--session", sid],
+            [*command(tree), "sensors", "dispatch", "--session", sid],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -138,14 +154,49 @@ def encodings(rounds: int = 30) -> None:
     print(f"protobuf/json time: {med['protobuf'] / med['json']:.1f}x")
 
 
+def before_after(before: Path, case: str, records: int, runs: int) -> None:
+    trees = {"before": before.resolve(), "after": REPO}
+    rates: dict[str, list[float]] = {k: [] for k in trees}
+    per_cpu: dict[str, list[float]] = {k: [] for k in trees}
+    load0 = os.getloadavg()
+    receiver = Receiver()
+    try:
+        for _ in range(runs):
+            for name, tree in trees.items():
+                wall, cpu = drain(case, records, receiver, tree)
+                rates[name].append(wall)
+                per_cpu[name].append(cpu)
+    finally:
+        receiver.close()
+    load1 = os.getloadavg()
+    print(f"{case} drain of {records} records, before ({before}) and after (this tree),")
+    print(f"{runs} interleaved runs; load average {load0[0]:.2f} before, {load1[0]:.2f} after")
+    print("| tree | median records/s | runs | median records per dispatcher CPU second |")
+    print("|---|---:|---|---:|")
+    for name in trees:
+        runs_ = ", ".join(f"{r:,.0f}" for r in rates[name])
+        cpu = statistics.median(per_cpu[name])
+        print(f"| {name} | {statistics.median(rates[name]):,.0f} | {runs_} | {cpu:,.0f} |")
+    pairs = zip(rates["after"], rates["before"], strict=True)
+    ratio = statistics.median(a / b for a, b in pairs)
+    cpairs = zip(per_cpu["after"], per_cpu["before"], strict=True)
+    cratio = statistics.median(a / b for a, b in cpairs)
+    print(f"after/before, pair by pair: median {ratio:.2f} (per CPU second {cratio:.2f})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--encode-only", action="store_true")
+    ap.add_argument("--before", type=Path, help="an earlier tree: only the before/after table")
+    ap.add_argument("--case", default="traces", choices=("traces", "traces-protobuf", "logs"))
     args = ap.parse_args()
     if args.encode_only:
         encodings()
+        return 0
+    if args.before:
+        before_after(args.before, args.case, args.records, args.runs)
         return 0
     receiver = Receiver()
     cases = ("traces", "traces-protobuf", "logs")

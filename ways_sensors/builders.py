@@ -5,7 +5,7 @@ parked Codex result is kept as where its frame sits, never as its output)."""
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import Any
 
 from . import agents, events
 from .agents.protocols import HoldsFrames, SessionBuilder
@@ -21,6 +21,9 @@ class Builders:
         self.trackers = trackers
         self.spool = spool
         self.made: dict[str, SessionBuilder] = {}
+        # each made builder that holds frames, decided once at its making: a runtime
+        # Protocol check (isinstance) costs ~20 us, too much for every entry built
+        self.holders: dict[str, HoldsFrames] = {}
 
     def get(self, agent: str) -> SessionBuilder | None:
         """The session's builder for `agent`'s entries, resumed from its saved state;
@@ -29,11 +32,16 @@ class Builders:
         if builder is None and agent in agents.AGENTS:
             builder = agents.adapter(agent).new_builder(self.trackers.get(agent))
             self.made[agent] = builder
-            if holds_frames(builder):
+            if isinstance(builder, HoldsFrames):
+                self.holders[agent] = builder
                 gone = builder.restore(self.spool.held)
                 if gone:
                     events.log("dispatch.held_frames_gone", session=self.session_id, count=gone)
         return builder
+
+    def holding(self, agent: str) -> HoldsFrames | None:
+        """The agent's builder, made already, if it holds frames (HoldsFrames)."""
+        return self.holders.get(agent)
 
     def drop_spent(self, segment: str) -> None:
         """The spool segments before `segment` (the build cursor's) go, but those a
@@ -45,7 +53,7 @@ class Builders:
                 builder = self.get(agent)
             except Exception:  # logged at its entries (dispatch.build_error): keep them all
                 return
-            if holds_frames(builder):
+            if isinstance(builder, HoldsFrames):
                 held |= builder.held()
         self.spool.drop_spent(segment, held)
 
@@ -53,17 +61,3 @@ class Builders:
         """Each made builder's state into `trackers` (the build cursor commits it)."""
         for agent, builder in self.made.items():
             self.trackers[agent] = builder.state()
-
-
-_holds: dict[type, bool] = {}
-
-
-def holds_frames(builder: object) -> TypeGuard[HoldsFrames]:
-    """isinstance(builder, HoldsFrames), decided once per builder class: isinstance of a
-    runtime-checkable Protocol walks the protocol's members on every call (tens of
-    microseconds: a sixth of the build loop's time per record in a drain profile)."""
-    kind = type(builder)
-    got = _holds.get(kind)
-    if got is None:
-        got = _holds[kind] = isinstance(builder, HoldsFrames)
-    return got

@@ -31,6 +31,7 @@ fds 0-2 on /dev/null.
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import time
 from typing import Any
@@ -45,7 +46,7 @@ from . import (
     records,
     spool,
 )
-from .builders import Builders, holds_frames
+from .builders import Builders
 from .crew import Crew
 from .journal import FIRST_SEGMENT, Journal
 from .layout import Layout
@@ -59,6 +60,11 @@ IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
 RETRY_SECTION = "__retry__"
 FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
+# the cyclic collector's thresholds while serving. A drain makes and drops a few dicts
+# per record field (records, masked copies, spans), almost none in a cycle; Python's
+# default (700 allocations) ran a young collection every few records, ~10% of a
+# drain's CPU (bench/RESULTS.md, Traces). Cycles are still collected, less often.
+GC_THRESHOLDS = (20_000, 20, 20)
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
 COMMIT_EVERY = 512  # frames built between journal commits when a backlog is drained
 
@@ -211,7 +217,7 @@ class Dispatcher:
             if builder is None or face is None:
                 events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
                 return None
-            holder = builder if holds_frames(builder) else None
+            holder = self.builders.holding(entry.agent)
             if holder is not None:
                 holder.at = (entry.segment, entry.offset)
             event = agents.adapter(entry.agent).event_of(payload) or event
@@ -256,6 +262,7 @@ class Dispatcher:
         try:
             self.recover()
             self.crew.sync(self.project)
+            gc.set_threshold(*GC_THRESHOLDS)
             events.log("dispatch.start", session=self.session.id, rules=len(self.crew.workers))
             sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
             while not self.finish(self.serve()):

@@ -161,3 +161,16 @@ def test_describes_itself():
     assert target.destination(remote) == "http https://collector.example.com/in"
     assert target.off_machine(remote) and not target.off_machine(local)
     assert not target.off_machine(HttpTarget(url="http://localhost:1/x"))
+
+
+def test_an_http_url_loads_no_ca_bundle_and_an_https_one_verifies():
+    """Plain HTTP speaks no TLS: its client gets a context without the CA bundle (made
+    once); an https URL's context verifies certificates and host names."""
+    import ssl
+
+    from ways_sensors.targets import transport
+
+    plain, secure = transport._verify("http://127.0.0.1:1/x"), transport._verify("https://a/x")
+    assert plain.verify_mode == ssl.CERT_NONE and plain.cert_store_stats()["x509_ca"] == 0
+    assert secure.verify_mode == ssl.CERT_REQUIRED and secure.check_hostname
+    assert transport._verify("HTTP://b") is plain and transport._verify("https://c") is secure

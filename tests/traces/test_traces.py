@@ -180,3 +180,23 @@ def test_an_async_subagent_nests_under_the_call_whose_result_named_it():
     ])  # fmt: skip
     [sub] = [s for s in out if s["name"] == "invoke_agent Explore"]
     assert sub["parentSpanId"] == spans.span_id("s-async", "tool", "toolu_a")
+
+
+@pytest.mark.parametrize(
+    "ts",
+    [
+        "2026-12-02T18:00:00.000Z", "2026-12-02T18:00:00.1Z", "2026-12-02T18:00:59.123456789123Z",
+        "1970-01-01T00:00:00.000Z", "2026-12-02T18:00:00Z", "2026-12-02T18:00:00.000+01:00",
+        "2026-12-02t18:00:00.000Z", "2026-12-02 18:00:00.000Z", "2026-12-02T18:00:00.00\u0663Z",
+        "\uff12026-12-02T18:00:00.000Z", " 2026-12-02T18:00:00.000Z", "2026-12-02T18:0a:00.000Z",
+        "2026-12-02T18:00:00.-1Z", "x" * 30, None, 5,
+    ],
+)  # fmt: skip
+def test_a_span_s_time_is_events_unix_nano_s_whatever_the_form(ts):
+    """The spans' fast path for the records' own form of time gives what the general
+    parser gives, for that form and for every other (which it hands to the parser)."""
+    from ways_sensors.events import unix_nano
+    from ways_sensors.traces.clock import Clock
+
+    clock = Clock()
+    assert clock(ts) == clock(ts) == unix_nano(ts)

@@ -121,10 +121,13 @@ _MASK64 = (1 << 64) - 1
 _Q, _I, _D = struct.Struct("<Q").pack, struct.Struct("<I").pack, struct.Struct("<d").pack
 
 
+_ONE = [bytes((n,)) for n in range(0x80)]  # the one-byte varints, made once
+
+
 def _varint(n: int) -> bytes:
     n &= _MASK64  # a negative int64 is its two's complement, ten bytes
     if n < 0x80:
-        return bytes((n,))
+        return _ONE[n]
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -140,15 +143,30 @@ _TABLE: dict[str, dict[str, tuple[bytes, str, str]]] = {
 }
 
 
+_KEYS: dict[str, bytes] = {}  # an attribute key's field (tag, length, UTF-8), made once
+MAX_KEYS = 4096
+
+
+def _key(key: Any) -> bytes:
+    got = _KEYS.get(key) if type(key) is str else None
+    if got is None:
+        raw = str(key).encode("utf-8", "replace")
+        got = b"\x0a" + _varint(len(raw)) + raw
+        if type(key) is str and len(_KEYS) < MAX_KEYS:
+            _KEYS[key] = got
+    return got
+
+
 def _keyvalue(kv: dict[str, Any]) -> bytes:
     """One attribute (most of a request): a KeyValue of a scalar written directly, the
-    bytes message() would write; anything else through message()."""
+    bytes message() would write; anything else through message(). Attribute keys repeat
+    from span to span: each key's bytes are made once (_key)."""
     value = kv.get("value")
     if len(kv) != 2 or not isinstance(value, dict) or len(value) != 1 or "key" not in kv:
         return message("KeyValue", kv)
     ((kind, v),) = value.items()
     if kind == "stringValue":
-        text = str(v).encode("utf-8", "replace")
+        text = (v if type(v) is str else str(v)).encode("utf-8", "replace")
         any_ = b"\x0a" + _varint(len(text)) + text
     elif kind == "intValue":
         any_ = b"\x18" + _varint(int(v))
@@ -158,8 +176,7 @@ def _keyvalue(kv: dict[str, Any]) -> bytes:
         any_ = b"\x21" + _D(float(v))
     else:
         any_ = message("AnyValue", value)
-    key = str(kv["key"]).encode("utf-8", "replace")
-    return b"\x0a" + _varint(len(key)) + key + b"\x12" + _varint(len(any_)) + any_
+    return _key(kv["key"]) + b"\x12" + _varint(len(any_)) + any_
 
 
 def _field(tag: bytes, kind: str, sub: str, value: Any, out: bytearray) -> None:
@@ -195,7 +212,13 @@ def message(name: str, obj: dict[str, Any]) -> bytes:
         if spec is None:
             raise ValueError(f"no protobuf field for {name}.{key}")
         tag, kind, sub = spec
-        if isinstance(value, list):  # a repeated field: one entry per element
+        if isinstance(value, list) and sub == "KeyValue":  # attributes: most of a request
+            for item in value:
+                data = _keyvalue(item)
+                out += tag
+                out += _varint(len(data))
+                out += data
+        elif isinstance(value, list):  # a repeated field: one entry per element
             for item in value:
                 _field(tag, kind, sub, item, out)
         elif value is not None:

@@ -114,19 +114,22 @@ def _loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-_tls: list[Any] = []  # the TLS context, made once: loading the CA bundle costs ~20 ms
+_tls: dict[bool, Any] = {}  # the TLS contexts, made once: loading the CA bundle ~20 ms
 _tls_lock = threading.Lock()
 
 
-def _verify() -> Any:
-    """httpx's default TLS verification, as one context every client shares."""
+def _verify(url: str) -> Any:
+    """httpx's default TLS verification, as one context every client shares. An `http:`
+    URL speaks no TLS (and no redirect is followed to an `https:` one): its client gets
+    a context that loads no CA bundle, since httpx makes one for every client."""
     import httpx
 
+    secure = url[:5].lower() != "http:"
     with _tls_lock:
-        if not _tls:
+        if secure not in _tls:
             make = getattr(httpx, "create_ssl_context", None)
-            _tls.append(make() if make is not None else True)
-        return _tls[0]
+            _tls[secure] = make(verify=secure) if make is not None else secure
+        return _tls[secure]
 
 
 def close() -> None:
@@ -140,7 +143,7 @@ async def _post(url: str, hdrs: dict[str, str], body: bytes) -> Answer:
     import httpx
 
     async with (
-        httpx.AsyncClient(timeout=None, follow_redirects=False, verify=_verify()) as client,
+        httpx.AsyncClient(timeout=None, follow_redirects=False, verify=_verify(url)) as client,
         client.stream("POST", url, content=body, headers=hdrs) as resp,
     ):
         got = bytearray()

@@ -20,27 +20,41 @@ def legacy_names() -> bool:
     return "gen_ai_latest_experimental" not in {p.strip() for p in opt.split(",")}
 
 
+# one encoder made once: json.dumps with these options builds a new one at every call
+_JSON = json.JSONEncoder(default=str, ensure_ascii=False)
+
+
 def text(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    text = value if isinstance(value, str) else _JSON.encode(value)
     return text[:MAX_TEXT]
 
 
 def attributes(pairs: Iterable[tuple[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+    """OTLP attributes of (key, value) pairs; None and "" are left out. Most values are
+    plain strings, tested first by their exact type (this runs for every attribute of
+    every span); a subclass (bool is an int) takes the general path."""
+    out: list[dict[str, Any]] = []
+    add = out.append
     for k, v in pairs:
-        if v is None or v == "":
+        kind = type(v)
+        if kind is str:
+            if v:
+                add({"key": k, "value": {"stringValue": v[:MAX_TEXT]}})
+        elif v is None:
             continue
-        if isinstance(v, bool):
-            out.append({"key": k, "value": {"boolValue": v}})
+        elif kind is int:
+            add({"key": k, "value": {"intValue": str(v)}})
+        elif isinstance(v, bool):
+            add({"key": k, "value": {"boolValue": v}})
         elif isinstance(v, int):
-            out.append({"key": k, "value": {"intValue": str(v)}})
+            add({"key": k, "value": {"intValue": str(v)}})
         elif isinstance(v, float):
-            out.append({"key": k, "value": {"doubleValue": v}})
+            add({"key": k, "value": {"doubleValue": v}})
         elif isinstance(v, list):
             vals = [{"stringValue": text(x)} for x in v]
-            out.append({"key": k, "value": {"arrayValue": {"values": vals}}})
-        else:
-            out.append({"key": k, "value": {"stringValue": text(v)}})
+            add({"key": k, "value": {"arrayValue": {"values": vals}}})
+        elif v != "":
+            add({"key": k, "value": {"stringValue": text(v)}})
     return out
 
 

@@ -47,11 +47,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..events import unix_nano
 from .attrs import attributes as _attr_pairs
 from .attrs import legacy_names
 from .attrs import seal as _seal
 from .attrs import text as _text
+from .clock import Clock
 from .context import parse as _client
 from .ids import span_id, trace_id
 from .state import State
@@ -79,6 +79,9 @@ class Spans:
         self._sid = session_id
         self.state = state
         self.legacy = legacy_names() if legacy is None else legacy
+        self._trace = trace_id(session_id)  # the same for every span: derived once
+        self._root = span_id(session_id, "root")
+        self._clock = Clock()
 
     def of(self, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -92,7 +95,7 @@ class Spans:
         section = rec.get("section")
         raw = rec.get("data")
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        now = unix_nano(rec.get("timestamp"))
+        now = self._clock(rec.get("timestamp"))
         st = self.state
         if not st.start and now:
             st.start = now
@@ -160,7 +163,7 @@ class Spans:
         sid, run = self._sid, self.state.run
         if ctx:
             return span_id(sid, "agent", ctx)
-        return span_id(sid, "run", run) if run else span_id(sid, "root")
+        return span_id(sid, "run", run) if run else self._root
 
     @staticmethod
     def _key(rec: dict[str, Any]) -> str:
@@ -182,7 +185,7 @@ class Spans:
         sid = self._sid
         client = _client(rec.get("traceparent"))  # the client's trace, joined
         span: dict[str, Any] = {
-            "traceId": client[0] if client else trace_id(sid),
+            "traceId": client[0] if client else self._trace,
             "spanId": span_id(sid, *sid_key),
         }
         parent = parent or (client[1] if client else None)  # the root: the client's span
@@ -387,7 +390,7 @@ class Spans:
         st.events.clear()
         if st.run:  # a resumed run: its own span under the root, which was sent already
             attrs.append(("ways.session.resumed", True))
-            key, start, parent = ("run", st.run), st.run_start or now, span_id(self._sid, "root")
+            key, start, parent = ("run", st.run), st.run_start or now, self._root
         else:
             key, start, parent = ("root", ""), st.start or now, None
         out.append(self._span(
