@@ -15,7 +15,11 @@ that on a shared machine every one meets the same load:
 Each hook case has a fixture install of its own (HOME and every XDG root), its index
 built before the rounds. Goals (issue 20): where-does-not-match at most 3 ms over no
 rule selects; matches-/bin/true at most 25 ms over python -c pass.
-Usage: python bench/blocking_cost.py [--runs N]
+With --baseline DIR (a checkout of another version, e.g. `git worktree add DIR <rev>`),
+a fifth command runs that checkout's hook on the matching rule, in the same rounds: a
+before/after in one run.
+
+Usage: python bench/blocking_cost.py [--runs N] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ def install(root: Path, rule: tuple[str, str] | None) -> dict[str, str]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--baseline", type=Path, help="another checkout's hook, matching rule")
     args = ap.parse_args()
     from ways_sensors.commands.reconcile import hook_command
     from ways_sensors.launch import launcher_path
@@ -71,6 +76,14 @@ def main() -> int:
             cmd = ["sh", "-c", f"{hook} < {FIXTURE}"]
             subprocess.run(cmd, env=env, check=True)  # builds the index
             cases[name] = (cmd, env)
+        if args.baseline is not None:
+            launcher = args.baseline.resolve() / "ways_sensors" / "_launch.py"
+            old = hook_command(sys.executable, str(launcher))
+            root = Path(tmp) / "baseline"
+            env = install(root, RULES["matches, /bin/true"])
+            cmd = ["sh", "-c", f"{old} < {FIXTURE}"]
+            subprocess.run(cmd, env=env, check=True)
+            cases[f"matches, /bin/true ({args.baseline.name})"] = (cmd, env)
         times: dict[str, list[float]] = {name: [] for name in cases}
         for i in range(20 + args.runs):
             for name, (cmd, env) in cases.items():
@@ -96,6 +109,10 @@ def main() -> int:
     print(f"- where does not match - no rule selects: **{nomatch:+.2f} ms** (goal <= +3 ms)")
     print(f"- matches, /bin/true - python -c pass: **{match:+.2f} ms** (goal <= +25 ms)")
     print(f"- counters of the matching rule: {delivered or 'none'}")
+    for name in med:
+        if name.startswith("matches, /bin/true ("):
+            before = med[name] - med["python -c pass"]
+            print(f"- {name} - python -c pass: {before:+.2f} ms (this tree: {match:+.2f} ms)")
     return 0
 
 
