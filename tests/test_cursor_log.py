@@ -222,3 +222,48 @@ def test_a_commit_writes_one_line_whatever_the_number_of_rules(tmp_path):
 def _wchar() -> int:
     with open("/proc/self/io") as f:
         return next(int(x.split()[1]) for x in f if x.startswith("wchar:"))
+
+
+def test_opening_the_log_repairs_a_torn_tail_and_removes_orphans(tmp_path):
+    """What a SIGKILL can leave (cursorlog.py): a torn last line, a batch file no line
+    names (killed before its line, or before the unlink after the line that cleared
+    it), a compaction's temporary file; and an older version's `<key>.json`. The next
+    dispatcher's opening keeps the last whole line of each rule and the batch it names,
+    and leaves nothing else behind."""
+    from ways_sensors.cursorlog import CursorLog
+
+    root = tmp_path / "state"
+    folder = root / "sessions" / "s" / "cursors"
+    folder.mkdir(parents=True, mode=0o700)
+    for p in (root, root / "sessions", root / "sessions" / "s"):
+        p.chmod(0o700)
+    rec = {"rule_seq": 2, "data": "pending"}
+    (folder / "s.a.aaaaaaaaaaaa.batch").write_text(json.dumps(rec) + "\n")  # named: kept
+    (folder / "s.a.bbbbbbbbbbbb.batch").write_text(json.dumps(rec) + "\n")  # an orphan
+    (folder / ".cursors.log.0123456789ab.tmp").write_text("x")  # a compaction cut short
+    head = {"active": True, "segment": "0000000001.seg", "offset": 10, "hash": "0" * 64}
+    lines = [
+        {"rule": "s.a", **head, "rule_seq": 1, "batch": None},
+        {"rule": "s.a", **head, "rule_seq": 2, "batch": "aaaaaaaaaaaa"},
+    ]
+    torn = json.dumps({"rule": "s.a", **head, "rule_seq": 3, "batch": None})[:40]
+    (folder / "cursors.log").write_text("".join(json.dumps(x) + "\n" for x in lines) + torn)
+    legacy = {**head, "rule_seq": 7, "pending": {"rule_seq": 7, "data": "old"}}
+    (folder / "s.b.json").write_text(json.dumps(legacy))  # before batching: one record
+    for p in folder.iterdir():
+        p.chmod(0o600)
+
+    log = CursorLog(str(folder), str(root))
+    a, b = log.load("s.a"), log.load("s.b")
+    assert (a["rule_seq"], a["pending"]) == (2, [rec])
+    assert (b["rule_seq"], b["pending"]) == (7, [legacy["pending"]])
+    names = sorted(os.listdir(folder))
+    assert names[0] == "cursors.log" and len(names) == 3, names  # the log, two batches
+    assert "s.a.aaaaaaaaaaaa.batch" in names and "s.a.bbbbbbbbbbbb.batch" not in names
+    raw = (folder / "cursors.log").read_bytes()
+    assert raw.endswith(b"\n") and torn.encode() not in raw  # a next line never joins it
+    log.save("s.a", {**a, "pending": None}, lambda: b"")  # delivered: its batch goes
+    assert "s.a.aaaaaaaaaaaa.batch" not in os.listdir(folder)
+    log.close()
+    again = CursorLog(str(folder), str(root))
+    assert again.load("s.a")["pending"] is None and again.load("s.b")["pending"] == b["pending"]

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from ways_sensors import cursorread
 from ways_sensors import layout as layout_mod
 from ways_sensors.layout import Layout, rule_key, rule_label, split_rule_key, split_rule_label
 
@@ -107,6 +108,7 @@ def test_one_reader_of_a_chain_head(tmp_path):
         f.write('{"rule": "s.r", "rule_seq": 9, "ha')
     h = lay.session_head(SID, "s", "r")
     assert (h.rule_seq, h.hash, h.kind, h.pending) == (7, "D" * 64, "cursor", [rec])
+    assert lay.cursor_log(SID) == lay.cursors_dir(SID) + "/" + cursorread.LOG  # one spelling
     write(lay.head(SID, key), {"rule_seq": 6, "hash": "H" * 64})
     h = lay.session_head(SID, "s", "r")
     assert (h.rule_seq, h.hash, h.kind, h.pending) == (6, "H" * 64, "head", None)  # .head wins

@@ -173,7 +173,35 @@ def test_a_blocking_rule_that_holds_loads_its_own_target_kind_only(install, tmp_
     assert "ways_sensors.targets.file" in mods  # the rule's kind: it did deliver
     unwanted = {"ways_sensors.spec", "ways_sensors.specdecode", "ways_sensors.layers", "yaml"}
     unwanted |= {f"ways_sensors.targets.{k}" for k in ("http", "command", "otlp", "syslog")}
+    # nor msgspec (the file kind's Spec is read as plain attributes; json writes the
+    # line), nor site-packages at all: the largest costs of a matching rule before
+    unwanted |= {"msgspec", "site", "ways_sensors.targets.file_spec"}
     assert not (unwanted & mods), unwanted & mods
     first, second = [json.loads(x) for x in out.read_text().splitlines()]
     assert [first["rule_seq"], second["rule_seq"]] == [1, 2]
     assert second["chain"]["prev"] == first["chain"]["hash"]
+
+
+def test_a_blocking_rule_that_needs_installed_packages_loads_them_when_it_fires(install, tmp_path):
+    """The hook runs with -S and a matching blocking rule loads site-packages only for
+    what needs them: RE2 for a `matches` condition, msgspec for a mapped format (OCSF).
+    Such a rule still delivers through the real hook, and its `where` is still applied."""
+    out = tmp_path / "b.jsonl"
+    pre = payload("PreToolUse")
+    command = pre["tool_input"]["command"]
+    install.sensor(
+        "blk",
+        "rules:\n  r:\n    sections: [tool_call]\n    mode: blocking\n"
+        f"    where: {{data.input.command: {{matches: '^{command[:3]}'}}}}\n"
+        f"    dispatch: {{file: {{path: '{out}', format: ocsf}}}}\n",
+    )
+    r = install.hook(pre)  # builds the index
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    mods = modules_on_path(install, tmp_path, json.dumps(pre).encode())
+    assert {"site", "re2", "msgspec", "ways_sensors.formats"} <= mods
+    other = {**pre, "tool_input": {**pre["tool_input"], "command": "x" + command}}
+    r = install.hook(other)  # `matches` does not hold: nothing sent
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    docs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(docs) == 2 and all("class_uid" in d for d in docs)  # OCSF, not our record
+    assert not (install.state_root / "events.log").exists()  # nothing failed

@@ -36,7 +36,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -54,13 +53,6 @@ if TYPE_CHECKING:
 GRACE = 0.5
 
 
-def _site() -> None:
-    if sys.flags.no_site and "yaml" not in sys.modules:
-        import site
-
-        site.main()
-
-
 def run(
     session_id: str,
     event: str,
@@ -72,7 +64,6 @@ def run(
     agent: str | None = None,
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
-    _site()  # before anything that needs site-packages (msgspec, yaml)
     from . import agents, counters, delivery, events, indexbuild, records, rules, spool
     from .layout import Layout
     from .pipeline import match

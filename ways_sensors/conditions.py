@@ -176,6 +176,9 @@ def _utf8(text: str) -> bytes:
 
 def _compile_regex(key: str, pattern: str) -> Any:
     """Compile `pattern` with RE2, or raise a ConditionError naming what RE2 lacks."""
+    from .roots import site_packages
+
+    site_packages()  # the hook runs with -S
     import re2  # only rules with `matches` pay for it; never on the hook's fast path
 
     options = re2.Options()

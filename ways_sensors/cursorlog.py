@@ -3,9 +3,13 @@ file of its own only while it is in flight (what cursor.py's cursors are, on dis
 
 Why one log rather than a file per rule: a session with 2,000 rules kept 2,000 cursor
 files at rest, and each commit replaced one of them (a temporary file and a rename).
-The log keeps the files at rest independent of the number of rules (the log alone,
-plus a batch file per rule with a batch in flight), and a commit costs one appended
-line of a few hundred bytes, whatever the number of rules.
+The log keeps the cursor files at rest independent of the number of rules (the log
+alone, plus a batch file per rule with a batch in flight), and a commit costs one
+appended line of a few hundred bytes, whatever the number of rules. (Other per-rule
+files in `cursors/` are not cursors and stay: a `chain: true` rule's `.leaves` and
+`.checkpoint`, evidence/sealer.py; a blocking rule's `.head` and `.lock`, blocking.py;
+a traces rule's `.traces`, traces/state.py.) Why not one file rewritten whole: 2,000
+rules each committing would write O(rules) bytes per commit, O(rules²) in all.
 
     sessions/<sid>/cursors/cursors.log     (layout.cursor_log; 0600)
         one JSON object a line, a line per state change of a rule's cursor:
@@ -13,7 +17,7 @@ line of a few hundred bytes, whatever the number of rules.
          "finished_as", "tree"?, "batch": null | <token>}
         (cursor.py says what each field means). Read back, the last line of each key
         wins; a line that does not parse (a torn tail: a kill mid-append) is ignored.
-    sessions/<sid>/cursors/<key>.<token>.batch   (layout.cursor_batch; 0600)
+    sessions/<sid>/cursors/<key>.<token>.batch   (cursorread.batch_name; 0600)
         the pending batch of the line that names it: its records, one JSON line each,
         exactly as the consumer receives them (cursor.encode_batch). Made O_EXCL under a
         fresh random token, written whole before the line that names it is appended,

@@ -39,8 +39,6 @@ builds in a forked child under a time budget; a build that fails or overruns it 
 lines as the index's key), and hooks do not retry that key for a while.
 """
 
-import sys
-
 from . import roots
 from .index import MAGIC, Index, compute_key, fresh, index_path, parse, read
 from .roots import posix
@@ -98,10 +96,7 @@ def render(
 
 def build(project: str, key: str | None = None) -> Index:
     """Load the layers, compile the index for `project`, write it atomically, return it."""
-    if "yaml" not in sys.modules and sys.flags.no_site:
-        import site  # the hook runs with -S; the slow path needs site-packages
-
-        site.main()
+    roots.site_packages()  # the hook runs with -S; the slow path needs yaml and msgspec
     import json
 
     import msgspec

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .conditions import Where, compile_where
 from .index import Index
 from .layout import rule_key, rule_label
+from .roots import site_packages
 from .timing import parse_duration
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def compiled(sensor: str, name: str, spec: Rule, layer: str, path: str) -> Loade
 def enabled(idx: Index, mode: str | None = None) -> dict[str, LoadedRule]:
     """{rule key: rule} of the index's enabled rules (optionally of one mode), for the
     dispatcher and the blocking path."""
+    site_packages()  # spec decoding needs msgspec (the hook runs with -S)
     from .specdecode import decode_rule
 
     out = {}
@@ -114,13 +116,13 @@ def _plain(values: dict[str, Any]) -> Rule:
 
     spec = dict(values)
     [(kind, target)] = [(k, v) for k, v in values["dispatch"].items() if v is not None]
-    module = targets.get(kind)
-    if getattr(module, "PLAIN_SPEC", False):  # flat: its plain form read as attributes
+    if kind in targets.STDLIB_KINDS:  # flat: its plain form read as attributes
         consumer: Any = _Fields(target)  # (no msgspec: a blocking hook's largest import)
     else:
+        site_packages()  # the kind's module and msgspec are installed packages
         import msgspec
 
-        consumer = msgspec.convert(target, module.Spec)
+        consumer = msgspec.convert(target, targets.get(kind).Spec)
     spec["dispatch"] = _Dispatch(kind, consumer)
     for name in ("fields", "batch"):
         if isinstance(spec.get(name), dict):

@@ -13,7 +13,9 @@ from ways_sensors import settings
 from ways_sensors.errors import UsageError
 from ways_sensors.spec import Dispatch, SpecError, sensor_schema
 from ways_sensors.specdecode import decode_rule
-from ways_sensors.targets import TARGETS, names
+from ways_sensors.targets import STDLIB_KINDS, TARGETS, names
+
+from ..conftest import REPO
 
 EXAMPLES = {  # a minimal valid spec per kind: a new kind adds its line here
     "file": {"path": "/tmp/x"},
@@ -126,7 +128,7 @@ def test_a_blocking_rule_s_plain_form_reads_back_as_the_rule(kind):
     spec = rule.dispatch.target
     every = {f: getattr(spec, f) for f in spec.__struct_fields__}
     assert {f: getattr(back.dispatch.target, f) for f in every} == every
-    if not getattr(TARGETS[kind], "PLAIN_SPEC", False):
+    if kind not in STDLIB_KINDS:
         assert back.dispatch.target == spec  # the Spec itself, decoded
     assert (back.timeout_s, back.delivery, back.redact, back.chain) == (
         0.75,
@@ -142,7 +144,8 @@ def test_a_blocking_rule_s_plain_form_reads_back_as_the_rule(kind):
 def test_a_blocking_command_or_file_rule_is_read_and_sent_without_msgspec(tmp_path):
     """msgspec's import was the largest part of what a matching blocking rule cost the
     hook (bench/RESULTS.md): the command and file kinds read their plain form and the
-    record is encoded with json, in a process that never loads msgspec."""
+    record is encoded with json, in a process that never loads msgspec nor, like the
+    hook (-S), site-packages."""
     import json
     import subprocess
     import sys
@@ -159,7 +162,8 @@ def test_a_blocking_command_or_file_rule_is_read_and_sent_without_msgspec(tmp_pa
     code = (
         "import json, sys, time\n"
         "from ways_sensors import rules, delivery\n"
-        "from ways_sensors.targets import Context, Item, get\n"
+        "from ways_sensors.targets import STDLIB_KINDS, Context, Item, get\n"
+        "assert STDLIB_KINDS == ('file', 'command')\n"
         "from ways_sensors.pipeline import dumps\n"
         "for form in json.loads(sys.argv[1]):\n"
         "    r = rules._plain(form)\n"
@@ -170,7 +174,9 @@ def test_a_blocking_command_or_file_rule_is_read_and_sent_without_msgspec(tmp_pa
         "    assert got.accepted, got\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('msgspec'))))\n"
     )
-    r = subprocess.run([sys.executable, "-c", code, json.dumps(forms)], capture_output=True)
+    code = f"import sys; sys.path.insert(0, {str(REPO)!r})\n" + code  # -S: no site-packages
+    argv = [sys.executable, "-S", "-c", code, json.dumps(forms)]
+    r = subprocess.run(argv, capture_output=True)
     assert r.returncode == 0, r.stderr.decode()
     assert json.loads(r.stdout) == []
     assert out.read_bytes() == b'{"a":1,"x":null}\n'  # a NaN is null, as msgspec writes it

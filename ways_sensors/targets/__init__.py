@@ -64,6 +64,10 @@ from .base import (
 
 # the registry: each kind's module, targets/<kind>.py, in the order messages name them
 KINDS = ("file", "http", "command", "otlp", "syslog")
+# kinds whose module imports nothing outside the standard library and whose Spec is flat
+# (its own module, loaded on first use): a blocking rule's hook reads their consumer from
+# the index's plain form, without msgspec or site-packages (rules._plain)
+STDLIB_KINDS = ("file", "command")
 
 TARGETS: dict[str, Target]  # every kind, loaded at the first use (__getattr__ below)
 

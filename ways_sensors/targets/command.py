@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
 SECRET_FIELDS: tuple[str, ...] = ("env",)
 BATCH_DEFAULT = (1, 0.0)  # one run per record unless the rule sets `batch:`
-PLAIN_SPEC = True  # the blocking path reads the spec as plain attributes (rules._plain)
 
 
 def __getattr__(name: str) -> Any:
@@ -225,6 +224,9 @@ def _run(
 
 def deliver(spec: CommandTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
     if spec.format != "json":
+        from ..roots import site_packages
+
+        site_packages()  # a mapped format encodes with msgspec (the hook runs with -S)
         from .. import formats
 
         batch = [Item(i.record, formats.encode(spec.format, i.record, i.line)) for i in batch]

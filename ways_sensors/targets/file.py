@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (512, 0.0)  # group commit for a backlog, no wait when records come alone
-PLAIN_SPEC = True  # the blocking path reads the spec as plain attributes (rules._plain)
 
 
 def __getattr__(name: str) -> Any:
@@ -193,6 +192,9 @@ def deliver(spec: FileTarget, batch: Sequence[Item], ctx: Context, deadline: flo
         return retryable(TIMEOUT, "deadline passed before the write")
     by_path: dict[str, bytearray] = {}  # one write per file; {date} may differ per record
     if spec.format != "json":
+        from ..roots import site_packages
+
+        site_packages()  # a mapped format encodes with msgspec (the hook runs with -S)
         from .. import formats  # only when mapping: the blocking path writes json as it is
     for record, line in batch:
         date = str(record.get("timestamp") or "")[:10] or ctx.date
