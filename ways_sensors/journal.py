@@ -20,9 +20,11 @@ record in the journal is built once and numbered once. A frame that does not par
 read as None (the worker skips it); a record is read with msgspec, or json where it
 cannot (`decode`).
 
-The one encoder (`encode`): a record as compact JSON, non-ASCII kept, a value that is not
-JSON as its str(), made UTF-8 with utf8.ERRORS (a lone surrogate becomes U+FFFD), so a
-journal holds valid UTF-8 only. Everything that appends goes through `stage`: the build
+The one encoder (`encode`): a record as its consumers receive it (pipeline.dumps:
+compact JSON, non-ASCII kept, a value that is not JSON as its str(), a float that is
+not finite as null, UTF-8 with utf8.ERRORS: a lone surrogate becomes U+FFFD), so a
+journal holds valid UTF-8 only, and what a worker reads back (and chains) is what the
+consumer gets. Everything that appends goes through `stage`: the build
 loop, its retry entries and the lost-session check (lost.py).
 
 The interface the rest of the dispatcher sees (`Journal`): the writer stages records and
@@ -42,8 +44,8 @@ from typing import Any
 import msgspec
 
 from . import records, secure
+from .pipeline import dumps
 from .spool import scan_frames
-from .utf8 import ERRORS
 
 MAGIC = b"WJ1 "
 SEGMENT_BYTES = 4 << 20
@@ -58,8 +60,9 @@ _decoder = msgspec.json.Decoder()
 def decode(body: bytes | None) -> Any:
     """A frame's record; None when it does not parse. msgspec reads it three times as
     fast as json.loads; json.loads takes what msgspec refuses: NaN and Infinity (which
-    `encode` writes for such floats, as json does) and the lone surrogates an older
-    version's lost-session check passed through (json reads bytes with surrogatepass)."""
+    an older version's `encode` wrote for such floats, as json does) and the lone
+    surrogates an older version's lost-session check passed through (json reads bytes
+    with surrogatepass)."""
     if body is None:
         return None
     try:
@@ -78,8 +81,7 @@ def frame(record_json: bytes) -> bytes:
 
 def encode(record: dict[str, Any]) -> bytes:
     """A record as one journal frame: the one encoder (the module docstring says how)."""
-    body = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-    return frame(body.encode("utf-8", ERRORS))
+    return frame(dumps(record))
 
 
 def segments(folder: str) -> list[str]:

@@ -135,6 +135,18 @@ def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+def _finite(text: str) -> float | None:
+    """A JSON number as a float, None when it is not finite (1e999 overflows to inf)."""
+    value = float(text)
+    return value if value - value == 0 else None
+
+
 _last = threading.local()  # whether the object _pairs built last repeated a key
-# one decoder for every payload (json.loads with a hook makes a new one per call)
-_decode = json.JSONDecoder(object_pairs_hook=_pairs).decode
+# one decoder for every payload (json.loads with a hook makes a new one per call). NaN,
+# Infinity and -Infinity are not JSON, but Python's parser takes them: read as null
+# (what JSON writers make of them, msgspec's among them), as is a number too large for
+# a float. Kept as floats, the consumer got null while the chain hashed NaN: a false
+# "broken (edited)" from verify.
+_decode = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_constant=lambda _: None, parse_float=_finite
+).decode

@@ -60,15 +60,11 @@ class Reader:
     def read(self, seg: str, off: int) -> tuple[list[tuple[int, int, bytes | None]], str | None]:
         """(complete frames after (seg, off), as spool.scan_frames gives them; the next
         segment when there are none and `seg` is finished: move the cursor there)."""
+        frames, data = self._frames(seg, off)
+        if frames:  # the common case: no listing of the folder (a drain reads many times)
+            return frames, None
         names = spool.segment_names(self.folder)  # before the read: see `later` below
-        try:
-            fd = secure.open_private(os.path.join(self.folder, seg), os.O_RDONLY)
-            with open(fd, "rb") as f:
-                f.seek(off)
-                data = f.read()
-        except FileNotFoundError:
-            data = b""
-        frames = list(spool.scan_frames(data))
+        frames, data = self._frames(seg, off)
         if frames:
             return frames, None
         later = [n for n in names if n > seg]
@@ -79,6 +75,16 @@ class Reader:
         if data:
             self._watch(seg, off + len(data))
         return [], None
+
+    def _frames(self, seg: str, off: int) -> tuple[list[tuple[int, int, bytes | None]], bytes]:
+        try:
+            fd = secure.open_private(os.path.join(self.folder, seg), os.O_RDONLY)
+            with open(fd, "rb") as f:
+                f.seek(off)
+                data = f.read()
+        except FileNotFoundError:
+            data = b""
+        return list(spool.scan_frames(data)), data
 
     def _watch(self, seg: str, size: int) -> None:
         now = time.monotonic()
