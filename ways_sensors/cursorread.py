@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+
+TYPE_CHECKING = False  # type checkers read this as True: typing stays off the hook's paths
+if TYPE_CHECKING:
+    from typing import Any
 
 LOG = "cursors.log"
 BATCH = ".batch"

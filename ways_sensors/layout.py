@@ -144,31 +144,13 @@ def read_state(path: str, cap: int = STATE_FILE_CAP) -> object:
     `cap`, or not JSON (however hostile: deep nesting is a RecursionError, caught). A
     file whose JSON value is followed by a tail gives that value: the tail is what a
     killed in-place rewrite left (files.update_json_locked)."""
-    flags = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC
-    try:
-        fd = posix.open(path, flags)
-    except OSError:
-        return None
-    try:
-        st = posix.fstat(fd)
-        if st.st_mode & 0o170000 != _REG or st.st_size > cap:
-            return None
-        chunks, size = [], 0
-        while size <= cap:
-            chunk = posix.read(fd, cap + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError:
-        return None
-    finally:
-        posix.close(fd)
-    if size > cap:
+    from .cursorread import read_bytes  # stdlib only, as this module
+
+    raw = read_bytes(path, cap)
+    if raw is None:
         return None
     import json
 
-    raw = b"".join(chunks)
     try:
         return json.loads(raw)
     except ValueError:  # a killed in-place rewrite (files.update_json_locked): its head

@@ -78,13 +78,17 @@ class Reader:
 
     def _frames(self, seg: str, off: int) -> tuple[list[tuple[int, int, bytes | None]], bytes]:
         try:
-            fd = secure.open_private(os.path.join(self.folder, seg), os.O_RDONLY)
-            with open(fd, "rb") as f:
-                f.seek(off)
-                data = f.read()
+            data = self._bytes(seg, off)
         except FileNotFoundError:
             data = b""
         return list(spool.scan_frames(data)), data
+
+    def _bytes(self, seg: str, off: int) -> bytes:
+        """The segment's bytes from `off` on (OSError when it cannot be read)."""
+        fd = secure.open_private(os.path.join(self.folder, seg), os.O_RDONLY)
+        with open(fd, "rb") as f:
+            f.seek(off)
+            return f.read()
 
     def _watch(self, seg: str, size: int) -> None:
         now = time.monotonic()
@@ -110,10 +114,7 @@ class Reader:
         if not SEGMENT.fullmatch(seg) or off < 0:
             return None  # the name comes from a state file: never a path of its own
         try:
-            fd = secure.open_private(os.path.join(self.folder, seg), os.O_RDONLY)
-            with open(fd, "rb") as f:
-                f.seek(off)
-                data = f.read()
+            data = self._bytes(seg, off)
         except OSError:
             return None
         for start, _, body in spool.scan_frames(data):
