@@ -21,6 +21,10 @@ settings.py offers `dispatch.<kind>.<field>` keys from each Spec; lint.py and
 every "one of file, http, command" message is `names()`. Adding a target kind is one
 new module, its name in KINDS, and its tests (the registry test checks the contract).
 The kinds' modules load on first use: `get(kind)` loads one, TARGETS all of them.
+A kind in STDLIB_KINDS (file, command) imports nothing outside the standard library
+and keeps its flat Spec in `<kind>_spec.py`, served by the module's `__getattr__` on
+first use: a blocking rule's hook, which runs without site-packages, reads such a
+rule's consumer from the index's plain form and never loads msgspec (rules._plain).
 
 The batch form, decided here for batching (issue 13): `deliver` always takes a
 non-empty sequence of `Item(record, line)` (line: the record's JSON bytes, no newline)
