@@ -22,9 +22,10 @@ before a final newline unless `(?m)`, and `\w`, `\d`, `\s`, `\b` are ASCII-only.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
+
+from .plain import Frozen
 
 OPERATORS = ("equals", "not", "in", "contains", "like", "matches", "above", "below")
 _GLOB_CHARS = frozenset("*?[")
@@ -223,22 +224,32 @@ def _closest(op: str) -> str | None:
     return found[0] if found else None
 
 
-@dataclass(frozen=True)
-class Condition:
+class Condition(Frozen):
+    """One `where` key: its path's segments and the test of the values found there."""
+
+    FIELDS = ("key", "segments", "test")
+    __slots__ = FIELDS
     key: str
     segments: tuple[str, ...]
     test: Callable[[Any], bool]
+
+    def __init__(self, key: str, segments: tuple[str, ...], test: Callable[[Any], bool]) -> None:
+        self._set(key=key, segments=segments, test=test)
 
     def __call__(self, record: Any) -> bool:
         return any(self.test(v) for v in resolve(record, self.segments))
 
 
-@dataclass(frozen=True)
-class Where:
+class Where(Frozen):
     """A compiled `where`: conditions combined by `match` (`all` or `any`)."""
 
+    FIELDS = ("conditions", "match")
+    __slots__ = FIELDS
     conditions: tuple[Condition, ...]
-    match: str = "all"
+    match: str
+
+    def __init__(self, conditions: tuple[Condition, ...], match: str = "all") -> None:
+        self._set(conditions=conditions, match=match)
 
     def __call__(self, record: Any) -> bool:
         if not self.conditions:

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from .depth import bounded
 from .events import iso_utc, log
 from .index import DEFAULT
+from .plain import Plain
 
 SCHEMA = "ways.sensor.record/1"
 DEFAULT_AGENT = DEFAULT  # records of entries that name no agent, and way events
@@ -43,18 +43,44 @@ _WAY_EVENT_ENVELOPE = frozenset(
 )
 
 
-@dataclass
-class Draft:
+class Draft(Plain):
     """One record before the dispatcher numbers it and a rule finishes it."""
 
-    section: str
-    hook_event: str
-    timestamp: str
-    data: dict[str, Any]
-    agent_id: str | None = None
-    agent_type: str = "main"  # "main", a subagent's type, or "internal"
-    prompt_id: str | None = None
-    agent: str = DEFAULT_AGENT  # which coding agent's hook produced it
+    FIELDS = (
+        "section",
+        "hook_event",
+        "timestamp",
+        "data",
+        "agent_id",
+        "agent_type",
+        "prompt_id",
+        "agent",
+    )
+    __slots__ = FIELDS
+
+    def __init__(
+        self,
+        section: str,
+        hook_event: str,
+        timestamp: str,
+        data: dict[str, Any],
+        agent_id: str | None = None,
+        agent_type: str = "main",  # "main", a subagent's type, or "internal"
+        prompt_id: str | None = None,
+        agent: str = DEFAULT_AGENT,  # which coding agent's hook produced it
+    ) -> None:
+        self.section, self.hook_event, self.timestamp, self.data = (
+            section,
+            hook_event,
+            timestamp,
+            data,
+        )
+        self.agent_id, self.agent_type, self.prompt_id, self.agent = (
+            agent_id,
+            agent_type,
+            prompt_id,
+            agent,
+        )
 
 
 def way_event(payload: dict[str, Any], ts_ns: int) -> list[Draft]:

@@ -11,7 +11,6 @@ user reads), both made by layout.py. `spec` is the validated sensor-file entry
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from .conditions import Where, compile_where
@@ -24,14 +23,20 @@ if TYPE_CHECKING:
     from .spec import Rule
 
 
-@dataclass(eq=False)
 class LoadedRule:
-    sensor: str
-    name: str
-    spec: Rule
-    where: Where = field(repr=False)
-    layer: str
-    path: str
+    """A rule as loaded: its sensor, name, spec, compiled `where`, layer and file.
+    Equal only to itself (a dispatcher tells an edited rule by `same`)."""
+
+    __slots__ = ("layer", "name", "path", "sensor", "spec", "where")
+
+    def __init__(
+        self, sensor: str, name: str, spec: Rule, where: Where, layer: str, path: str
+    ) -> None:
+        self.sensor, self.name, self.spec, self.where = sensor, name, spec, where
+        self.layer, self.path = layer, path
+
+    def __repr__(self) -> str:
+        return f"LoadedRule({self.sensor!r}, {self.name!r}, layer={self.layer!r})"
 
     @property
     def key(self) -> str:

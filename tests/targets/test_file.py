@@ -7,7 +7,6 @@ import json
 import stat
 import threading
 import time
-from dataclasses import replace
 
 from ways_sensors.targets import ACCEPTED, ERROR, PERMANENT, Context, Item
 from ways_sensors.targets import file as target
@@ -117,7 +116,7 @@ def test_a_placeholder_value_that_is_not_one_safe_segment_is_refused_for_good(tm
     }
     for key, values in hostile.items():
         for value in values:
-            ctx = replace(CTX, **{key: value})
+            ctx = CTX.replace(**{key: value})
             rec = {**REC, "timestamp": value} if key == "date" else REC
             out = target.deliver(spec, [Item(rec, LINE)], ctx, time.monotonic() + 1)
             assert (out.status, out.cause) == (PERMANENT, ERROR), (key, value, out)
@@ -125,7 +124,7 @@ def test_a_placeholder_value_that_is_not_one_safe_segment_is_refused_for_good(tm
     assert not any(p.is_file() for p in tmp_path.rglob("*"))
     # a leading dash is a fine file name: the path is opened, never put on an argv
     ok = target.deliver(
-        spec, [Item(REC, LINE)], replace(CTX, session_id="-abc"), time.monotonic() + 1
+        spec, [Item(REC, LINE)], CTX.replace(session_id="-abc"), time.monotonic() + 1
     )
     assert ok.status == ACCEPTED
     assert (deep / "audit" / "all" / "-abc" / "2026-11-29.jsonl").exists()
@@ -137,7 +136,7 @@ def test_home_is_expanded_before_the_placeholders_are_filled(tmp_path, monkeypat
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     spec = FileTarget(path="~{session_id}/x.jsonl")
-    ctx = replace(CTX, session_id="no-such-user-here")
+    ctx = CTX.replace(session_id="no-such-user-here")
     out = target.deliver(spec, [Item(REC, LINE)], ctx, time.monotonic() + 1)
     assert (out.status, out.cause, out.detail) == (PERMANENT, ERROR, "the path is not absolute")
     assert not any(p.is_file() for p in tmp_path.rglob("*"))

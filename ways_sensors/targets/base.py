@@ -9,8 +9,9 @@ spec load it; a kind's heavy imports (asyncio, httpx, subprocess) wait inside `d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
+
+from ..plain import Frozen
 
 if TYPE_CHECKING:
     import msgspec
@@ -29,18 +30,37 @@ Status = Literal["accepted", "retryable", "permanent"]
 Cause = Literal["", "timeout", "refused", "error"]
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Frozen):
     """One attempt's result. `detail` is content-free: a status code, an exit code, an
     exception's class name, never a response body or a record's text."""
 
+    FIELDS = ("status", "cause", "detail", "retry_after", "killed", "rejected")
+    __slots__ = FIELDS
     status: Status
-    cause: Cause = ""
-    detail: str = ""
-    retry_after: float | None = None  # seconds the consumer asked us to wait (Retry-After)
-    killed: bool = False  # a process group had to be killed
-    rejected: int = 0  # accepted, but the consumer dropped this many records of the batch
+    cause: Cause
+    detail: str
+    retry_after: float | None  # seconds the consumer asked us to wait (Retry-After)
+    killed: bool  # a process group had to be killed
+    rejected: int  # accepted, but the consumer dropped this many records of the batch
     # (OTLP's partialSuccess): counted as rejected, never retried, never parked
+
+    def __init__(
+        self,
+        status: Status,
+        cause: Cause = "",
+        detail: str = "",
+        retry_after: float | None = None,
+        killed: bool = False,
+        rejected: int = 0,
+    ) -> None:
+        self._set(
+            status=status,
+            cause=cause,
+            detail=detail,
+            retry_after=retry_after,
+            killed=killed,
+            rejected=rejected,
+        )
 
     @property
     def accepted(self) -> bool:
@@ -72,17 +92,36 @@ class Item(NamedTuple):
     line: bytes
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(Frozen):
     """What a target knows of an attempt beyond its records: whose they are, and how the
     rule batches (timing.batch_for). The file target fills its path placeholders from it."""
 
+    FIELDS = ("sensor", "rule", "session_id", "date", "max_records", "max_delay")
+    __slots__ = FIELDS
     sensor: str
     rule: str
-    session_id: str = ""
-    date: str = ""  # the first record's UTC date, YYYY-MM-DD (file takes each record's own)
-    max_records: int = 1  # the rule's batch size
-    max_delay: float = 0.0  # how long the rule lets a batch wait for more, in seconds
+    session_id: str
+    date: str  # the first record's UTC date, YYYY-MM-DD (file takes each record's own)
+    max_records: int  # the rule's batch size
+    max_delay: float  # how long the rule lets a batch wait for more, in seconds
+
+    def __init__(
+        self,
+        sensor: str,
+        rule: str,
+        session_id: str = "",
+        date: str = "",
+        max_records: int = 1,
+        max_delay: float = 0.0,
+    ) -> None:
+        self._set(
+            sensor=sensor,
+            rule=rule,
+            session_id=session_id,
+            date=date,
+            max_records=max_records,
+            max_delay=max_delay,
+        )
 
     @property
     def batched(self) -> bool:
@@ -96,7 +135,7 @@ class Context:
 
     def on(self, date: str) -> Context:
         """The same context for a record of another day (itself on the same day)."""
-        return self if date == self.date else replace(self, date=date)
+        return self if date == self.date else self.replace(date=date)
 
 
 PLACEHOLDERS = ("session_id", "date", "sensor", "rule")

@@ -13,23 +13,39 @@ import hashlib
 import hmac
 import json
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
+from ...plain import Plain, assign
 from ..kit import sessionfile
 from . import transcript
 
 
-class _Turn(Protocol):
-    """What reread reads and fills in of a tracker's turn (tracker.Turn)."""
+class Turn(Plain):
+    """A turn of the main agent (tracker.py): whether its Stop came, its reply so far,
+    the reply's message id and time, usage.py's running sums of the turn's API calls.
+    Here, where a restart fills in the texts it kept only as message ids."""
 
-    msg: str | None
+    DEFAULTS: ClassVar[dict[str, Any]] = {"stopped": False, "text": None, "msg": None, "ts": None}
+    DEFAULTS["usage"] = None
+    FIELDS = tuple(DEFAULTS)
+    __slots__ = FIELDS
+    stopped: bool
     text: str | None
+    msg: str | None
+    ts: str | None
+    usage: dict[str, Any] | None
+
+    def __init__(self, **values: Any) -> None:
+        assign(self, self.DEFAULTS, values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.FIELDS}
 
 
 REREAD_MAX = 32 << 20  # how far back from the offset a restart looks for lost texts
 
 
-def reread(path: str | None, offset: int, pending: list[list[Any]], turns: Sequence[_Turn]) -> None:
+def reread(path: str | None, offset: int, pending: list[list[Any]], turns: Sequence[Turn]) -> None:
     """After a restart: the reply texts of `turns` (by message id) and the queued texts
     of `pending` (by digest), read again from the transcript's last REREAD_MAX bytes
     before the offset. A text not found is given up, logged content-free."""

@@ -33,13 +33,13 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from ...plain import Plain, assign
 from ...records import Draft
 from ..kit import sessionfile
 from . import permissions, transcript, usage
-from .reread import digest
+from .reread import Turn, digest
 
 MAX_SEEN = 4096
 SIGHTINGS = ("remove", "attachment", "submit")  # of one queued message (module docstring)
@@ -49,35 +49,32 @@ MAX_AGENT_FILE = 256 << 20  # a subagent file larger than this is not read for u
 MakeDraft = Callable[..., Draft]  # builder.py's draft(section, data, **overrides)
 
 
-@dataclass
-class Turn:
-    stopped: bool = False
-    text: str | None = None
-    msg: str | None = None
-    ts: str | None = None
-    usage: dict[str, Any] | None = None  # usage.py's running sums of the turn's API calls
+class Tracker(Plain):
+    """What one session's records depend on beyond a single payload; JSON-persisted
+    (its FIELDS, in this order: to_json)."""
 
+    transcript: str | None
+    offset: int
+    started: bool
+    turns: list[Turn]
+    pending_stops: int
+    queued: list[list[Any]]  # [digest, [sightings]] exported
+    prompts: list[str]  # prompt_ids UserPromptSubmit began
+    pending: list[list[Any]]  # [digest, text, ts] still in the queue
+    seen: list[str]  # recent line uuids (resumes repeat lines)
+    agents: list[str]  # agent ids seen at SubagentStart
+    compact_trigger: str | None
+    calls: list[list[Any]]  # [tool_use_id, name, key, agent, mode]
+    decided: list[str]  # tool_use_ids whose decision went out
+    mode: str | None  # the newest permission mode a payload named
+    DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(("transcript", "offset", "started", "turns"))
+    DEFAULTS.update(offset=0, started=False, turns=[], pending_stops=0, queued=[], prompts=[])
+    DEFAULTS.update(pending=[], seen=[], agents=[], compact_trigger=None, calls=[], decided=[])
+    DEFAULTS["mode"] = None
+    FIELDS = tuple(DEFAULTS)
 
-@dataclass
-class Tracker:
-    """What one session's records depend on beyond a single payload; JSON-persisted."""
-
-    transcript: str | None = None
-    offset: int = 0
-    started: bool = False
-    turns: list[Turn] = field(default_factory=list)
-    pending_stops: int = 0
-    queued: list[list[Any]] = field(default_factory=list)  # [digest, [sightings]] exported
-    prompts: list[str] = field(default_factory=list)  # prompt_ids UserPromptSubmit began
-    pending: list[list[Any]] = field(default_factory=list)  # [digest, text, ts] still in the queue
-    seen: list[str] = field(default_factory=list)  # recent line uuids (resumes repeat lines)
-    agents: list[str] = field(default_factory=list)  # agent ids seen at SubagentStart
-    compact_trigger: str | None = None
-    calls: list[list[Any]] = field(default_factory=list)  # [tool_use_id, name, key, agent, mode]
-    decided: list[str] = field(default_factory=list)  # tool_use_ids whose decision went out
-    mode: str | None = None  # the newest permission mode a payload named
-
-    def __post_init__(self) -> None:
+    def __init__(self, **values: Any) -> None:
+        assign(self, self.DEFAULTS, values)
         self._seen = set(self.seen)  # membership; the list keeps the order
         self._calls = {c[0]: c for c in self.calls}  # by tool_use_id; the list keeps the order
         # an older build.json kept bare digests of removals whose attachment follows
@@ -89,7 +86,8 @@ class Tracker:
         session's life): a turn keeps its message id and time, and `held` when a reply
         may still be recovered from it; a queued message its keyed digest and time.
         from_json reads those texts back from the transcript."""
-        d = asdict(self)
+        d = {name: getattr(self, name) for name in self.FIELDS}
+        d["turns"] = [turn.as_dict() for turn in self.turns]
         for t, turn in zip(d["turns"], self.turns, strict=True):
             t["text"] = None
             t["held"] = bool(turn.text) and not turn.stopped
@@ -101,7 +99,7 @@ class Tracker:
         d = json.loads(text)
         held = [bool(t.pop("held", False)) for t in d.get("turns", [])]
         d["turns"] = [Turn(**t) for t in d.get("turns", [])]
-        tracker = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        tracker = cls(**{k: v for k, v in d.items() if k in cls.FIELDS})
         want = [t for t, h in zip(tracker.turns, held, strict=True) if h and t.text is None]
         if want or any(e[1] is None for e in tracker.pending):
             from .reread import reread

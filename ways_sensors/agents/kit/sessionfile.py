@@ -36,8 +36,9 @@ import os
 import stat
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from ...plain import Plain
 
 _decoder = json.JSONDecoder()
 CHUNK = 1 << 20  # bytes per read
@@ -48,13 +49,16 @@ MAX_FILE = 1 << 30  # bytes a whole-file read (a replay) reads at most
 HEAD_LINE = 1 << 20  # bytes `first_line` reads at most
 
 
-@dataclass
-class ReadStats:
-    lines: int = 0
-    objects: int = 0
-    malformed: int = 0
-    too_long: int = 0  # lines over MAX_LINE, skipped
-    truncated: bool = False  # a whole-file read stopped at MAX_FILE
+class ReadStats(Plain):
+    """What one process's reading of session files met (counts, for the logs only)."""
+
+    FIELDS = ("lines", "objects", "malformed", "too_long", "truncated")
+    __slots__ = FIELDS
+
+    def __init__(self) -> None:
+        self.lines = self.objects = self.malformed = 0
+        self.too_long = 0  # lines over MAX_LINE, skipped
+        self.truncated = False  # a whole-file read stopped at MAX_FILE
 
 
 class NotRegularFile(OSError):
