@@ -95,6 +95,14 @@ def set_pending(install, key: str, recs: list[dict], sid: str = SID) -> None:
         f.write(json.dumps({"rule": key, **st, "batch": token}) + "\n")
 
 
+def dispatcher_done(install, sid=SID) -> bool:
+    """The session's dispatcher has run and none runs now: "not alive" alone also holds
+    in the moment before a detached dispatcher takes its lock (a clean-clone run met it)."""
+    folder = install.sessions() / sid
+    started = (folder / "dispatcher.json").exists() or not folder.exists()
+    return started and not dispatcher_alive(install, sid)
+
+
 def dispatcher_alive(install, sid=SID) -> bool:
     lock = install.sessions() / sid / "dispatch.lock"
     try:

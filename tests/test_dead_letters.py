@@ -44,12 +44,19 @@ def test_a_refused_credential_is_retried_until_the_token_works_not_parked(instal
             """,
         )
         ScriptedSession(install, tmp_path / "t").play()
+
+        # the records first: "no dispatcher alive" also holds before the detached one
+        # has taken its lock (it did on a clean-clone run: nothing was tried yet)
+        def delivered() -> list[int]:
+            return [
+                rec["rule_seq"]
+                for body in server.bodies  # the accepted ones
+                for rec in (body if isinstance(body, list) else [body])
+            ]
+
+        assert wait_until(lambda: sorted(set(delivered())) == [1, 2, 3], timeout=120)
         assert wait_until(lambda: not dispatcher_alive(install, SID), timeout=60)
-        got = [
-            rec["rule_seq"]
-            for body in server.bodies
-            for rec in (body if isinstance(body, list) else [body])
-        ]
+        got = delivered()
     finally:
         server.close()
     counts = counters_of(install, "remote/prompts")

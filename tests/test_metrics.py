@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ways_sensors import counters
 
-from .helpers import counters_of, dispatcher_alive, wait_until
+from .helpers import counters_of, dispatcher_alive, dispatcher_done, wait_until
 from .servers import Server
 from .sessions import EXPECTED, SID, TOTAL, ScriptedSession
 
@@ -63,7 +63,7 @@ def test_the_dispatcher_keeps_the_textfile_while_it_runs_and_as_it_exits(install
         assert wait_until(lambda: gauge(read(path), "ways_sensors_dispatchers") == 1)
         assert dispatcher_alive(install, SID)
         session.hook("SessionEnd", reason="other")
-        assert wait_until(lambda: not dispatcher_alive(install, SID))
+        assert wait_until(lambda: dispatcher_done(install, SID))
         # and once more as it exits, after letting go of its lock
         assert wait_until(lambda: gauge(read(path), "ways_sensors_dispatchers") == 0)
         text = path.read_text()
@@ -116,7 +116,7 @@ def test_a_textfile_that_cannot_be_written_is_logged_once_and_delivery_goes_on(i
     try:
         sensor(install, tmp_path / "out.jsonl", server)
         ScriptedSession(install, tmp_path / "t").play()
-        assert wait_until(lambda: not dispatcher_alive(install, SID))
+        assert wait_until(lambda: dispatcher_done(install, SID))
         assert counters_of(install, "metered/all")["delivered"] == TOTAL
     finally:
         server.close()

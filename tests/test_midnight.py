@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import LAUNCHER
-from .helpers import dispatcher_alive, no_checkpoints, wait_until
+from .helpers import dispatcher_done, no_checkpoints, wait_until
 from .sessions import SID, ScriptedSession
 
 TRANSCRIPT_DAY = "2026-10-06"  # sessions.py writes the transcript's lines on that day
@@ -67,7 +67,7 @@ def record(install, tz: str, before: str, after: str) -> Path:
     install.sensor("audit", "enabled: true\n")
     clock = MovedClock(install, tz)
     Crossing(clock, install.root / "transcripts", before, after).play()
-    assert wait_until(lambda: not dispatcher_alive(install, SID), timeout=90)
+    assert wait_until(lambda: dispatcher_done(install, SID), timeout=90)
     return install.home / "agent-audit"
 
 

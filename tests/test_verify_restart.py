@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from .helpers import dispatcher_alive, lines, no_checkpoints, records, wait_until
+from .helpers import dispatcher_done, lines, no_checkpoints, records, wait_until
 from .sessions import EXPECTED, SID, TOTAL, ScriptedSession
 
 
@@ -26,13 +26,13 @@ def test_a_session_resumed_after_its_ledger_entry_went_is_a_restart_not_an_inser
         """,
     )
     ScriptedSession(install, tmp_path / "first").play()
-    assert wait_until(lambda: not dispatcher_alive(install, SID))
+    assert wait_until(lambda: dispatcher_done(install, SID))
     ledger = install.state_root / "ledger" / f"{SID}.json"
     assert ledger.exists() and not (install.state_root / "sessions" / SID).exists()
     ledger.unlink()  # what retention's prune does past LEDGER_MAX sessions
 
     ScriptedSession(install, tmp_path / "again").play()  # the same session, resumed
-    assert wait_until(lambda: not dispatcher_alive(install, SID))
+    assert wait_until(lambda: dispatcher_done(install, SID))
     seqs = [r["rule_seq"] for r in records(out)]
     assert seqs == list(range(1, TOTAL + 1)) * 2  # numbered anew in the same file
 

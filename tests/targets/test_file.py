@@ -147,7 +147,7 @@ def test_the_dispatcher_creates_every_missing_folder_0700_under_any_umask(instal
     umask 000: each folder the file target creates is 0700, not only the last."""
     import os
 
-    from ..helpers import dispatcher_alive, wait_until
+    from ..helpers import dispatcher_done, wait_until
     from ..sessions import EXPECTED, SID, TOTAL, ScriptedSession
 
     base = tmp_path / "audit"
@@ -165,7 +165,7 @@ def test_the_dispatcher_creates_every_missing_folder_0700_under_any_umask(instal
     old = os.umask(0)
     try:
         ScriptedSession(install, tmp_path / "t").play()
-        assert wait_until(lambda: not dispatcher_alive(install, SID))
+        assert wait_until(lambda: dispatcher_done(install, SID))
     finally:
         os.umask(old)
     outs = sorted(base.glob("a/b/*/*.jsonl"))  # {date}: the transcript's and today's
