@@ -27,6 +27,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import fixture_env
+from batch_bench import dispatcher_argv  # this tree's dispatcher, or --baseline's
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = sorted((REPO / "tests" / "fixtures").glob("claude-code-*/payloads/PreToolUse.json"))[-1]
@@ -51,23 +52,6 @@ def delivered(out: Path) -> int:
         return len(os.listdir(out))
     except OSError:
         return 0
-
-
-def dispatcher_argv(sid: str, baseline: str | None) -> list[str]:
-    """This tree's dispatcher, or (`baseline`: an earlier commit's package folder, from
-    `git archive <commit> ways_sensors | tar -x -C DIR`) that code's."""
-    if baseline is None:
-        return [str(Path(sys.executable).parent / "ways"), "sensors", "dispatch", "--session", sid]
-    code = f"import sys; sys.path.insert(0, {baseline!r}); from ways_sensors.cli import main; "
-    return [
-        sys.executable,
-        "-c",
-        code + "sys.exit(main())",
-        "sensors",
-        "dispatch",
-        "--session",
-        sid,
-    ]
 
 
 def idle_cpu(

@@ -234,7 +234,7 @@ class Condition(Frozen):
     test: Callable[[Any], bool]
 
     def __init__(self, key: str, segments: tuple[str, ...], test: Callable[[Any], bool]) -> None:
-        self._set(key=key, segments=segments, test=test)
+        self._set(key, segments, test)
 
     def __call__(self, record: Any) -> bool:
         return any(self.test(v) for v in resolve(record, self.segments))
@@ -249,7 +249,7 @@ class Where(Frozen):
     match: str
 
     def __init__(self, conditions: tuple[Condition, ...], match: str = "all") -> None:
-        self._set(conditions=conditions, match=match)
+        self._set(conditions, match)
 
     def __call__(self, record: Any) -> bool:
         if not self.conditions:

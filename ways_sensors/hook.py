@@ -388,10 +388,9 @@ def launched(argv: list[str]) -> None:
     -S) and returns, and the launcher runs the CLI (so this module never imports it)."""
     if argv[:2] == ["hook", "sensors"]:  # `--agent NAME` and the like: the hook's own
         main(argv[2:])
-    if sys.flags.no_site:
-        import site
+    from . import roots
 
-        site.main()
+    roots.site_packages()  # the launcher runs with -S
 
 
 if __name__ == "__main__":  # pragma: no cover - entered through the launcher or the CLI

@@ -46,12 +46,13 @@ class Plain:
 
 
 class Frozen(Plain):
-    """A Plain whose fields are set once, in __init__ through `_set`; hashable."""
+    """A Plain whose fields are set once, in __init__ through `_set` (the values in
+    FIELDS order); hashable."""
 
     __slots__ = ()
 
-    def _set(self, **values: Any) -> None:
-        for name, value in values.items():
+    def _set(self, *values: Any) -> None:
+        for name, value in zip(self.FIELDS, values, strict=True):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -53,14 +53,7 @@ class Outcome(Frozen):
         killed: bool = False,
         rejected: int = 0,
     ) -> None:
-        self._set(
-            status=status,
-            cause=cause,
-            detail=detail,
-            retry_after=retry_after,
-            killed=killed,
-            rejected=rejected,
-        )
+        self._set(status, cause, detail, retry_after, killed, rejected)
 
     @property
     def accepted(self) -> bool:
@@ -114,14 +107,7 @@ class Context(Frozen):
         max_records: int = 1,
         max_delay: float = 0.0,
     ) -> None:
-        self._set(
-            sensor=sensor,
-            rule=rule,
-            session_id=session_id,
-            date=date,
-            max_records=max_records,
-            max_delay=max_delay,
-        )
+        self._set(sensor, rule, session_id, date, max_records, max_delay)
 
     @property
     def batched(self) -> bool:
