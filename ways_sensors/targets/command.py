@@ -37,12 +37,13 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from .base import ERROR, REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from typing import Any
 
     from .command_spec import CommandTarget
 

@@ -23,9 +23,13 @@ client's own object, verbatim.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from typing import Any
+
+from ...sha import sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DECISIONS = ("allowed_by_rule", "allowed_by_user", "allowed", "denied")
 _ACCEPT = ("accept", "allow", "approve")
@@ -38,7 +42,7 @@ def call_key(tool_name: Any, tool_input: Any, agent_id: Any) -> str:
         text = json.dumps([agent_id, tool_name, tool_input], sort_keys=True, default=str)
     except (ValueError, RecursionError):
         text = repr((agent_id, tool_name))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))[:24]
 
 
 def decision_of(detail: dict[str, Any]) -> str | None:
