@@ -38,9 +38,11 @@ import json
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .counters import Tally
     from .layout import Layout
     from .rules import LoadedRule
@@ -64,6 +66,15 @@ def run(
     agent: str | None = None,
 ) -> None:
     """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
+    import gc
+
+    # a short process whose work is bounded (hook.MAX_PAYLOAD, the deadline): the
+    # collector's passes over the ~70 modules imported below cost it about 2 ms
+    # (bench/RESULTS.md, Blocking path cost), and what it builds is freed by refcount
+    gc.disable()
+    from . import sha
+
+    sha.light()  # a few records to hash: not worth loading OpenSSL (sha.py)
     from . import agents, counters, delivery, events, indexbuild, records, rules, spool
     from .layout import Layout
     from .pipeline import match

@@ -34,7 +34,6 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from ..roots import makedirs_private
 from .base import (
@@ -49,7 +48,10 @@ from .base import (
     retryable,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .file_spec import FileTarget
 
     Spec = FileTarget
@@ -196,7 +198,8 @@ def deliver(spec: FileTarget, batch: Sequence[Item], ctx: Context, deadline: flo
 
         site_packages()  # a mapped format encodes with msgspec (the hook runs with -S)
         from .. import formats  # only when mapping: the blocking path writes json as it is
-    for record, line in batch:
+    for item in batch:
+        record, line = item.record, item.line
         date = str(record.get("timestamp") or "")[:10] or ctx.date
         try:
             path = expand(spec.path, ctx.on(date))

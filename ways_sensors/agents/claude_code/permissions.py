@@ -23,9 +23,13 @@ client's own object, verbatim.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from typing import Any
+
+from ...sha import sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DECISIONS = ("allowed_by_rule", "allowed_by_user", "allowed", "denied")
 _ACCEPT = ("accept", "allow", "approve")
@@ -41,7 +45,7 @@ def call_key(tool_name: Any, tool_input: Any, agent_id: Any) -> str:
         text = _KEY_JSON.encode([agent_id, tool_name, tool_input])
     except (ValueError, RecursionError):
         text = repr((agent_id, tool_name))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))[:24]
 
 
 class Unkeyed:

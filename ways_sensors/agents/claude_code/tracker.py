@@ -33,13 +33,16 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from typing import Any, ClassVar
 
 from ...plain import Plain, assign
 from ...records import Draft
 from ..kit import sessionfile
 from . import permissions, transcript, usage
 from .reread import Turn, digest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 MAX_SEEN = 4096
 SIGHTINGS = ("remove", "attachment", "submit")  # of one queued message (module docstring)
