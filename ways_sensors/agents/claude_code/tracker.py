@@ -216,9 +216,7 @@ class Tracker(Plain):
         return None
 
     def _keyed(self) -> None:
-        """Give each remembered call its key (permissions.call_key), made only when one
-        is compared or saved: a drain saves every COMMIT_EVERY frames, so most calls
-        leave the MAX_CALLS window before anyone asks (a tenth of a build's CPU)."""
+        """Key the calls only when compared or saved: most leave MAX_CALLS unkeyed."""
         for call in self.calls:
             if isinstance(call[2], permissions.Unkeyed):
                 call[2] = call[2].key()
