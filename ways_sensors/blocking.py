@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .counters import Tally
+    from .index import Index
     from .layout import Layout
     from .rules import LoadedRule
     from .session import Session
@@ -64,8 +65,10 @@ def run(
     sections: list[str],
     started: float | None = None,
     agent: str | None = None,
+    idx: Index | None = None,
 ) -> None:
-    """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
+    """Dispatch the matching blocking rules; return by `started` + the shared deadline.
+    `idx`: the index the hook decided on (read again when not given)."""
     import gc
 
     # a short process whose work is bounded (hook.MAX_PAYLOAD, the deadline): the
@@ -75,7 +78,7 @@ def run(
     from . import sha
 
     sha.light()  # a few records to hash: not worth loading OpenSSL (sha.py)
-    from . import agents, counters, delivery, events, indexbuild, records, rules, spool
+    from . import agents, counters, delivery, events, records, rules, spool
     from .layout import Layout
     from .pipeline import match
     from .session import Session
@@ -86,7 +89,11 @@ def run(
     if payload is None:
         events.log("blocking.unreadable_payload", hook_event=event)
         return
-    blocking = rules.blocking(indexbuild.current(project))  # no spec.py: rules.blocking
+    if idx is None:
+        from . import indexbuild
+
+        idx = indexbuild.current(project)
+    blocking = rules.blocking(idx)  # no spec.py: rules.blocking
     builder = agents.adapter(agent or agents.DEFAULT).new_builder(transcript=False)
     drafts = builder.build(event, payload, ts_ns)
     start = started if started is not None else time.monotonic()

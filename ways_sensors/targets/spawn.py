@@ -152,8 +152,7 @@ def _child(
         os.dup2(stdin_fd, 0)
         os.dup2(null, 1)
         os.dup2(null, 2)
-        os.closerange(3, err_w)  # close_fds: only 0, 1, 2 and the report pipe stay
-        os.closerange(err_w + 1, _max_fd())
+        _close_fds(keep=err_w)  # close_fds: only 0, 1, 2 and the report pipe stay
         if cwd is not None:
             os.chdir(cwd)
         if env is None:
@@ -168,6 +167,24 @@ def _child(
         os.write(err_w, str(code).encode() if code else b"x")
     finally:
         os._exit(_EXEC_FAILED)
+
+
+def _close_fds(keep: int) -> None:
+    """Close every descriptor above 2 but `keep`: those /proc/self/fd lists (as
+    subprocess does: bounded by what is open, where closerange without close_range(2)
+    would try every number up to the limit), else the whole range."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):
+        os.closerange(3, keep)
+        os.closerange(keep + 1, _max_fd())
+        return
+    for fd in fds:
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, gone with it
 
 
 def _max_fd() -> int:

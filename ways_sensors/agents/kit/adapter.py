@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from ...errors import UsageError
 from ...records import Draft
 from ..drafting import event_of
 
@@ -70,6 +69,8 @@ def unreplayable(
         return None
 
     def replay(path: str) -> NoReturn:
+        from ...errors import UsageError  # not on the blocking hook's path
+
         raise UsageError(
             f"ways sensors test cannot read {label}'s session files",
             hint="replay a Claude Code, Codex or Gemini CLI session instead",
