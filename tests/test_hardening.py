@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -64,6 +66,41 @@ def test_the_dispatch_command_takes_the_id_after_a_double_dash(install):
     assert r.returncode == 0, r.stderr
     r = install.ways("sensors", "dispatch", "--idle", "0.2", "--", "../x")
     assert r.returncode == 2 and "not a session id" in r.stderr
+
+
+def test_the_dispatchers_own_forms_are_read_as_argparse_reads_them():
+    """commands/dispatch.quick_args reads the forms launch.py starts without argparse;
+    whatever it reads, argparse reads the same, and what it leaves argparse reads."""
+    from ways_sensors.cliparser import build_parser
+    from ways_sensors.commands.dispatch import quick_args
+
+    quick = (["--", "x"], ["--", "-abc"], ["--session", "x"], ["--resume-owed"],
+             ["--idle", "0.2", "--", "--weird-id"], ["--session", "x", "--idle", "1e3"],
+             ["--resume-owed", "--idle", "5"], ["--session", "x", "--", "y"])  # fmt: skip
+    slow = (["--help"], ["x"], ["--session=x"], ["--sess", "x"], ["--", "x", "y"],
+            ["--session", "x", "--session", "y"], ["--idle", "soon", "--", "x"], ["-h"],
+            ["--session"], ["--"])  # fmt: skip
+    parser = build_parser("sensors")
+    for argv in quick:
+        got = quick_args(list(argv))
+        assert got is not None, argv
+        want = vars(parser.parse_args(["sensors", "dispatch", *argv]))
+        assert {k: want[k] for k in vars(got)} == vars(got), argv
+    for argv in slow:
+        assert quick_args(list(argv)) is None, argv
+
+
+def test_a_dispatcher_starts_without_argparse(install):
+    """The hook's form of the command (launch.py) never imports argparse."""
+    code = (
+        "import sys; from ways_sensors.cli import main; "
+        "code = main(['sensors', 'dispatch', '--idle', '0.1', '--', 'sid-quick']); "
+        "print(code, 'argparse' in sys.modules)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=install.env, capture_output=True, text=True, timeout=60
+    )
+    assert r.stdout.split() == ["0", "False"], r.stderr
 
 
 def test_a_transcript_timestamp_never_steers_a_file_path(install, tmp_path):

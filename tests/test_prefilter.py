@@ -177,10 +177,39 @@ def test_a_blocking_rule_that_holds_loads_its_own_target_kind_only(install, tmp_
     # line), nor site-packages at all: the largest costs of a matching rule before
     unwanted |= {"msgspec", "site", "ways_sensors.targets.file_spec"}
     unwanted |= {"dataclasses", "inspect"}  # the path's value classes are plain.py's
+    unwanted |= {"hashlib", "_hashlib", "hmac", "random"}  # no OpenSSL: sha.light()
+    unwanted |= {"typing"}  # Protocols and aliases for the type checker only
     assert not (unwanted & mods), unwanted & mods
     first, second = [json.loads(x) for x in out.read_text().splitlines()]
     assert [first["rule_seq"], second["rule_seq"]] == [1, 2]
     assert second["chain"]["prev"] == first["chain"]["hash"]
+
+
+def test_a_blocking_command_rule_runs_its_command_without_subprocess_or_typing(install, tmp_path):
+    """The blocking path's imports are what a matching rule costs (bench/RESULTS.md,
+    Blocking path cost): a command rule's hook forks and execs through spawn.py, with
+    neither subprocess (nor its locale and selectors) nor typing nor OpenSSL loaded,
+    and the command still gets the masked, numbered record on its stdin."""
+    out = tmp_path / "got.jsonl"
+    script = tmp_path / "consumer.sh"
+    script.write_text(f"#!/bin/sh\ncat >> {out}\n")
+    script.chmod(0o755)
+    install.sensor(
+        "blk",
+        "rules:\n  r:\n    sections: [tool_call]\n    mode: blocking\n"
+        f"    where: {{data.tool_name: Bash}}\n    dispatch: {{command: {{argv: ['{script}']}}}}\n",
+    )
+    pre = payload("PreToolUse")
+    r = install.hook(pre)  # builds the index
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    mods = modules_on_path(install, tmp_path, json.dumps(pre).encode())
+    assert {"ways_sensors.targets.command", "ways_sensors.targets.spawn"} <= mods
+    unwanted = {"subprocess", "locale", "selectors", "typing", "_hashlib", "hashlib", "random"}
+    unwanted |= {"dataclasses", "inspect", "msgspec", "site", "ways_sensors.spec"}
+    assert not (unwanted & mods), unwanted & mods
+    first, second = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [first["rule_seq"], second["rule_seq"]] == [1, 2]
+    assert first["data"]["tool_name"] == "Bash"
 
 
 def test_a_blocking_rule_that_needs_installed_packages_loads_them_when_it_fires(install, tmp_path):

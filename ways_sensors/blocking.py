@@ -38,10 +38,13 @@ import json
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .counters import Tally
+    from .index import Index
     from .layout import Layout
     from .rules import LoadedRule
     from .session import Session
@@ -62,9 +65,20 @@ def run(
     sections: list[str],
     started: float | None = None,
     agent: str | None = None,
+    idx: Index | None = None,
 ) -> None:
-    """Dispatch the matching blocking rules; return by `started` + the shared deadline."""
-    from . import agents, counters, delivery, events, indexbuild, records, rules, spool
+    """Dispatch the matching blocking rules; return by `started` + the shared deadline.
+    `idx`: the index the hook decided on (read again when not given)."""
+    import gc
+
+    # a short process whose work is bounded (hook.MAX_PAYLOAD, the deadline): the
+    # collector's passes over the ~70 modules imported below cost it about 2 ms
+    # (bench/RESULTS.md, Blocking path cost), and what it builds is freed by refcount
+    gc.disable()
+    from . import sha
+
+    sha.light()  # a few records to hash: not worth loading OpenSSL (sha.py)
+    from . import agents, counters, delivery, events, records, rules, spool
     from .layout import Layout
     from .pipeline import match
     from .session import Session
@@ -75,7 +89,11 @@ def run(
     if payload is None:
         events.log("blocking.unreadable_payload", hook_event=event)
         return
-    blocking = rules.blocking(indexbuild.current(project))  # no spec.py: rules.blocking
+    if idx is None:
+        from . import indexbuild
+
+        idx = indexbuild.current(project)
+    blocking = rules.blocking(idx)  # no spec.py: rules.blocking
     builder = agents.adapter(agent or agents.DEFAULT).new_builder(transcript=False)
     drafts = builder.build(event, payload, ts_ns)
     start = started if started is not None else time.monotonic()

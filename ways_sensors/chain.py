@@ -11,11 +11,14 @@ that holds many sessions holds one chain per session (verify checks each).
 
 from __future__ import annotations
 
-import hashlib
 import json
-from typing import Any
 
+from .sha import sha256_hex
 from .utf8 import ERRORS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 GENESIS = "0" * 64
 
@@ -28,7 +31,7 @@ def canonical(record: dict[str, Any]) -> bytes:
 
 
 def link(prev: str, record: dict[str, Any]) -> str:
-    return hashlib.sha256(prev.encode() + b"\n" + canonical(record)).hexdigest()
+    return sha256_hex(prev.encode() + b"\n" + canonical(record))
 
 
 def seal(record: dict[str, Any], prev: str) -> str:

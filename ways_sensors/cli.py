@@ -1,14 +1,15 @@
 """The `ways` command: one argparse tree, each command a function returning an exit code.
 
 `ways hook sensors` is routed before argparse is even imported (it is the hot path),
-and `ways --version` prints without importing anything else. Every other command's
-module is imported only when that command is chosen (the table below, as pip does);
-the argparse tree is cliparser.py's. Errors cross one boundary here (as in
-pre-commit's error_handler.py): a WaysError becomes one line on stderr, naming the next
-step when there is one, and its exit code; any other exception becomes one line naming
-the command and `<state>/errors.log`, which holds the traceback, and exits UNEXPECTED;
-Ctrl-C exits 130 and a closed stdout 141, both quietly (the codes are named in
-errors.py). The hook is routed before the boundary:
+`ways --version` prints without importing anything else, and the forms that start a
+dispatcher are read without argparse too (commands/dispatch.py: its start is part of
+every drain). Every other command's module is imported only when that command is
+chosen (the table below, as pip does); the argparse tree is cliparser.py's. Errors
+cross one boundary here (as in pre-commit's error_handler.py): a WaysError becomes one
+line on stderr, naming the next step when there is one, and its exit code; any other
+exception becomes one line naming the command and `<state>/errors.log`, which holds
+the traceback, and exits UNEXPECTED; Ctrl-C exits 130 and a closed stdout 141, both
+quietly (the codes are named in errors.py). The hook is routed before the boundary:
 it swallows everything itself and always exits 0.
 """
 
@@ -93,6 +94,13 @@ def main(argv: list[str] | None = None) -> int:
 
     command = "ways"
     try:
+        if argv[:2] == ["sensors", "dispatch"]:  # the hook's dispatcher: a drain's start
+            from .commands import dispatch
+
+            quick = dispatch.quick_args(argv[2:])  # None: a form argparse reads (and explains)
+            if quick is not None:
+                command = "sensors dispatch"
+                return dispatch.run(quick)
         first = argv[0] if argv and not argv[0].startswith("-") else None
         from .cliparser import build_parser, group_parser
 

@@ -23,9 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
-from typing import Any
 
 from .plain import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 OPERATORS = ("equals", "not", "in", "contains", "like", "matches", "above", "below")
 _GLOB_CHARS = frozenset("*?[")

@@ -17,11 +17,14 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from typing import Any
 
 from . import secure
 from .files import update_json_locked
 from .layout import Layout, read_state
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KINDS = (
     "dispatched",

@@ -52,7 +52,6 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from . import secure
 from .cursorread import (
@@ -65,6 +64,10 @@ from .cursorread import (
     read_batch,
     read_bytes,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 COMPACT_FLOOR = 256 << 10  # the log is never compacted below this size
 

@@ -30,13 +30,15 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from . import events, secure
 from .layout import Layout, rule_key
 from .pipeline import dumps
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .rules import LoadedRule
     from .targets.base import Outcome
 

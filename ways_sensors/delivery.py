@@ -53,10 +53,8 @@ Dead letters (parked records) are deadletters.py's: their file, format and bound
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from . import events
 from .deadletters import park as park  # settle parks; the callers' one door to it
@@ -65,7 +63,10 @@ from .targets import ERROR, PERMANENT, Context, Item, Outcome, get
 from .targets.base import retryable
 from .timing import batch_for
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .counters import Tally
     from .rules import LoadedRule
 
@@ -261,7 +262,10 @@ def next_wait(backoff: float, outcome: Outcome) -> float:
     """The wait before the next attempt: the consumer's Retry-After, never shorter than
     our own backoff (a `Retry-After: 0`, or a date in the past, would otherwise bring a
     retry storm: hundreds of requests a second), at most BACKOFF_CAP; plus up to
-    JITTER of it at random, so many sessions' workers do not retry in step."""
+    JITTER of it at random, so many sessions' workers do not retry in step. (random is
+    imported here: a blocking hook that never retries does not pay its load.)"""
+    import random
+
     wait = backoff
     if outcome.retry_after is not None:
         wait = max(backoff, min(outcome.retry_after, BACKOFF_CAP))

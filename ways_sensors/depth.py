@@ -19,7 +19,10 @@ soon as it is sure; only data that does nest too deep is copied, down to DEPTH_M
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEPTH_MAX = 100  # levels below `data`; masking needs two frames a level, Python ~1,000
 

@@ -263,6 +263,7 @@ class Dispatcher:
             self.recover()
             self.crew.sync(self.project)
             gc.set_threshold(*GC_THRESHOLDS)
+            gc.enable()  # off while the command loaded (commands/dispatch.py)
             events.log("dispatch.start", session=self.session.id, rules=len(self.crew.workers))
             sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
             while not self.finish(self.serve()):

@@ -31,12 +31,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+
+from .sha import sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def replace_atomically(
@@ -115,7 +119,7 @@ def lock_path(path: str, state: str | None = None) -> str:
     full = os.path.abspath(path)
     folder, name = os.path.split(full)
     entry = os.path.join(os.path.realpath(folder), name)
-    key = hashlib.sha256(os.fsencode(entry)).hexdigest()[:32]
+    key = sha256_hex(os.fsencode(entry))[:32]
     return Layout(state).lock(key)
 
 

@@ -306,9 +306,8 @@ def run(args: list[str]) -> None:
     if wants_blocking:
         from . import blocking
 
-        blocking.run(
-            session_id, event, ts_ns, project, data, wants_blocking, STARTED, agent=face.NAME
-        )
+        job = (session_id, event, ts_ns, project, data, wants_blocking, STARTED)
+        blocking.run(*job, agent=face.NAME, idx=idx)  # the index decided on, not re-read
 
 
 def _has_spool(sid: str | None) -> bool:

@@ -21,11 +21,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from . import chain
 from .rules import LoadedRule
 from .utf8 import ERRORS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def match(rule: LoadedRule, record: dict[str, Any]) -> bool:

@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
 
 from .depth import bounded
 from .events import iso_utc, log
 from .index import DEFAULT
 from .plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = "ways.sensor.record/1"
 DEFAULT_AGENT = DEFAULT  # records of entries that name no agent, and way events

@@ -56,11 +56,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any
 
 from . import secure
 from .cursorlog import CursorLog
 from .layout import Layout, read_state, rule_label
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def write_json(path: str, obj: Any) -> None:

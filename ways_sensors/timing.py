@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Protocol
 
 MAX_TIMEOUT = 3600.0
 BLOCKING_CAP = 10.0  # a hook waits at most this for its blocking rules
@@ -21,14 +20,18 @@ _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m)?\s*$"  # specerrors.py words it for people
 
 
-class Batch(Protocol):
-    """A rule's `batch:` (spec.Batch): what it leaves out is the target kind's default."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a Protocol for the type checker only: typing costs a blocking hook
+    from typing import Protocol
 
-    @property
-    def max_records(self) -> int | None: ...
+    class Batch(Protocol):
+        """A rule's `batch:` (spec.Batch): what it leaves out is the kind's default."""
 
-    @property
-    def max_delay(self) -> float | int | str | None: ...
+        @property
+        def max_records(self) -> int | None: ...
+
+        @property
+        def max_delay(self) -> float | int | str | None: ...
 
 
 @functools.lru_cache(maxsize=256)  # a rule's timeout is read for every record it masks

@@ -81,6 +81,7 @@ class Worker(OnDemand):
         self.after = after  # the rule's retired worker, maybe still in an attempt
         self.deactivate_on_exit = False
         self.sealer = _sealer(session, rule, self.tally)  # chain: true only
+        self.budget0 = unfinished.mask_budget(rule, 0)  # a first try's: once, not per record
         # until `after` exits its cursor is its own: read it, never write it
         self.state: dict[str, Any] = after.state if after is not None else self._load_state()
         self.retrying = False
@@ -266,13 +267,14 @@ class Worker(OnDemand):
             elif rec is None or not match(self.rule, rec):
                 return True
             else:
+                budget = unfinished.mask_budget(self.rule, tries) if tries else self.budget0
                 out, h = finish(
                     rec,
                     self.rule,
                     b.rule_seq + 1,
                     b.hash,
                     # real time: masking's own bound, never the rule's timeout (unfinished.py)
-                    deadline=time.monotonic() + unfinished.mask_budget(self.rule, tries),
+                    deadline=time.monotonic() + budget,
                 )
             line = dumps(out)
         except Exception as exc:  # a mask overrun, a refused key, a hostile shape

@@ -396,3 +396,25 @@ def test_a_fifo_named_by_the_payload_is_never_waited_on(tmp_path, state):
     assert [d.section for d in got[:2]] == ["subagent", "assistant_response"]
     assert got[1].data["usage_missing"] == "unreadable"
     assert got[2:] == [None, None]
+
+
+def test_a_request_joins_its_call_with_or_without_a_save_between():
+    """A call's key is made only when it is compared or saved (tracker._keyed): a
+    request joins the call either way, and the saved state holds the key itself."""
+    from ways_sensors.agents.claude_code.permissions import call_key
+
+    tool_input = {"command": "rm -rf build/", "description": "clean"}
+    call = dict(tool_name="Bash", tool_input=tool_input, permission_mode="default")
+    for save_between in (False, True):
+        b = Builder(transcript=False)
+        b.build("PreToolUse", {**call, "tool_use_id": "toolu_01"}, T0)
+        b.build("PreToolUse", {**call, "tool_name": "Read", "tool_use_id": "toolu_02"}, T0)
+        if save_between:
+            saved = json.loads(b.state())
+            assert [c[2] for c in saved["calls"]] == [
+                call_key("Bash", tool_input, None),
+                call_key("Read", tool_input, None),
+            ]
+            b = Builder(Tracker.from_json(b.state()), transcript=False)
+        [req] = b.build("PermissionRequest", call, T0 + 1)
+        assert (req.data["phase"], req.data["tool_use_id"]) == ("request", "toolu_01")

@@ -128,3 +128,48 @@ def test_an_epoch_older_than_the_limit_rolls_over(tmp_path):
     old = pem.stat().st_mtime - 7200
     os.utime(pem, (old, old))
     assert ring.sign("b\n", "n")[0] == 2
+
+
+def test_key_files_are_written_and_read_as_cryptography_does_without_its_serialization(
+    tmp_path,
+):
+    """keys.py writes the PKCS#8 PEM cryptography writes (byte for byte) without
+    importing cryptography's serialization package (a dispatcher's start-up), reads
+    those files back the same way, and reads any other PEM form of an Ed25519 key
+    through cryptography, as before; another kind of key is still refused."""
+    import subprocess
+    import sys
+
+    from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
+
+    from ways_sensors.evidence import keys
+
+    key = Ed25519PrivateKey.generate()
+    pkcs8 = serialization.PrivateFormat.PKCS8
+    want = key.private_bytes(serialization.Encoding.PEM, pkcs8, serialization.NoEncryption())
+    assert keys._pem(key) == want
+    ring = _ring(tmp_path)
+    ring.ensure()
+    folder = tmp_path / "state" / "keys"
+    (pem,) = folder.glob("epoch-*.pem")
+    epoch = int(pem.stem.split("-")[1])
+    public = ring._load(epoch).public  # read without cryptography's serialization
+    pem.write_bytes(pem.read_bytes().replace(b"\n", b"\r\n"))  # a form _pem never writes
+    assert ring._load(epoch).public == public  # read through cryptography
+    pem.write_bytes(
+        generate_private_key(SECP256R1()).private_bytes(
+            serialization.Encoding.PEM, pkcs8, serialization.NoEncryption()
+        )
+    )
+    try:
+        ring._load(epoch)
+        raise AssertionError("an EC key was loaded")
+    except keys.KeyError_:
+        pass
+    code = (
+        "import sys; from ways_sensors.evidence.keys import Keyring; from ways_sensors.layout "
+        f"import Layout; r = Keyring(Layout({str(tmp_path / 'other')!r}), epoch_seconds=3600); "
+        "r.sign('x\\n', 'n'); print('cryptography.hazmat.primitives.serialization' in sys.modules)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "False", r.stderr

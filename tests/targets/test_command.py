@@ -145,3 +145,26 @@ def test_descendants_that_left_the_group_are_killed_at_the_timeout(tmp_path):
     finally:
         for p in survivors(marker):
             p.kill()
+
+
+def test_a_command_starts_with_default_signals_only_its_stdio_and_a_session_of_its_own(tmp_path):
+    """spawn.py, as subprocess did: SIGPIPE and SIGXFSZ (ignored by Python) are back to
+    their defaults, no descriptor of ours reaches the command (not even an inheritable
+    one), and it leads a session of its own (a kill of its group takes only it)."""
+    out = tmp_path / "seen"
+    script = (
+        f"grep SigIgn /proc/$$/status > {out}; ls /proc/$$/fd | tr '\\n' ' ' >> {out}; "
+        f"echo >> {out}; ps -o sid= -p $$ >> {out}; echo $$ >> {out}"
+    )
+    ours = os.open(os.devnull, os.O_RDONLY)
+    os.set_inheritable(ours, True)
+    try:
+        assert run(["sh", "-c", script]).status == ACCEPTED
+    finally:
+        os.close(ours)
+    sig_ign, fds, sid, pid = out.read_text().split("\n")[:4]
+    ignored = int(sig_ign.split()[1], 16)
+    assert not ignored & (1 << (13 - 1)), "SIGPIPE ignored"  # signal 13: bit 12
+    assert not ignored & (1 << (25 - 1)), "SIGXFSZ ignored"
+    assert {"0", "1", "2"} <= set(fds.split()) and str(ours) not in fds.split()
+    assert sid.strip() == pid.strip()

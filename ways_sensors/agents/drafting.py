@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
 
 from ..events import iso_utc
 from ..records import Draft
 from . import tool_kinds
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def event_of(payload: Mapping[str, Any]) -> str | None:

@@ -14,9 +14,12 @@ Neither mutates its argument.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
-IsOurHandler = Callable[[Any], bool]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    IsOurHandler = Callable[[Any], bool]
 
 
 def wire(

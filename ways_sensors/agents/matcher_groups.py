@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    IsOurHandler = Callable[[Any], bool]
 
 # a handler as the settings hold it -> whether it is one of ours
-IsOurHandler = Callable[[Any], bool]
 
 
 class ShapeError(ValueError):

@@ -19,7 +19,10 @@ mapping of every agent is tabled in docs/agents.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KINDS = ("shell", "read", "edit", "write", "search", "web", "mcp", "agent", "other")
 

@@ -5,14 +5,56 @@ would read `--session -abc` as a missing value and exit, delivering nothing).
 
 `ways.dispatch_idle_seconds` in the user's config.yaml sets how long it waits for new
 records before exiting (default 60); a new hook event starts it again.
+
+Start-up is part of every drain (a hook event after an idle exit starts a dispatcher),
+so the forms launch.py starts are read by `quick_args`, without argparse (its import
+and the command tree were a tenth of a dispatcher's start; anything else, `--help`
+included, goes through argparse as before), and the cyclic collector is off while the
+dispatcher loads (its full collections over a growing heap of just-imported modules
+were another tenth); dispatcher.run turns it on, with its own thresholds, to serve.
 """
 
 from __future__ import annotations
 
-import argparse
+import gc
+from types import SimpleNamespace
 
 from ..errors import UsageError
 from ..layout import valid_session_id
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    import argparse
+
+
+def quick_args(argv: list[str]) -> SimpleNamespace | None:
+    """The arguments of `-- ID`, `--session ID` and `--resume-owed`, each maybe with
+    `--idle SECONDS`, as argparse would read them; None for any other form."""
+    got: dict[str, object] = {"session_id": None, "session": None, "idle": None}
+    got["resume_owed"] = False
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--" and i + 2 == len(argv):
+            got["session_id"] = argv[i + 1]
+        elif word == "--resume-owed" and not got["resume_owed"]:
+            got["resume_owed"] = True
+            i += 1
+            continue
+        elif word in ("--session", "--idle") and i + 1 < len(argv):
+            key, value = word[2:], argv[i + 1]
+            if got[key] is not None or value.startswith("-"):
+                return None
+            try:
+                got[key] = value if key == "session" else float(value)
+            except ValueError:
+                return None
+            i += 2
+            continue
+        else:
+            return None
+        break
+    return SimpleNamespace(**got)
 
 
 def idle_seconds(default: float) -> float:
@@ -26,7 +68,7 @@ def idle_seconds(default: float) -> float:
     return default
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
     if args.resume_owed:  # the resumer, started by the hook at a session start
         from ..resume import run_owed
 
@@ -37,7 +79,11 @@ def run(args: argparse.Namespace) -> int:
     session = given[0]
     if not valid_session_id(session):
         raise UsageError(f"{session!r} is not a session id")
-    from ..dispatcher import IDLE, Dispatcher
+    gc.disable()  # while loading (the module docstring says why); dispatcher.run enables it
+    try:
+        from ..dispatcher import IDLE, Dispatcher
 
-    idle = args.idle if args.idle is not None else idle_seconds(IDLE)
-    return Dispatcher(session, idle=idle).run()
+        idle = args.idle if args.idle is not None else idle_seconds(IDLE)
+        return Dispatcher(session, idle=idle).run()
+    finally:
+        gc.enable()

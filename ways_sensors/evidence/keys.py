@@ -28,11 +28,14 @@ older one was certified away, a newer one was never certified).
 Rollover: every dispatcher process rolls over before its first signature (a new key
 per session run, at least), and whenever the current key is older than
 `ways.evidence.epoch_seconds` (config.yaml; default 3600). `cryptography` is imported
-here, never on the hook's path.
+here, never on the hook's path; its `serialization` package (about 5 ms of every
+dispatcher's start, with the RSA, DSA, DH, EC and SSH modules it loads) only for a
+key file in another PEM form than the one written here (`_pem`, `_pkcs8_seed`).
 """
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import hashlib
 import os
@@ -42,7 +45,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from .. import events, secure
@@ -255,7 +257,13 @@ class Keyring:
         text = self._read(f"epoch-{epoch}.pem", 64 << 10)
         if text is None:
             raise KeyError_(f"the private key of epoch {epoch} is missing")
-        key = serialization.load_pem_private_key(text.encode(), password=None)
+        seed = _pkcs8_seed(text)
+        if seed is not None:
+            key: object = Ed25519PrivateKey.from_private_bytes(seed)
+        else:  # another PEM form of a key (not one this module wrote)
+            from cryptography.hazmat.primitives import serialization
+
+            key = serialization.load_pem_private_key(text.encode(), password=None)
         if not isinstance(key, Ed25519PrivateKey):
             raise KeyError_(f"the key of epoch {epoch} is not an Ed25519 key")
         return Signer(key)
@@ -319,12 +327,28 @@ class Keyring:
             return epoch, Note(text, [signer.sign(text, name)])
 
 
+# An Ed25519 key's PKCS#8 (RFC 8410) DER is this prefix and the 32-byte seed: its PEM is
+# what cryptography writes for it (serialization.PrivateFormat.PKCS8, no encryption)
+PKCS8_ED25519 = bytes.fromhex("302e020100300506032b657004220420")
+PEM_HEAD, PEM_TAIL = "-----BEGIN PRIVATE KEY-----\n", "\n-----END PRIVATE KEY-----\n"
+
+
 def _pem(key: Ed25519PrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
+    body = base64.b64encode(PKCS8_ED25519 + key.private_bytes_raw()).decode()
+    return (PEM_HEAD + body + PEM_TAIL).encode()
+
+
+def _pkcs8_seed(text: str) -> bytes | None:
+    """The seed of a key file exactly as `_pem` writes it; None for any other text."""
+    if not (text.startswith(PEM_HEAD) and text.endswith(PEM_TAIL)):
+        return None
+    try:
+        der = base64.b64decode(text[len(PEM_HEAD) : -len(PEM_TAIL)], validate=True)
+    except ValueError:
+        return None
+    if len(der) != len(PKCS8_ED25519) + 32 or not der.startswith(PKCS8_ED25519):
+        return None
+    return der[len(PKCS8_ED25519) :]
 
 
 def epoch_seconds() -> float:

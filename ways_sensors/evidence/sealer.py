@@ -189,9 +189,9 @@ class Sealer:
         if not chained:
             return None
         old = self.tree.size
-        for r in chained:
-            self.tree.append(_leaf(r))
         self._pending = [_leaf(r) for r in chained]
+        for leaf in self._pending:
+            self.tree.append(leaf)
         self._note = ""
         tree = st["tree"]
         tree["size"] = self.tree.size

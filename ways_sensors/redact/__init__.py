@@ -34,11 +34,14 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any
 
 from . import keyvalue, shapes, structure
 from .key import KEY_BYTES, KeyRefused, install_key, key_path, key_status, token
 from .scan import MaskTimeout, Scan, Work, measure, measuring
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "KEY_BYTES",

@@ -25,13 +25,12 @@ gives the same token in every record of one install, and another token elsewhere
 from __future__ import annotations
 
 import errno
-import hashlib
-import hmac
 import os
 import stat
 import threading
 
 from .. import roots
+from ..sha import hmac_sha256_hex
 
 KEY_BYTES = 32
 _lock = threading.Lock()
@@ -162,6 +161,4 @@ def key_status() -> str:
 
 
 def token(secret: str) -> str:
-    return hmac.new(
-        install_key(), secret.encode("utf-8", "surrogatepass"), hashlib.sha256
-    ).hexdigest()[:8]
+    return hmac_sha256_hex(install_key(), secret.encode("utf-8", "surrogatepass"))[:8]

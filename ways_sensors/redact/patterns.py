@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _METHODS = ("match", "fullmatch", "search", "finditer")
 

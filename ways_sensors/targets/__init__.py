@@ -63,8 +63,11 @@ from .base import (
     Context,
     Item,
     Outcome,
-    Target,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .base import Target  # a Protocol, for the type checker only (base.py)
 
 # the registry: each kind's module, targets/<kind>.py, in the order messages name them
 KINDS = ("file", "http", "command", "otlp", "syslog")
@@ -87,7 +90,6 @@ __all__ = [
     "Context",
     "Item",
     "Outcome",
-    "Target",
     "get",
     "names",
 ]

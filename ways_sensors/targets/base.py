@@ -4,17 +4,23 @@ attempt's context, an outcome.
 Kept apart from `targets/__init__.py` so the kind modules can import it while the
 package imports them into its registry. Cheap to import: the blocking hook path and the
 spec load it; a kind's heavy imports (asyncio, httpx, subprocess) wait inside `deliver`.
+The Protocol and the Literal types exist for the type checker only: `typing` costs a
+blocking hook about 3 ms to import (bench/RESULTS.md, Blocking path cost).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
-
 from ..plain import Frozen
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, Final, Literal, Protocol
+
     import msgspec
+
+    Status = Literal["accepted", "retryable", "permanent"]
+    Cause = Literal["", "timeout", "refused", "error"]
 
 # what became of an attempt (delivery.py's docstring draws the whole tree)
 ACCEPTED: Final = "accepted"
@@ -25,9 +31,6 @@ PERMANENT: Final = "permanent"  # never passes as it is: at_least_once parks it 
 TIMEOUT: Final = "timeout"  # the deadline passed; whatever ran was cut or killed
 REFUSED: Final = "refused"  # the consumer answered no: an HTTP status, a non-zero exit
 ERROR: Final = "error"  # the consumer was never reached: connection refused, no such command
-
-Status = Literal["accepted", "retryable", "permanent"]
-Cause = Literal["", "timeout", "refused", "error"]
 
 
 class Outcome(Frozen):
@@ -78,11 +81,16 @@ def permanent(cause: Cause, detail: str) -> Outcome:
     return Outcome(PERMANENT, cause, detail)
 
 
-class Item(NamedTuple):
+class Item(Frozen):
     """One record of a batch: the finished record and its JSON bytes (no newline)."""
 
+    FIELDS = ("record", "line")
+    __slots__ = FIELDS
     record: dict[str, Any]
     line: bytes
+
+    def __init__(self, record: dict[str, Any], line: bytes) -> None:
+        self._set(record, line)
 
 
 class Context(Frozen):
@@ -127,40 +135,44 @@ class Context(Frozen):
 PLACEHOLDERS = ("session_id", "date", "sensor", "rule")
 
 
-class Target(Protocol):
-    """What `targets/<kind>.py` provides; the registry holds modules to it.
+if TYPE_CHECKING:
 
-    `Spec` is the kind's msgspec struct: the value of `dispatch.<kind>` in a sensor
-    file, from which the schema, `ways settings` keys and validation all come.
-    `SECRET_FIELDS` names the spec's mappings whose values may hold credentials
-    (`lint` warns on literal ones; `${ENV}` references are fine). `BATCH_DEFAULT` is
-    (max_records, max_delay seconds), the batch a rule gets when it sets no `batch:`
-    (timing.batch_for); (1, 0.0) is one record per attempt, no wait.
-    """
+    class Target(Protocol):
+        """What `targets/<kind>.py` provides; the registry holds modules to it.
 
-    @property
-    def Spec(self) -> type[msgspec.Struct]: ...
+        `Spec` is the kind's msgspec struct: the value of `dispatch.<kind>` in a sensor
+        file, from which the schema, `ways settings` keys and validation all come.
+        `SECRET_FIELDS` names the spec's mappings whose values may hold credentials
+        (`lint` warns on literal ones; `${ENV}` references are fine). `BATCH_DEFAULT` is
+        (max_records, max_delay seconds), the batch a rule gets when it sets no `batch:`
+        (timing.batch_for); (1, 0.0) is one record per attempt, no wait.
+        """
 
-    @property
-    def SECRET_FIELDS(self) -> tuple[str, ...]: ...
+        @property
+        def Spec(self) -> type[msgspec.Struct]: ...
 
-    @property
-    def BATCH_DEFAULT(self) -> tuple[int, float]: ...
+        @property
+        def SECRET_FIELDS(self) -> tuple[str, ...]: ...
 
-    def deliver(self, spec: Any, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
-        """Send the batch; return by `deadline` (a `time.monotonic()` instant) having
-        cut or killed whatever it started. The outcome covers the whole batch."""
-        ...
+        @property
+        def BATCH_DEFAULT(self) -> tuple[int, float]: ...
 
-    def close(self) -> None:
-        """Release what this thread's deliveries hold (http's event loop); the next
-        `deliver` makes it again. Called as a worker thread ends and after a `fire`."""
-        ...
+        def deliver(
+            self, spec: Any, batch: Sequence[Item], ctx: Context, deadline: float
+        ) -> Outcome:
+            """Send the batch; return by `deadline` (a `time.monotonic()` instant) having
+            cut or killed whatever it started. The outcome covers the whole batch."""
+            ...
 
-    def destination(self, spec: Any) -> str:
-        """Where records go, for people: `http https://host/path`, `file /var/log/x`."""
-        ...
+        def close(self) -> None:
+            """Release what this thread's deliveries hold (http's event loop); the next
+            `deliver` makes it again. Called as a worker thread ends and after a `fire`."""
+            ...
 
-    def off_machine(self, spec: Any) -> bool:
-        """True when session content may leave this machine through this consumer."""
-        ...
+        def destination(self, spec: Any) -> str:
+            """Where records go, for people: `http https://host/path`, `file /var/log/x`."""
+            ...
+
+        def off_machine(self, spec: Any) -> bool:
+            """True when session content may leave this machine through this consumer."""
+            ...

@@ -34,7 +34,6 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from ..roots import makedirs_private
 from .base import (
@@ -49,7 +48,10 @@ from .base import (
     retryable,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .file_spec import FileTarget
 
     Spec = FileTarget
@@ -196,12 +198,16 @@ def deliver(spec: FileTarget, batch: Sequence[Item], ctx: Context, deadline: flo
 
         site_packages()  # a mapped format encodes with msgspec (the hook runs with -S)
         from .. import formats  # only when mapping: the blocking path writes json as it is
-    for record, line in batch:
+    paths: dict[str, str] = {}  # by date: the one placeholder that varies in a batch
+    for item in batch:
+        record, line = item.record, item.line
         date = str(record.get("timestamp") or "")[:10] or ctx.date
-        try:
-            path = expand(spec.path, ctx.on(date))
-        except UnsafePath as exc:
-            return permanent(ERROR, str(exc))
+        path = paths.get(date, "")
+        if not path:
+            try:
+                path = paths[date] = expand(spec.path, ctx.on(date))
+            except UnsafePath as exc:
+                return permanent(ERROR, str(exc))
         doc = line if spec.format == "json" else formats.encode(spec.format, record, line)
         by_path.setdefault(path, bytearray()).extend(doc + b"\n")
     for path, data in by_path.items():

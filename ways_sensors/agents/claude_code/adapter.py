@@ -8,8 +8,6 @@ and `offline_drafts`, `ways reconcile` wires through `settings_path`, `wire` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..drafting import event_of
 from ..kit.adapter import Offline
 from . import NAME, examples
@@ -56,6 +54,7 @@ def replay(path: str) -> Replay:
     return Replay(path)
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the type checker holds the adapter to its Protocol
     import ways_sensors.agents.claude_code.adapter as _adapter
 

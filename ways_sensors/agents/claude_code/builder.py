@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
 
 from ...events import iso_utc
 from ...records import Draft
@@ -28,7 +27,11 @@ from . import links, usage
 from .payload import extra_of, tool_data
 from .tracker import MakeDraft, Tracker
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 # how long a Stop's reply waits for its last API call to reach the transcript (the
 # client may write it just after the hook ran), re-reading every USAGE_POLL seconds, and

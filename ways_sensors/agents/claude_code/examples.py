@@ -6,7 +6,9 @@ invented values.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMON = {
     "session_id": "ways-fire",

@@ -28,14 +28,17 @@ Bounded: only spool segments written within the window are read, at most MAX_PEE
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from typing import Any
 
 from ... import roots, spool
 from ...layout import valid_session_id
+from ...sha import sha256_hex
 from ..kit import sessionfile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CONTINUING = ("resume", "fork", "clear")
 WINDOW_NS = 30 * 10**9
@@ -84,7 +87,7 @@ def _read_note(transcript_folder: str) -> Any:
 
 
 def _note(transcript_folder: str) -> str:
-    key = hashlib.sha256(transcript_folder.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    key = sha256_hex(transcript_folder.encode("utf-8", "surrogatepass"))[:32]
     from ...layout import Layout
 
     return Layout().link_note(key)

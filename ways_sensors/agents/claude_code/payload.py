@@ -3,10 +3,12 @@ name go under `data.extra` (never the envelope's), a tool's name, id and kind.""
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import tool_kinds
 from ..drafting import split_mcp
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # the envelope's fields: never repeated under data.extra
 COMMON = frozenset({"session_id", "hook_event_name", "prompt_id", "agent_id", "agent_type"})

@@ -23,22 +23,43 @@ client's own object, verbatim.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from typing import Any
+
+from ...sha import sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DECISIONS = ("allowed_by_rule", "allowed_by_user", "allowed", "denied")
 _ACCEPT = ("accept", "allow", "approve")
 _REJECT = ("reject", "deny", "denied")
 
 
+_KEY_JSON = json.JSONEncoder(sort_keys=True, default=str)  # json.dumps' own, made once
+
+
 def call_key(tool_name: Any, tool_input: Any, agent_id: Any) -> str:
     """What joins a PermissionRequest to its PreToolUse: agent, tool and input."""
     try:
-        text = json.dumps([agent_id, tool_name, tool_input], sort_keys=True, default=str)
+        text = _KEY_JSON.encode([agent_id, tool_name, tool_input])
     except (ValueError, RecursionError):
         text = repr((agent_id, tool_name))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))[:24]
+
+
+class Unkeyed:
+    """A remembered call's (tool, input, agent) until its key is needed (tracker.py:
+    compared or saved); never saved itself (json refuses it). The input is the
+    payload's own object, which nothing changes."""
+
+    __slots__ = ("agent_id", "name", "tool_input")
+
+    def __init__(self, name: Any, tool_input: Any, agent_id: Any) -> None:
+        self.name, self.tool_input, self.agent_id = name, tool_input, agent_id
+
+    def key(self) -> str:
+        return call_key(self.name, self.tool_input, self.agent_id)
 
 
 def decision_of(detail: dict[str, Any]) -> str | None:

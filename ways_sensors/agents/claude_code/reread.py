@@ -9,15 +9,17 @@ use it, so neither module imports the other's internals (no import cycle).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 from collections.abc import Sequence
-from typing import Any, ClassVar
 
 from ...plain import Plain, assign
+from ...sha import hmac_sha256_hex, sha256_hex
 from ..kit import sessionfile
 from . import transcript
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 
 class Turn(Plain):
@@ -94,6 +96,6 @@ def digest(text: str) -> str:
     try:
         from ...redact import install_key
 
-        return hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:24]
+        return hmac_sha256_hex(install_key(), data)[:24]
     except Exception:
-        return hashlib.sha256(data).hexdigest()[:24]
+        return sha256_hex(data)[:24]

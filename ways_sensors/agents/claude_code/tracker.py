@@ -33,13 +33,16 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from typing import Any, ClassVar
 
 from ...plain import Plain, assign
 from ...records import Draft
 from ..kit import sessionfile
 from . import permissions, transcript, usage
 from .reread import Turn, digest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 MAX_SEEN = 4096
 SIGHTINGS = ("remove", "attachment", "submit")  # of one queued message (module docstring)
@@ -64,7 +67,7 @@ class Tracker(Plain):
     seen: list[str]  # recent line uuids (resumes repeat lines)
     agents: list[str]  # agent ids seen at SubagentStart
     compact_trigger: str | None
-    calls: list[list[Any]]  # [tool_use_id, name, key, agent, mode]
+    calls: list[list[Any]]  # [tool_use_id, name, key, agent, mode]; key: _keyed()
     decided: list[str]  # tool_use_ids whose decision went out
     mode: str | None  # the newest permission mode a payload named
     DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(("transcript", "offset", "started", "turns"))
@@ -86,6 +89,7 @@ class Tracker(Plain):
         session's life): a turn keeps its message id and time, and `held` when a reply
         may still be recovered from it; a queued message its keyed digest and time.
         from_json reads those texts back from the transcript."""
+        self._keyed()
         d = {name: getattr(self, name) for name in self.FIELDS}
         d["turns"] = [turn.as_dict() for turn in self.turns]
         for t, turn in zip(d["turns"], self.turns, strict=True):
@@ -193,7 +197,7 @@ class Tracker(Plain):
             if isinstance(mode, str):
                 known[4] = mode
             return
-        key = permissions.call_key(name, tool_input, agent_id or None)
+        key = permissions.Unkeyed(name, tool_input, agent_id or None)  # keyed when it is needed
         mode = mode if isinstance(mode, str) else None
         while len(self.calls) >= MAX_CALLS:
             gone = self.calls.pop(0)
@@ -205,10 +209,17 @@ class Tracker(Plain):
     def find_call(self, name: Any, tool_input: Any, agent_id: Any) -> str | None:
         """The newest undecided call of this agent with this tool and input."""
         key = permissions.call_key(name, tool_input, agent_id or None)
+        self._keyed()
         for tid, _, k, _, _ in reversed(self.calls):
             if k == key and tid not in self.decided:
                 return str(tid)
         return None
+
+    def _keyed(self) -> None:
+        """Key the calls only when compared or saved: most leave MAX_CALLS unkeyed."""
+        for call in self.calls:
+            if isinstance(call[2], permissions.Unkeyed):
+                call[2] = call[2].key()
 
     def decide(self, tool_use_id: str) -> bool:
         """Mark a call decided; False when its decision already went out."""

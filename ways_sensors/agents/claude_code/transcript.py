@@ -9,7 +9,9 @@ tracker.py and replay.py, so the dispatcher and `ways sensors test` share it.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 INTERRUPT_MARKERS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
 _NOT_PROMPT_PREFIXES = (

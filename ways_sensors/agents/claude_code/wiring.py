@@ -13,10 +13,14 @@ is (commands/reconcile.py decides which commands are).
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from .. import matcher_groups
-from ..protocols import IsOurs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..protocols import IsOurs
 
 TOOL_EVENTS = (
     "PreToolUse",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..drafting import event_of
 from ..kit.adapter import Offline, session_file_check
 from . import NAME
@@ -89,7 +87,10 @@ def replay(path: str) -> Replay:
     return Replay(path)
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the type checker holds the adapter to its Protocol
+    from typing import Any
+
     import ways_sensors.agents.codex.adapter as _adapter
 
     from ..protocols import Adapter

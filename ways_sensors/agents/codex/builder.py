@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 from ...records import Draft
 from ..drafting import (
@@ -44,6 +43,10 @@ from ..kit import building
 from ..kit.building import guarded
 from ..kit.sessionfile import ReadStats
 from . import NAME, rollout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMON = frozenset({"session_id", "hook_event_name", "turn_id", "agent_id", "agent_type"})
 MAX_OUTCOMES = 512

@@ -31,20 +31,24 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from ..kit.sessionfile import ReadStats, decode_line, first_line, next_line, read_from
 from ..kit.sessionfile import iter_lines as iter_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    # [exit code or None, status or None]: never the command's output (it stays at rest in
+    # the build cursor; the record's `output` and `error` come from the hook's payload)
+    Outcome = list[Any]
+    Payload = tuple[str, dict[str, Any]]  # a replayed hook payload
 
 FAILED = frozenset({"failed", "declined", "error", "errored", "rejected"})
 SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec"})
 _EXITED = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
 MAX_HEAD = 8 << 20  # a fresh reader starts at most this far from a rollout's end
 TAIL = 1 << 20  # what the payload-only path reads to find one call's outcome
-
-# [exit code or None, status or None]: never the command's output (it stays at rest in
-# the build cursor; the record's `output` and `error` come from the hook's payload)
-Outcome = list[Any]
 
 
 def outcome_of(obj: dict[str, Any]) -> tuple[str, Outcome] | None:
@@ -190,8 +194,6 @@ def find_outcome(path: str, call_id: str) -> Outcome | None:
 
 
 # --- replay: a rollout played back as the hook payloads Codex would have sent -----------
-
-Payload = tuple[str, dict[str, Any]]
 
 
 def _message_text(content: Any) -> str:

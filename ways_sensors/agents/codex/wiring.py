@@ -13,11 +13,15 @@ in config.toml): until then it skips it silently. `ways reconcile` says so (NOTE
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from .. import matcher_groups
-from ..protocols import IsOurs
 from .rollout import codex_home
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..protocols import IsOurs
 
 EVENTS = (
     "SessionStart",

@@ -6,8 +6,6 @@ sensors test` cannot replay a Copilot CLI session.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..drafting import event_of
 from ..kit.adapter import Offline, unreplayable
 from . import NAME
@@ -67,7 +65,10 @@ new_builder, offline_drafts, example = _kit.new_builder, _kit.offline_drafts, _k
 find_session_file, replay = unreplayable("Copilot CLI")
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the type checker holds the adapter to its Protocol
+    from typing import Any
+
     import ways_sensors.agents.copilot.adapter as _adapter
 
     from ..protocols import Adapter

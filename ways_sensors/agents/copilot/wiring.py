@@ -17,10 +17,14 @@ into the file are kept; `--remove` deletes the file when nothing else is left in
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from .. import flat_hooks, matcher_groups
-from ..protocols import IsOurs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..protocols import IsOurs
 
 PASCAL_EVENTS = (
     "SessionStart",

@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, text_or_empty, tool_data
 from ..kit import building
 from ..pairing import CallQueue, Twins, input_key
 from . import NAME
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMON = frozenset({"hook_event_name", "conversation_id", "generation_id"})
 MAX_IDS = 256

@@ -11,10 +11,14 @@ seconds and milliseconds, and the hook never runs long.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from .. import flat_hooks, matcher_groups
-from ..protocols import IsOurs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..protocols import IsOurs
 
 EVENTS = (
     "sessionStart",

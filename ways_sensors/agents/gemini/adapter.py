@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..drafting import event_of
 from ..kit.adapter import Offline, session_file_check
 from . import NAME, chats
 from .builder import HANDLERS, Builder
-from .replay import Replay
 from .wiring import EVENTS as WIRED_EVENTS
 from .wiring import config_home, settings_path, unwire, wire
 
@@ -75,12 +72,18 @@ is_session_file = session_file_check("session-", b'"projectHash"', b'"sessionId"
 
 
 def replay(path: str) -> Replay:
+    from .replay import Replay  # not on the blocking hook's path (tempfile, typing)
+
     return Replay(path)
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the type checker holds the adapter to its Protocol
+    from typing import Any
+
     import ways_sensors.agents.gemini.adapter as _adapter
 
     from ..protocols import Adapter
+    from .replay import Replay
 
     _adapter_checked: Adapter = _adapter

@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
 
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, text_or_empty, tool_data
@@ -40,6 +39,10 @@ from ..kit import building, sessionfile
 from ..kit.building import guarded
 from ..pairing import CallQueue
 from . import NAME, chats
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMON = frozenset({"session_id", "hook_event_name", "timestamp"})
 MAX_HELD = 64

@@ -36,10 +36,15 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from typing import Any
 
 from ..kit.sessionfile import ReadStats, decode_line, first_line, next_line, read_at, read_lines
 from ..kit.sessionfile import iter_lines as iter_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Payload = tuple[str, dict[str, Any], int]  # (event, payload, chat size before the line)
 
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 LOOK_AHEAD = 1 << 20
@@ -176,9 +181,6 @@ def tool_response(call: dict[str, Any]) -> dict[str, Any]:
     if call.get("status") in ("error", "cancelled"):
         body["error"] = {"message": "\n".join(outputs) or call["status"]}
     return body
-
-
-Payload = tuple[str, dict[str, Any], int]  # (event, payload, chat size before the line)
 
 
 class Replayer:

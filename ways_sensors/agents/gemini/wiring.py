@@ -11,11 +11,15 @@ payloads hold no section, nor Notification. Every other key of settings.json is 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from .. import matcher_groups
-from ..protocols import IsOurs
 from .chats import gemini_home
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..protocols import IsOurs
 
 EVENTS = (
     "SessionStart",

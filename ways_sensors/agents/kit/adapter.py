@@ -17,14 +17,17 @@ session files are told by their name or by keys on their first line.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
 
-from ...errors import UsageError
 from ...records import Draft
 from ..drafting import event_of
-from ..protocols import SessionBuilder
 
-NewBuilder = Callable[..., SessionBuilder]  # (state, transcript=...) -> a builder
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the Protocols too: protocols.py imports typing (~3 ms of a hook)
+    from typing import Any, NoReturn
+
+    from ..protocols import SessionBuilder
+
+    NewBuilder = Callable[..., SessionBuilder]  # (state, transcript=...) -> a builder
 
 
 class Offline:
@@ -66,6 +69,8 @@ def unreplayable(
         return None
 
     def replay(path: str) -> NoReturn:
+        from ...errors import UsageError  # not on the blocking hook's path
+
         raise UsageError(
             f"ways sensors test cannot read {label}'s session files",
             hint="replay a Claude Code, Codex or Gemini CLI session instead",

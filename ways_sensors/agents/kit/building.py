@@ -11,12 +11,17 @@ the payload makes by itself are built all the same.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
 
 from ... import events
 from .sessionfile import ReadStats
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
+    Extra = Callable[[dict[str, Any], set[str]], dict[str, Any]]  # the builder's data.extra
 
 
 def guarded(payload: Mapping[str, Any], stats: ReadStats, read: Callable[[], T], failed: T) -> T:
@@ -35,8 +40,6 @@ def guarded(payload: Mapping[str, Any], stats: ReadStats, read: Callable[[], T],
 
 
 # --- the data of the records every agent makes the same way (SPEC section 5) ---------------
-
-Extra = Callable[[dict[str, Any], set[str]], dict[str, Any]]  # the builder's data.extra
 
 
 def session_start(p: dict[str, Any], extra: Extra, model: bool = True) -> dict[str, Any]:

@@ -16,10 +16,13 @@ import tempfile
 from collections.abc import Iterator
 from datetime import datetime
 from types import TracebackType
-from typing import Any
 
 from ...records import Draft
 from ..protocols import SessionBuilder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def ts_ns(value: Any, fallback: int) -> int:

@@ -36,9 +36,12 @@ import os
 import stat
 import time
 from collections.abc import Iterator
-from typing import Any
 
 from ...plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _decoder = json.JSONDecoder()
 CHUNK = 1 << 20  # bytes per read
