@@ -44,11 +44,16 @@ PY = sys.executable
 
 
 def wait_until(pred, timeout=30.0, step=0.05):
+    """Whether `pred()` came true within `timeout` seconds. Looks again after 5 ms, then
+    ever less often, up to every `step` seconds: a condition that holds soon (most do) is
+    seen at once instead of up to `step` late, and a long wait costs no more polling."""
     end = time.monotonic() + timeout
+    delay = min(0.005, step)
     while time.monotonic() < end:
         if pred():
             return True
-        time.sleep(step)
+        time.sleep(delay)
+        delay = min(delay * 1.5, step)
     return pred()
 
 

@@ -81,9 +81,15 @@ class ScriptedSession:
     def user(self, text: str) -> None:
         self.line({"type": "user", "message": {"role": "user", "content": text}})
 
-    def assistant(self, text: str, mid: str) -> None:
-        content = [{"type": "text", "text": text}]
-        self.line({"type": "assistant", "message": {"id": mid, "content": content}})
+    def assistant(self, text: str, mid: str, stop_reason: str | None = None) -> None:
+        """A reply's line; the one a Stop answers ends the reply (`stop_reason`), as the
+        client writes it before its Stop hook. Left open, the dispatcher waits up to
+        builder.USAGE_WAIT for the reply's last API call while the file is fresh; with it
+        the record is the same (no `usage` line: `usage_missing: pending`), only sooner."""
+        message: dict = {"id": mid, "content": [{"type": "text", "text": text}]}
+        if stop_reason is not None:
+            message["stop_reason"] = stop_reason
+        self.line({"type": "assistant", "message": message})
 
     def play(self, end: bool = True) -> None:
         k = KNOWN
@@ -112,7 +118,7 @@ class ScriptedSession:
         op = {"type": "queue-operation"}
         self.line({**op, "operation": "enqueue", "content": k["queued"]})
         self.line({**op, "operation": "remove", "content": k["queued"]})
-        self.assistant(k["reply"], "msg_1")
+        self.assistant(k["reply"], "msg_1", stop_reason="end_turn")
         self.hook("Stop", last_assistant_message=k["reply"], stop_hook_active=False)
         self.hook("PreCompact", trigger="manual", custom_instructions=k["instructions"])
         self.user(k["prompt2"])

@@ -198,7 +198,7 @@ def test_a_resumed_session_is_a_run_under_the_same_root_in_the_same_trace(
     again.hook("SessionStart", source="resume", model="claude-test-1")
     again.user("and once more")
     again.hook("UserPromptSubmit", prompt="and once more", prompt_id="p-resumed")
-    again.assistant("resumed reply", "msg_9")
+    again.assistant("resumed reply", "msg_9", stop_reason="end_turn")
     again.hook("Stop", last_assistant_message="resumed reply", stop_hook_active=False)
     again.hook("SessionEnd", reason="other")
     assert wait_until(
