@@ -1,4 +1,4 @@
-"""SHA-256 and HMAC-SHA256 for the whole package, with a light mode for the hook.
+"""SHA-256 and HMAC-SHA256 for what a blocking hook hashes, with a light mode for it.
 
 `hashlib` loads OpenSSL's libcrypto on import (2.5 to 3.8 ms here: bench/RESULTS.md,
 Blocking path cost), and `hmac` imports it too. A blocking hook hashes a handful of
@@ -6,9 +6,11 @@ small records and pays that load on every matching tool call; the dispatcher has
 thousands of records, where OpenSSL (SHA-NI) is about four times faster per record
 than the interpreter's built-in SHA-256. So a process chooses: `light()` (the hook's
 blocking path calls it first) hashes with the built-in module and never loads
-OpenSSL; every other process loads hashlib on the first hash. Both give the same
-digests; HMAC is RFC 2104 over whichever SHA-256 is in use (tests/test_sha.py checks
-both against hmac and hashlib).
+OpenSSL; every other process loads hashlib on the first hash and makes HMACs with
+`hmac.digest` (OpenSSL's, one call). The light mode's HMAC is RFC 2104 over the
+built-in SHA-256; both modes give hashlib's and hmac's digests (tests/test_sha.py).
+What the blocking path never reaches (the evidence's Merkle tree and key ids, the
+traces' ids, the metadata projection) uses hashlib and hmac directly.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ if TYPE_CHECKING:
 
 
 BLOCK = 64  # SHA-256's block size in bytes (RFC 2104's B)
+_INNER = bytes(b ^ 0x36 for b in range(256))  # RFC 2104's ipad and opad, as hmac.py's
+_OUTER = bytes(b ^ 0x5C for b in range(256))  # translate tables
 _impl: list[Hasher] = []  # the chosen constructor, once chosen
+_light: list[bool] = [False]  # light() chose the built-in module
 
 
 def light() -> None:
@@ -34,6 +39,7 @@ def light() -> None:
     a short process that hashes little. Does nothing once a hash was made."""
     if not _impl:
         _impl.append(_builtin())
+        _light[0] = True
 
 
 def _builtin() -> Hasher:
@@ -65,9 +71,13 @@ def sha256_hex(data: bytes) -> str:
 def hmac_sha256_hex(key: bytes, data: bytes) -> str:
     """The hex HMAC-SHA256 of `data` under `key` (RFC 2104), as
     hmac.new(key, data, hashlib.sha256).hexdigest() gives it."""
+    if not _light[0]:
+        import hmac
+
+        return hmac.digest(key, data, "sha256").hex()
     h = _chosen()
     if len(key) > BLOCK:
         key = h(key).digest()
     key = key.ljust(BLOCK, b"\0")
-    inner = h(bytes(b ^ 0x36 for b in key) + data).digest()
-    return h(bytes(b ^ 0x5C for b in key) + inner).hexdigest()
+    inner = h(key.translate(_INNER) + data).digest()
+    return h(key.translate(_OUTER) + inner).hexdigest()
