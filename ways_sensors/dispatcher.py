@@ -67,10 +67,12 @@ FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, w
 # drain's CPU (bench/RESULTS.md, Traces). Cycles are still collected, less often.
 GC_THRESHOLDS = (20_000, 20, 20)
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
-# SWEEP_LATER: the retention sweep (retention.py) runs once per dispatcher, at the first
-# quiet moment (nothing to build, every worker idle), ACTIVE seconds after the start or
-# before it leaves, whichever comes first; not before the first backlog, whose delivery
-# it would delay (about a tenth of a dispatcher's start: bench/RESULTS.md).
+# the retention sweep (retention.py) runs once per dispatcher, at the first quiet moment
+# (nothing to build, every worker idle), SWEEP_AFTER seconds after the start or before it
+# leaves, whichever comes first; never while a backlog drains, whose delivery it would
+# delay (about a tenth of a dispatcher's start: bench/RESULTS.md). Nothing waits on it:
+# a session is abandoned after an hour at least (retention.MIN_AGE).
+SWEEP_AFTER = 30.0
 COMMIT_EVERY = 512  # frames built between journal commits when a backlog is drained
 
 
@@ -307,7 +309,7 @@ class Dispatcher:
             built = self.build_step()
             if built:
                 last_frame = now
-            if not self.swept and ((not built and self._quiet()) or now - self.started > ACTIVE):
+            if not self.swept and self._sweep_due(built, now):
                 self._sweep_once()
             if now - last_sync >= 1.0:
                 last_sync = now
@@ -334,14 +336,17 @@ class Dispatcher:
             time.sleep(poll)
 
     def _sweep_once(self) -> None:
-        """The retention sweep, once per dispatcher, off a drain's path (SWEEP_LATER)."""
+        """The retention sweep, once per dispatcher, off a drain's path (SWEEP_AFTER)."""
         if not self.swept:
             self.swept = True
             sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
 
-    def _quiet(self) -> bool:
-        """Nothing left to build and every worker caught up or waiting to retry."""
-        return all(w.idle for w in self.crew.everyone())
+    def _sweep_due(self, built: int, now: float) -> bool:
+        """Nothing was built this step and every worker is caught up or waiting to retry,
+        or SWEEP_AFTER has passed."""
+        if now - self.started > SWEEP_AFTER:
+            return True
+        return not built and all(w.idle for w in self.crew.everyone())
 
     def _end_if_lost(self) -> bool:
         s = self.session

@@ -6,7 +6,7 @@ What is removed, and by whom (layout.py has every path):
   record is delivered (dispatcher.py `_remove_if_quiet`); its ledger stays.
 * An abandoned session's folder (a session that never ended: the agent was killed, the
   machine slept through it): by `sweep`, which every dispatcher runs once, at its first
-  quiet moment (dispatcher.py: after the backlog it started with, at most 2 s in). A
+  quiet moment (dispatcher.py: after the backlog it started with, at most 30 s in). A
   folder nothing wrote in for `ways.retention.abandoned_after` (config.yaml; a duration
   such as `12h`, `7d`, `2w` or seconds, at least MIN_AGE; default DEFAULT_AGE), whose
   dispatcher is not running, whose spool no hook holds and which owes nothing, gets its
