@@ -188,8 +188,9 @@ def test_a_blocking_rule_that_holds_loads_its_own_target_kind_only(install, tmp_
 def test_a_blocking_command_rule_runs_its_command_without_subprocess_or_typing(install, tmp_path):
     """The blocking path's imports are what a matching rule costs (bench/RESULTS.md,
     Blocking path cost): a command rule's hook forks and execs through spawn.py, with
-    neither subprocess (nor its locale and selectors) nor typing nor OpenSSL loaded,
-    and the command still gets the masked, numbered record on its stdin."""
+    neither subprocess (nor its locale and selectors) nor typing nor OpenSSL nor re
+    nor json loaded, and the command still gets the masked, numbered record on its
+    stdin, its secret masked."""
     out = tmp_path / "got.jsonl"
     script = tmp_path / "consumer.sh"
     script.write_text(f"#!/bin/sh\ncat >> {out}\n")
@@ -200,16 +201,27 @@ def test_a_blocking_command_rule_runs_its_command_without_subprocess_or_typing(i
         f"    where: {{data.tool_name: Bash}}\n    dispatch: {{command: {{argv: ['{script}']}}}}\n",
     )
     pre = payload("PreToolUse")
-    r = install.hook(pre)  # builds the index
+    secret = "abcdefghijklmnopqrstuvwxyz012345"
+    pre["tool_input"] = {
+        **pre["tool_input"],
+        "command": f"curl -H 'Authorization: Bearer {secret}'",
+    }
+    r = install.hook(pre)  # builds the index and regex.py's cache
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     mods = modules_on_path(install, tmp_path, json.dumps(pre).encode())
     assert {"ways_sensors.targets.command", "ways_sensors.targets.spawn"} <= mods
     unwanted = {"subprocess", "locale", "selectors", "typing", "_hashlib", "hashlib", "random"}
     unwanted |= {"dataclasses", "inspect", "msgspec", "site", "ways_sensors.spec"}
+    # nor re (masking's patterns come from regex.py's cache, filled by the run above)
+    # and what it brings, nor json (jsoncore.py), threading, contextlib or signal.py
+    unwanted |= {"re", "enum", "functools", "collections", "json", "threading"}
+    unwanted |= {"contextlib", "signal", "fnmatch"}
     assert not (unwanted & mods), unwanted & mods
     first, second = [json.loads(x) for x in out.read_text().splitlines()]
     assert [first["rule_seq"], second["rule_seq"]] == [1, 2]
     assert first["data"]["tool_name"] == "Bash"
+    assert secret not in out.read_text()  # masked by re's patterns, then by the cache's
+    assert first["data"] == second["data"] and "[REDACTED:" in json.dumps(second["data"])
 
 
 def test_a_blocking_rule_that_needs_installed_packages_loads_them_when_it_fires(install, tmp_path):

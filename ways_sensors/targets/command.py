@@ -33,15 +33,15 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
 
 from .base import ERROR, REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
+from .spawn import signals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from .command_spec import CommandTarget
@@ -151,7 +151,7 @@ def _signal(pid: int, sig: int) -> None:
 
 def kill_group(pid: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, signals.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -161,7 +161,7 @@ def kill_tree(pid: int) -> None:
     those that left the group (setsid, double fork): freeze, find, kill (module
     docstring)."""
     try:
-        os.killpg(pid, signal.SIGSTOP)
+        os.killpg(pid, signals.SIGSTOP)
     except (ProcessLookupError, PermissionError):
         pass
     found: set[int] = set()
@@ -170,10 +170,10 @@ def kill_tree(pid: int) -> None:
         if not new:
             break
         for p in new:
-            _signal(p, signal.SIGSTOP)
+            _signal(p, signals.SIGSTOP)
         found.update(new)
     for p in found:
-        _signal(p, signal.SIGKILL)
+        _signal(p, signals.SIGKILL)
     kill_group(pid)
 
 
