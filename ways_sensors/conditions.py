@@ -273,6 +273,11 @@ def compile_where(where: dict[str, Any] | None, match: str = "all") -> Where:
 def fnmatchcase(name: str, pattern: str) -> bool:
     """fnmatch.fnmatchcase, imported when a glob is first tested: fnmatch imports `re`,
     which would cost every blocking hook about 5 ms (regex.py)."""
-    from fnmatch import fnmatchcase as match
+    if not _glob:
+        from fnmatch import fnmatchcase as match
 
-    return match(name, pattern)
+        _glob.append(match)
+    return _glob[0](name, pattern)
+
+
+_glob: list[Callable[[str, str], bool]] = []
