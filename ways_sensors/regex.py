@@ -117,8 +117,8 @@ def compile(source: str, flags: int = 0) -> Pattern[str]:
         try:
             made: Pattern[str] = _engine().compile(source, *entry)
             return made
-        except Exception:
-            del _cache[key]
+        except Exception:  # code the engine refuses: compiled by re instead
+            _cache.pop(key, None)
     return _learn(source, int(flags))
 
 
@@ -157,7 +157,7 @@ def _learn(source: str, flags: int) -> Pattern[str]:
         entry = _entry(source, flags)
         if _engine().compile(source, *entry) == pattern:  # the engine's own equality: code too
             _learned[(source, flags)] = entry
-    except Exception:
+    except Exception:  # another interpreter's internals: not kept
         pass
     return pattern
 

@@ -17,7 +17,7 @@ AGENTS = {"gemini": (GEMINI, "BeforeTool"), "codex": (CODEX, "PreToolUse")}
 AGENTS |= {"cursor": (CURSOR, "preToolUse"), "copilot": (COPILOT, "PreToolUse")}
 COSTLY = {"re", "enum", "functools", "collections", "json", "threading", "contextlib"}
 COSTLY |= {"signal", "typing", "dataclasses", "inspect", "hashlib", "_hashlib", "subprocess"}
-COSTLY |= {"datetime", "_strptime", "calendar", "locale", "msgspec", "site", "fnmatch"}
+COSTLY |= {"datetime", "_strptime", "calendar", "locale", "msgspec", "site", "fnmatch", "ctypes"}
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
