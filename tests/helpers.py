@@ -206,6 +206,15 @@ exec(compile(open({launcher!r}).read(), {launcher!r}, "exec"), {{"__file__": {la
 """
 
 
+def appending_consumer(tmp_path: Path) -> tuple[Path, Path]:
+    """A consumer command (a shell script) and the file it appends its stdin to."""
+    out = tmp_path / "got.jsonl"
+    script = tmp_path / "consumer.sh"
+    script.write_text(f"#!/bin/sh\ncat >> {out}\n")
+    script.chmod(0o755)
+    return script, out
+
+
 def modules_on_path(install, tmp_path, data: bytes, extra: tuple[str, ...] = ()) -> set[str]:
     """The modules the hook (argv `hook sensors` + `extra`) had loaded when it left."""
     out = tmp_path / "modules.txt"

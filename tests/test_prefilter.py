@@ -14,7 +14,7 @@ from ways_sensors.hook import string_field
 from ways_sensors.records import envelope
 
 from .conftest import payload
-from .helpers import FORBIDDEN, modules_on_path
+from .helpers import FORBIDDEN, appending_consumer, modules_on_path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AGENT_OF = {
@@ -192,10 +192,7 @@ def test_a_blocking_command_rule_runs_its_command_without_subprocess_or_typing(i
     neither subprocess (nor its locale and selectors) nor typing nor OpenSSL nor re
     nor json loaded, and the command still gets the masked, numbered record on its
     stdin, its secret masked."""
-    out = tmp_path / "got.jsonl"
-    script = tmp_path / "consumer.sh"
-    script.write_text(f"#!/bin/sh\ncat >> {out}\n")
-    script.chmod(0o755)
+    script, out = appending_consumer(tmp_path)
     install.sensor(
         "blk",
         "rules:\n  r:\n    sections: [tool_call]\n    mode: blocking\n"

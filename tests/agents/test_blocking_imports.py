@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ..helpers import modules_on_path
+from ..helpers import appending_consumer, modules_on_path
 from .fixtures import CODEX, COPILOT, CURSOR, GEMINI, load, run_hook
 
 # each agent's fixture and the payload event of a tool call
@@ -24,14 +24,10 @@ COSTLY |= {"datetime", "_strptime", "calendar", "locale", "msgspec", "site", "fn
 def test_a_matching_blocking_rule_loads_no_costly_module(install, tmp_path, agent):
     folder, event = AGENTS[agent]
     fx = load(folder)
-    [line] = [x for x in fx.lines if (x["payload"].get("hook_event_name") or x["event"]) == event][
-        :1
-    ]
+    calls = [x for x in fx.lines if (x["payload"].get("hook_event_name") or x["event"]) == event]
+    line = calls[0]
     argv_event = () if line["payload"].get("hook_event_name") else ("--event", line["event"])
-    out = tmp_path / "got.jsonl"
-    script = tmp_path / "consumer.sh"
-    script.write_text(f"#!/bin/sh\ncat >> {out}\n")
-    script.chmod(0o755)
+    script, out = appending_consumer(tmp_path)
     install.sensor(
         "blk",
         "rules:\n  r:\n    sections: [tool_call]\n    mode: blocking\n"
