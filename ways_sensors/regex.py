@@ -199,7 +199,7 @@ def _read() -> dict[tuple[str, int], Any]:
 
     try:
         got = marshal.loads(data)
-    except (ValueError, EOFError, TypeError):
+    except Exception:  # damaged or not ours to trust: compiled by re, as with no file
         return {}
     return got if isinstance(got, dict) else {}
 
