@@ -64,6 +64,10 @@ def test_a_light_process_masks_as_re_does_and_the_next_one_without_re(tmp_path):
     first, loaded = light(env)  # no cache yet: re compiles, and the code is kept
     assert (first, loaded) == (want, "collections enum functools re")
     path = cache_file(str(tmp_path / "cache"))
+    with open(path, "rb") as f:
+        kept = f.read()
+    for secret in ("4f9a8b7c6d5e4f3a", "hunter2", "s3cr3tpass", "abcdefghijklmnop", "A1b2C3d4"):
+        assert secret.encode() not in kept  # patterns from the source, never the text
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
     second, loaded = light(env)  # every pattern from the cache: re never imported
