@@ -18,6 +18,13 @@ from ways_sensors.spec import SECTIONS
 
 from .e2e.harness import VERSION
 
+# pytest keeps each test module's assertion rewrite as a .pyc in __pycache__ (ignored
+# by git), unless bytecode writing is off: with PYTHONDONTWRITEBYTECODE set, as some
+# images do, every test process of every run parsed and rewrote all the test modules
+# again (about 4 s of CPU per process, three of them in the fast lane). The test
+# processes write their caches; the environment handed to `ways` is left as it is.
+sys.dont_write_bytecode = False
+
 REPO = Path(__file__).resolve().parent.parent
 # Recorded from the real client by scripts/record_fixtures.py (see its README.md)
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / f"claude-code-{VERSION}"
@@ -174,14 +181,17 @@ def reap_children():
 
 
 def kill_dispatchers(root: Path) -> None:
-    """Detached dispatchers are not our children: find them by their state root."""
-    for proc in psutil.process_iter(["cmdline", "environ"]):
+    """Detached dispatchers are not our children: find them by their state root. Only a
+    dispatcher's environment is read (every process's was about half of this teardown,
+    which runs after every test with an install)."""
+    for proc in psutil.process_iter(["cmdline"]):
+        if "dispatch" not in (proc.info["cmdline"] or []):
+            continue
         try:
-            cmd = proc.info["cmdline"] or []
-            env = proc.info["environ"] or {}
+            env = proc.environ()
         except psutil.Error:
             continue
-        if "dispatch" in cmd and str(root) in env.get("XDG_STATE_HOME", ""):
+        if str(root) in env.get("XDG_STATE_HOME", ""):
             try:
                 proc.kill()
             except psutil.Error:

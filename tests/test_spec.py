@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 
+from ways_sensors.sections import SECTIONS
 from ways_sensors.spec import (
     DEFAULT_QUEUE_CAP,
+    Section,
     SpecError,
     parse_duration,
 )
@@ -18,6 +22,12 @@ def sensor(**rule):
     rule.setdefault("sections", ["tool_call"])
     rule.setdefault("dispatch", FILE)
     return {"spec": 1, "kind": "ways", "rules": {"r": rule}}
+
+
+def test_the_light_section_names_are_the_specs():
+    """sections.py spells the names for what must not load the spec; the `Section`
+    literal spells them for msgspec and the type checker: the same names, in order."""
+    assert typing.get_args(Section) == SECTIONS
 
 
 def test_defaults_are_the_spec_table():

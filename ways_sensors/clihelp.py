@@ -20,7 +20,7 @@ OPTION_HELP = {
     "--transcript": "a recorded session, by the path of its session file (a transcript)",
     "--agent": "the agent whose payloads or session files these are: claude-code (the "
     "default), codex, gemini, cursor or copilot",
-    "--section": "the record section, one of: {sections}",  # spec.SECTIONS, when asked
+    "--section": "the record section, one of: {sections}",  # sections.SECTIONS
     "--input": "a JSON object from FILE, or from stdin with -: a hook payload as the agent "
     "sends it, or a bare `data` object (default: the agent's example for the section)",
     "--dry-run": "build and print the record(s), send nothing",
@@ -120,8 +120,8 @@ def finish(parser: argparse.ArgumentParser) -> None:
             for opt in action.option_strings:
                 if opt in OPTION_HELP and (action.help is None or opt == "--json"):
                     action.help = OPTION_HELP[opt]
-                    if "{sections}" in action.help:  # spec.py only for a parser that asks:
-                        from .spec import SECTIONS  # a command that never shows it stays light
+                    if "{sections}" in action.help:  # sections.py: not spec.py's imports
+                        from .sections import SECTIONS
 
                         action.help = action.help.format(sections=", ".join(SECTIONS))
         entry = EXAMPLES.get(words)

@@ -17,6 +17,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from .projection import check_fields
+from .sections import SECTIONS as SECTIONS  # the names alone, for what needs no spec
 from .targets import TARGETS
 from .timing import BLOCKING_CAP as BLOCKING_CAP
 from .timing import DURATION_PATTERN as DURATION_PATTERN
@@ -29,21 +30,6 @@ from .timing import parse_duration as parse_duration
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 NAME_RE = re.compile(NAME_PATTERN)
 
-SECTIONS = (
-    "user_prompt",
-    "queued_message",
-    "assistant_response",
-    "tool_call",
-    "tool_result",
-    "subagent",
-    "compaction",
-    "session_start",
-    "session_end",
-    "way_event",
-    "permission",
-    "notification",
-    "error",
-)
 Section = Literal[
     "user_prompt",
     "queued_message",

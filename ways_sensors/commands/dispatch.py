@@ -12,6 +12,7 @@ and the command tree were a tenth of a dispatcher's start; anything else, `--hel
 included, goes through argparse as before), and the cyclic collector is off while the
 dispatcher loads (its full collections over a growing heap of just-imported modules
 were another tenth); dispatcher.run turns it on, with its own thresholds, to serve.
+The YAML reader loads only when there is a config.yaml to read (`idle_seconds`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,19 @@ def quick_args(argv: list[str]) -> SimpleNamespace | None:
 
 
 def idle_seconds(default: float) -> float:
+    """`ways.dispatch_idle_seconds`, else `default`. With no config.yaml (read_config
+    would give {}), the YAML reader is not even loaded: it is about a tenth of a
+    dispatcher's start, and the dispatcher needs it for nothing else."""
+    import os
+
+    from ..roots import config_file
+
+    try:
+        os.stat(config_file())
+    except FileNotFoundError:
+        return default
+    except OSError:
+        pass  # read_config names what is wrong with it
     from ..layers import read_config
 
     config, _ = read_config()

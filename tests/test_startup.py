@@ -1,0 +1,53 @@
+"""What a command loads at start-up: only what its work needs.
+
+Every `ways` command is a fresh process, so each module it imports is paid on every run
+(bench/commands_bench.py measures the commands; bench/RESULTS.md has the numbers).
+These tests run the real entry point in a child interpreter and read `sys.modules`
+after it returns: `ways sensors verify FILE` reads chained JSON lines and never a sensor
+file, so it must not load the spec (msgspec, every target module) or the YAML reader;
+a dispatcher with no config.yaml has nothing in YAML to read at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+HEAVY = ("yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers")
+
+
+def loaded_after(install, argv: list[str]) -> tuple[int, set[str]]:
+    """main(argv) in a child interpreter with the install's environment: its exit code
+    and the heavy modules it left loaded."""
+    code = (
+        "import sys; from ways_sensors.cli import main; code = main(%r); "
+        "print(code, sorted(m for m in sys.modules if m in %r))" % (argv, HEAVY)
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        env=install.env,
+        cwd=install.project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    exit_code, _, mods = r.stdout.splitlines()[-1].partition(" ")
+    return int(exit_code), set(ast.literal_eval(mods))
+
+
+def test_verify_loads_no_spec_and_no_yaml(install, tmp_path):
+    chained = tmp_path / "out.jsonl"
+    chained.write_text(json.dumps({"not": "a record"}) + "\n")
+    code, mods = loaded_after(install, ["sensors", "verify", str(chained)])
+    assert code == 3  # a line that is no record is a break, named; not a crash
+    assert mods == set()
+
+
+def test_a_dispatcher_without_config_yaml_loads_no_yaml(install):
+    assert not (install.config_root / "config.yaml").exists()
+    code, mods = loaded_after(install, ["sensors", "dispatch", "--", "sid-no-config"])
+    assert code == 0
+    assert "yaml" not in mods and "ways_sensors.layers" not in mods
