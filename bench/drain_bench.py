@@ -22,7 +22,7 @@ The reference's record is the envelope and the tool's name, id and input. The re
 the dispatcher writes for the same payload is larger: the Claude Code builder adds the
 envelope's prompt_id, the tool's kind, its command again and the payload's other fields
 under data.extra, which roughly doubles what masking scans (bench/RESULTS.md, 2026-12-03
-16:10). `--same-record` makes the reference build that record (the same fields, spelled
+16:17). `--same-record` makes the reference build that record (the same fields, spelled
 inline for the bench's one tool, still without an adapter), for comparison; the default
 is the reference as the goal was set against.
 
