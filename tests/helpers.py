@@ -193,7 +193,7 @@ def entries(install, session_id=SID):
 
 MODULES_AT_EXIT = """
 import sys
-sys.argv = [{launcher!r}, "hook", "sensors"]
+sys.argv = [{launcher!r}, "hook", "sensors", *{extra!r}]
 import posix
 real_exit = posix._exit
 def record_and_exit(code):
@@ -206,9 +206,19 @@ exec(compile(open({launcher!r}).read(), {launcher!r}, "exec"), {{"__file__": {la
 """
 
 
-def modules_on_path(install, tmp_path, data: bytes) -> set[str]:
+def appending_consumer(tmp_path: Path) -> tuple[Path, Path]:
+    """A consumer command (a shell script) and the file it appends its stdin to."""
+    out = tmp_path / "got.jsonl"
+    script = tmp_path / "consumer.sh"
+    script.write_text(f"#!/bin/sh\ncat >> {out}\n")
+    script.chmod(0o755)
+    return script, out
+
+
+def modules_on_path(install, tmp_path, data: bytes, extra: tuple[str, ...] = ()) -> set[str]:
+    """The modules the hook (argv `hook sensors` + `extra`) had loaded when it left."""
     out = tmp_path / "modules.txt"
-    code = MODULES_AT_EXIT.format(launcher=str(LAUNCHER), out=str(out))
+    code = MODULES_AT_EXIT.format(launcher=str(LAUNCHER), out=str(out), extra=list(extra))
     r = subprocess.run(
         [sys.executable, "-S", "-c", code], input=data, capture_output=True, env=install.env
     )

@@ -14,7 +14,7 @@ from ways_sensors.hook import string_field
 from ways_sensors.records import envelope
 
 from .conftest import payload
-from .helpers import FORBIDDEN, modules_on_path
+from .helpers import FORBIDDEN, appending_consumer, modules_on_path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AGENT_OF = {
@@ -179,6 +179,7 @@ def test_a_blocking_rule_that_holds_loads_its_own_target_kind_only(install, tmp_
     unwanted |= {"dataclasses", "inspect"}  # the path's value classes are plain.py's
     unwanted |= {"hashlib", "_hashlib", "hmac", "random"}  # no OpenSSL: sha.light()
     unwanted |= {"typing"}  # Protocols and aliases for the type checker only
+    unwanted |= {"re", "json", "threading", "contextlib"}  # regex.py, jsoncore.py
     assert not (unwanted & mods), unwanted & mods
     first, second = [json.loads(x) for x in out.read_text().splitlines()]
     assert [first["rule_seq"], second["rule_seq"]] == [1, 2]
@@ -188,28 +189,38 @@ def test_a_blocking_rule_that_holds_loads_its_own_target_kind_only(install, tmp_
 def test_a_blocking_command_rule_runs_its_command_without_subprocess_or_typing(install, tmp_path):
     """The blocking path's imports are what a matching rule costs (bench/RESULTS.md,
     Blocking path cost): a command rule's hook forks and execs through spawn.py, with
-    neither subprocess (nor its locale and selectors) nor typing nor OpenSSL loaded,
-    and the command still gets the masked, numbered record on its stdin."""
-    out = tmp_path / "got.jsonl"
-    script = tmp_path / "consumer.sh"
-    script.write_text(f"#!/bin/sh\ncat >> {out}\n")
-    script.chmod(0o755)
+    neither subprocess (nor its locale and selectors) nor typing nor OpenSSL nor re
+    nor json loaded, and the command still gets the masked, numbered record on its
+    stdin, its secret masked."""
+    script, out = appending_consumer(tmp_path)
     install.sensor(
         "blk",
         "rules:\n  r:\n    sections: [tool_call]\n    mode: blocking\n"
         f"    where: {{data.tool_name: Bash}}\n    dispatch: {{command: {{argv: ['{script}']}}}}\n",
     )
     pre = payload("PreToolUse")
-    r = install.hook(pre)  # builds the index
+    secret = "abcdefghijklmnopqrstuvwxyz012345"
+    pre["tool_input"] = {
+        **pre["tool_input"],
+        "command": f"curl -H 'Authorization: Bearer {secret}'",
+    }
+    r = install.hook(pre)  # builds the index and regex.py's cache
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     mods = modules_on_path(install, tmp_path, json.dumps(pre).encode())
     assert {"ways_sensors.targets.command", "ways_sensors.targets.spawn"} <= mods
     unwanted = {"subprocess", "locale", "selectors", "typing", "_hashlib", "hashlib", "random"}
     unwanted |= {"dataclasses", "inspect", "msgspec", "site", "ways_sensors.spec"}
+    # nor re (masking's patterns come from regex.py's cache, filled by the run above)
+    # and what it brings, nor json (jsoncore.py), threading, contextlib or signal.py
+    unwanted |= {"re", "enum", "functools", "collections", "json", "threading"}
+    unwanted |= {"contextlib", "signal", "fnmatch"}
+    unwanted |= {"ctypes", "struct"}  # prctl through _ctypes alone (targets/command.py)
     assert not (unwanted & mods), unwanted & mods
     first, second = [json.loads(x) for x in out.read_text().splitlines()]
     assert [first["rule_seq"], second["rule_seq"]] == [1, 2]
     assert first["data"]["tool_name"] == "Bash"
+    assert secret not in out.read_text()  # masked by re's patterns, then by the cache's
+    assert first["data"] == second["data"] and "[REDACTED:" in json.dumps(second["data"])
 
 
 def test_a_blocking_rule_that_needs_installed_packages_loads_them_when_it_fires(install, tmp_path):

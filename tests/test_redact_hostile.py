@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from ways_sensors import redact
-from ways_sensors.redact import keyvalue, patterns, scan, shapes, structure, values
+from ways_sensors import redact, regex
+from ways_sensors.redact import keyvalue, scan, shapes, structure, values
 
 try:  # Python 3.11+
     import re._parser as sre_parse  # type: ignore[import-not-found]
@@ -32,9 +32,9 @@ def scan_regexes() -> list[re.Pattern[str]]:
         v
         for mod in (shapes, structure, keyvalue, values, scan)
         for v in vars(mod).values()
-        if isinstance(v, (re.Pattern, patterns.Lazy))
+        if isinstance(v, (re.Pattern, regex.Lazy))
     ]
-    out = [v.regex if isinstance(v, patterns.Lazy) else v for v in out]
+    out = [v.regex if isinstance(v, regex.Lazy) else v for v in out]
     out += [s.regex for s in shapes.SHAPES]
     out += [s.pair.regex for s in shapes.SHAPES if s.pair is not None]
     out += [keyvalue.regex(w) for w in keyvalue.WORDS]

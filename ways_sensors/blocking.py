@@ -33,11 +33,12 @@ the consumer then sees a gap in `rule_seq`, never a loss.
 
 from __future__ import annotations
 
+import _thread  # threading's start and lock without threading's import (regex.py)
 import fcntl
-import json
 import os
-import threading
 import time
+
+from . import jsoncore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,6 +79,9 @@ def run(
     from . import sha
 
     sha.light()  # a few records to hash: not worth loading OpenSSL (sha.py)
+    from . import regex
+
+    regex.light()  # masking's patterns from the cache, without `re` (regex.py)
     from . import agents, counters, delivery, events, records, rules, spool
     from .layout import Layout
     from .pipeline import match
@@ -117,7 +121,6 @@ def run(
         for _, rec in jobs:
             rec["traceparent"] = final  # another hook's, when it wrote the file first
     shared = start + min(BLOCKING_CAP, max(rule.spec.timeout_s for rule, _ in jobs))
-    done = threading.Semaphore(0)
     work = [_Job(rule, rec) for rule, rec in jobs]
 
     def one(job: _Job) -> None:
@@ -155,29 +158,30 @@ def run(
             )
         finally:
             tally.flush()
-            done.release()
+            job.done.release()
 
-    threads = [threading.Thread(target=one, args=(job,), daemon=True) for job in work]
-    for t in threads:
-        t.start()
-    finished = 0
-    while finished < len(threads):
-        # every target returns by its own deadline, never later than `shared`; the
-        # grace only collects outcomes of targets returning at that instant
-        if not done.acquire(timeout=max(0.0, shared + GRACE - time.monotonic())):
-            break
-        finished += 1
-    if finished < len(threads):
+    for job in work:  # threads the process does not wait for at exit (it leaves by _exit)
+        job.done.acquire()
+        _thread.start_new_thread(one, (job,))
+    # every target returns by its own deadline, never later than `shared`; the grace
+    # only collects outcomes of targets returning at that instant
+    finished = sum(
+        job.done.acquire(True, max(0.0, shared + GRACE - time.monotonic())) for job in work
+    )
+    if finished < len(work):
         events.log(
             "blocking.deadline",
             session=session_id,
             hook_event=event,
-            unfinished=len(threads) - finished,
+            unfinished=len(work) - finished,
             waited_ms=round((time.monotonic() - start) * 1000),
         )
+    regex.save()  # what masking compiled with `re` here, for the next hook
     retry = [item for item in map(_handed_over, work) if item is not None]
     for item in retry:
-        body = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8", ERRORS)
+        body = jsoncore.dumps(item, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", ERRORS
+        )
         spool.append(session_id, "WaysRetry", ts_ns, project, body)
     if retry:
         from . import launch
@@ -201,14 +205,15 @@ class _Job:
     thread under `lock`: once the main thread has `abandoned` it (at the deadline),
     the thread never numbers it, so what the main thread hands over stays true."""
 
-    __slots__ = ("abandoned", "lock", "out", "rec", "rule", "settled")
+    __slots__ = ("abandoned", "done", "lock", "out", "rec", "rule", "settled")
 
     def __init__(self, rule: LoadedRule, rec: dict[str, Any]) -> None:
         self.rule, self.rec = rule, rec
         self.out: dict[str, Any] | None = None  # numbered, masked, chained
         self.settled: bool | None = None  # None: no outcome (yet)
         self.abandoned = False
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
+        self.done = _thread.allocate_lock()  # held while its thread runs
 
 
 class _Abandoned(Exception):

@@ -11,8 +11,7 @@ that holds many sessions holds one chain per session (verify checks each).
 
 from __future__ import annotations
 
-import json
-
+from . import jsoncore
 from .sha import sha256_hex
 from .utf8 import ERRORS
 
@@ -25,7 +24,7 @@ GENESIS = "0" * 64
 
 def canonical(record: dict[str, Any]) -> bytes:
     body = {k: v for k, v in record.items() if k != "chain"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+    return jsoncore.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8", ERRORS
     )
 

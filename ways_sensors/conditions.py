@@ -21,13 +21,11 @@ before a final newline unless `(?m)`, and `\w`, `\d`, `\s`, `\b` are ASCII-only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from fnmatch import fnmatchcase
-
 from .plain import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 OPERATORS = ("equals", "not", "in", "contains", "like", "matches", "above", "below")
@@ -270,3 +268,16 @@ def compile_where(where: dict[str, Any] | None, match: str = "all") -> Where:
             raise ConditionError(str(key), "a key is a dotted path like data.tool_name")
         conditions.append(Condition(key, tuple(key.split(".")), _compile_test(key, value)))
     return Where(tuple(conditions), match)
+
+
+def fnmatchcase(name: str, pattern: str) -> bool:
+    """fnmatch.fnmatchcase, imported when a glob is first tested: fnmatch imports `re`,
+    which would cost every blocking hook about 5 ms (regex.py)."""
+    if not _glob:
+        from fnmatch import fnmatchcase as match
+
+        _glob.append(match)
+    return _glob[0](name, pattern)
+
+
+_glob: list[Callable[[str, str], bool]] = []

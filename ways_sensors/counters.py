@@ -14,9 +14,8 @@ memory until a once-a-second flush no dispatcher lived to make).
 
 from __future__ import annotations
 
+import _thread  # threading's lock without threading's import (regex.py)
 import os
-import threading
-from collections import Counter
 
 from . import secure
 from .files import update_json_locked
@@ -84,18 +83,19 @@ class Tally:
     def __init__(self, rid: str, layout: Layout | None = None):
         self.rid = rid
         self.layout = layout
-        self._lock = threading.Lock()
-        self._deltas: Counter[str] = Counter()
+        self._lock = _thread.allocate_lock()
+        self._deltas: dict[str, int] = {}
 
     def count(self, kind: str, n: int = 1) -> None:
         with self._lock:
-            self._deltas[kind] += n
+            self._deltas[kind] = self._deltas.get(kind, 0) + n
 
     def flush(self) -> None:
         with self._lock:
-            deltas, self._deltas = dict(self._deltas), Counter()
+            deltas, self._deltas = self._deltas, {}
         try:
             add(self.rid, deltas, self.layout)
         except OSError:
-            with self._lock:
-                self._deltas.update(deltas)
+            with self._lock:  # kept for the next flush, with what was counted since
+                for kind, n in deltas.items():
+                    self._deltas[kind] = self._deltas.get(kind, 0) + n

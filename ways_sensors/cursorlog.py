@@ -48,12 +48,10 @@ Readers (this writer at its opening, and other processes: `ways status`, retenti
 
 from __future__ import annotations
 
-import json
+import _thread  # threading's lock without threading's import (regex.py)
 import os
-import threading
-from collections.abc import Callable
 
-from . import secure
+from . import jsoncore, secure
 from .cursorread import (
     BATCH,
     LOG,
@@ -67,6 +65,7 @@ from .cursorread import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 COMPACT_FLOOR = 256 << 10  # the log is never compacted below this size
@@ -80,7 +79,7 @@ class CursorLog:
     def __init__(self, folder: str, root: str) -> None:
         self.folder, self.root = folder, root
         self.path = folder + "/" + LOG
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.fd = -1
         self.size = 0  # the log's bytes
         self.lines: dict[str, bytes] = {}  # each key's last line
@@ -156,7 +155,7 @@ class CursorLog:
             token = self.batches.get(key, ("",))[0]
         if line is None:
             return None
-        st: dict[str, Any] = json.loads(line)
+        st: dict[str, Any] = jsoncore.loads(line)
         del st["rule"]
         st["pending"] = None
         if token:
@@ -211,7 +210,7 @@ class CursorLog:
     def _write_batch(self, key: str, data: Any) -> str:
         """A new batch file (O_EXCL under a fresh token), whole; its token."""
         if isinstance(data, list):  # migrating an older cursor's records
-            data = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in data)
+            data = b"".join(jsoncore.dumps(r, separators=(",", ":")).encode() + b"\n" for r in data)
         token = os.urandom(6).hex()
         path = self.folder + "/" + batch_name(key, token)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
@@ -233,7 +232,7 @@ class CursorLog:
 
 
 def _line(key: str, st: dict[str, Any]) -> bytes:
-    return json.dumps({"rule": key, **st}, separators=(",", ":")).encode() + b"\n"
+    return jsoncore.dumps({"rule": key, **st}, separators=(",", ":")).encode() + b"\n"
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -11,8 +11,9 @@ This module imports the standard library only (layout.py reads heads through it)
 
 from __future__ import annotations
 
-import json
 import os
+
+from . import jsoncore
 
 TYPE_CHECKING = False  # type checkers read this as True: typing stays off the hook's paths
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def parse_log(raw: bytes) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for line in raw.split(b"\n"):
         try:
-            st = json.loads(line)
+            st = jsoncore.loads(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(st, dict) and isinstance(st.get("rule"), str):
@@ -77,7 +78,7 @@ def legacy_states(
         key = name[: -len(".json")]
         if name.endswith(".json") and key not in known:
             try:
-                st = json.loads(read_bytes(folder + "/" + name) or b"")
+                st = jsoncore.loads(read_bytes(folder + "/" + name) or b"")
             except (ValueError, RecursionError):
                 st = None
             if isinstance(st, dict):
@@ -130,7 +131,7 @@ def read_batch(folder: str, key: str, token: str) -> list[dict[str, Any]] | None
     if raw is None:
         return None
     try:
-        recs = [json.loads(line) for line in raw.split(b"\n") if line]
+        recs = [jsoncore.loads(line) for line in raw.split(b"\n") if line]
     except (ValueError, RecursionError):
         return None
     return recs if recs and all(isinstance(r, dict) for r in recs) else None

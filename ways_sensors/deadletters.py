@@ -26,17 +26,16 @@ nothing was parked in for retention.DEAD_LETTER_AGE.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
-from collections.abc import Sequence
 
-from . import events, secure
+from . import events, jsoncore, secure
 from .layout import Layout, rule_key
 from .pipeline import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from .rules import LoadedRule
@@ -69,7 +68,7 @@ def park(
         "cause": outcome.cause,
         "reason": outcome.detail,
     }
-    head = json.dumps(meta, ensure_ascii=True, separators=(",", ":"))[:-1].encode()
+    head = jsoncore.dumps(meta, ensure_ascii=True, separators=(",", ":"))[:-1].encode()
     path = deadletter_path(rule.sensor, rule.name)
     try:
         data = b"".join(head + b',"record":' + dumps(rec) + b"}\n" for rec in records)

@@ -54,7 +54,6 @@ Dead letters (parked records) are deadletters.py's: their file, format and bound
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
 
 from . import events
 from .deadletters import park as park  # settle parks; the callers' one door to it
@@ -65,6 +64,7 @@ from .timing import batch_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from .counters import Tally

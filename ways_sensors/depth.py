@@ -18,7 +18,7 @@ soon as it is sure; only data that does nest too deep is copied, down to DEPTH_M
 
 from __future__ import annotations
 
-import json
+from . import jsoncore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def json_text(value: Any) -> str:
             for i in range(len(items) - 1, -1, -1):
                 k, x = items[i]
                 stack.append(x)
-                key = json.dumps(k if isinstance(k, str) else str(k), ensure_ascii=False)
+                key = jsoncore.dumps(k if isinstance(k, str) else str(k), ensure_ascii=False)
                 stack.append(_Token(("," if i else "") + key + ":"))
             out.append("{")
         elif isinstance(v, list):
@@ -74,7 +74,7 @@ def json_text(value: Any) -> str:
                     stack.append(_Token(","))
             out.append("[")
         else:
-            out.append(json.dumps(v, ensure_ascii=False, default=str))
+            out.append(jsoncore.dumps(v, ensure_ascii=False, default=str))
     return "".join(out)
 
 

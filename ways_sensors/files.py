@@ -29,17 +29,16 @@ logged (`state.unreadable`, the file's name) before it is started again.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import json
 import os
 import time
-from collections.abc import Callable, Iterator
 
+from . import jsoncore
 from .sha import sha256_hex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -77,7 +76,7 @@ def _first_object(raw: bytes, path: str) -> dict[str, Any]:
     if not text:
         return {}
     try:
-        data, _ = json.JSONDecoder().raw_decode(text)
+        data, _ = jsoncore.Decoder().raw_decode(text)
     except ValueError:
         data = None
     if isinstance(data, dict):
@@ -101,7 +100,7 @@ def update_json_locked(path: str, change: Callable[[dict[str, Any]], bool]) -> d
             raw += chunk
         data = _first_object(raw, path)
         if change(data):
-            out = json.dumps(data, sort_keys=True).encode()
+            out = jsoncore.dumps(data, sort_keys=True).encode()
             view, at = memoryview(out), 0
             while at < len(out):
                 at += os.pwrite(fd, view[at:], at)
@@ -123,36 +122,55 @@ def lock_path(path: str, state: str | None = None) -> str:
     return Layout(state).lock(key)
 
 
-@contextlib.contextmanager
-def locked(path: str, timeout: float = 10, state: str | None = None) -> Iterator[None]:
-    """Hold the lock of `path` (see the module docstring); a lock held longer than
-    `timeout` seconds, or a state root that cannot hold locks, is a WriteError. The
-    descriptor stays open while waiting, so a waiter is visible in /proc (and tests)."""
-    from . import secure
-    from .errors import WriteError
-    from .layout import Layout
+def locked(path: str, timeout: float = 10, state: str | None = None) -> Locked:
+    """`with locked(path):` holds the lock of `path` (see the module docstring); a lock
+    held longer than `timeout` seconds, or a state root that cannot hold locks, is a
+    WriteError. The descriptor stays open while waiting, so a waiter is visible in /proc
+    (and tests)."""
+    return Locked(path, timeout, state)
 
-    lock = lock_path(path, state)
-    folder = os.path.dirname(lock)
-    try:
-        root = Layout(state).root
-        secure.ensure_private_dir(folder, root)
-        fd = secure.open_private(lock, os.O_RDWR | os.O_CREAT, root)
-    except OSError as exc:
-        raise WriteError(f"cannot lock {path}: cannot write in {folder}: {exc.strerror}") from None
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise WriteError(
-                        f"{path} is being changed by another process (it holds {lock})",
-                        hint="try again in a moment",
-                    ) from None
-                time.sleep(0.05)
-        yield
-    finally:
+
+class Locked:
+    """locked()'s context manager (a class: contextlib's import is not on the blocking
+    hook's path, which imports this module)."""
+
+    def __init__(self, path: str, timeout: float, state: str | None) -> None:
+        self.path, self.timeout, self.state = path, timeout, state
+        self.fd = -1
+
+    def __enter__(self) -> None:
+        from . import secure
+        from .errors import WriteError
+        from .layout import Layout
+
+        path = self.path
+        lock = lock_path(path, self.state)
+        folder = os.path.dirname(lock)
+        try:
+            root = Layout(self.state).root
+            secure.ensure_private_dir(folder, root)
+            fd = secure.open_private(lock, os.O_RDWR | os.O_CREAT, root)
+        except OSError as exc:
+            msg = f"cannot lock {path}: cannot write in {folder}: {exc.strerror}"
+            raise WriteError(msg) from None
+        try:
+            deadline = time.monotonic() + self.timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise WriteError(
+                            f"{path} is being changed by another process (it holds {lock})",
+                            hint="try again in a moment",
+                        ) from None
+                    time.sleep(0.05)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    def __exit__(self, *exc: object) -> None:
+        fd, self.fd = self.fd, -1
         os.close(fd)  # releases the flock; the file stays (see the module docstring)

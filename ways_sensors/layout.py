@@ -149,13 +149,13 @@ def read_state(path: str, cap: int = STATE_FILE_CAP) -> object:
     raw = read_bytes(path, cap)
     if raw is None:
         return None
-    import json
+    from . import jsoncore
 
     try:
-        return json.loads(raw)
+        return jsoncore.loads(raw)
     except ValueError:  # a killed in-place rewrite (files.update_json_locked): its head
         try:
-            return json.JSONDecoder().raw_decode(raw.decode("utf-8", "replace").lstrip())[0]
+            return jsoncore.Decoder().raw_decode(raw.decode("utf-8", "replace").lstrip())[0]
         except (ValueError, RecursionError):
             return None
     except RecursionError:

@@ -18,16 +18,15 @@ too; chain.canonical encodes the same way, so the chain hashes what is sent (utf
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
 
-from . import chain
+from . import chain, jsoncore
 from .rules import LoadedRule
 from .utf8 import ERRORS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -124,13 +123,13 @@ def _msgspec_encoder() -> Callable[[dict[str, Any]], bytes]:
 
 def _json_encode(record: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     try:
-        text = json.dumps(
+        text = jsoncore.dumps(
             record, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default
         )
     except ValueError as exc:
         if "Out of range float" not in str(exc):
             raise
-        text = json.dumps(
+        text = jsoncore.dumps(
             _finite(record), ensure_ascii=False, separators=(",", ":"), default=default
         )
     return text.encode("utf-8", ERRORS)

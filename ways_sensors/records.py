@@ -25,9 +25,9 @@ entries, built here; they carry the default `agent` (claude-code, where ways run
 
 from __future__ import annotations
 
-import json
-import threading
+import _thread  # threading's local without threading's import (regex.py)
 
+from . import jsoncore
 from .depth import bounded
 from .events import iso_utc, log
 from .index import DEFAULT
@@ -170,12 +170,12 @@ def _finite(text: str) -> float | None:
     return value if value - value == 0 else None
 
 
-_last = threading.local()  # whether the object _pairs built last repeated a key
+_last = _thread._local()  # whether the object _pairs built last repeated a key
 # one decoder for every payload (json.loads with a hook makes a new one per call). NaN,
 # Infinity and -Infinity are not JSON, but Python's parser takes them: read as null
 # (what JSON writers make of them, msgspec's among them), as is a number too large for
 # a float. Kept as floats, the consumer got null while the chain hashed NaN: a false
 # "broken (edited)" from verify.
-_decode = json.JSONDecoder(
+_decode = jsoncore.Decoder(
     object_pairs_hook=_pairs, parse_constant=lambda _: None, parse_float=_finite
 ).decode

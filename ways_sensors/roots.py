@@ -8,7 +8,8 @@ This module is on the hook's fast path, so it imports nothing but `posix` and `s
 |---------|-------------------------------------------|-----------------------------------------|
 | config  | ${XDG_CONFIG_HOME:-~/.config}/agent-ways  | config.yaml, sensors/<name>.yaml (user) |
 | cache   | ${XDG_CACHE_HOME:-~/.cache}/agent-ways    | indexes/ (compiled rule index),         |
-|         |                                           | settings/ (kept listings: listcache.py) |
+|         |                                           | settings/ (kept listings: listcache.py),|
+|         |                                           | regex/ (compiled patterns: regex.py)    |
 | state   | ${XDG_STATE_HOME:-~/.local/state}/agent-ways | see layout.py: its every path           |
 
 The project layer is `<project>/.claude/ways-sensors/`, where `<project>` is the

@@ -10,8 +10,7 @@ user reads), both made by layout.py. `spec` is the validated sensor-file entry
 
 from __future__ import annotations
 
-import json
-
+from . import jsoncore
 from .conditions import Where, compile_where
 from .index import Index
 from .layout import rule_key, rule_label
@@ -67,7 +66,7 @@ def enabled(idx: Index, mode: str | None = None) -> dict[str, LoadedRule]:
     from .specdecode import decode_rule
 
     out = {}
-    for item in json.loads(idx.rules_text).get("rules", []):
+    for item in jsoncore.loads(idx.rules_text).get("rules", []):
         if not item.get("enabled"):
             continue
         spec = decode_rule(item["spec"])
@@ -84,7 +83,7 @@ def blocking(idx: Index) -> dict[str, LoadedRule]:
     msgspec's type machinery and every target kind; only the rule's own kind is loaded,
     to decode its consumer's spec. An index written before the plain form: `enabled`."""
     out = {}
-    for item in json.loads(idx.rules_text).get("rules", []):
+    for item in jsoncore.loads(idx.rules_text).get("rules", []):
         if not item.get("enabled") or item["spec"].get("mode") != "blocking":
             continue
         plain = item.get("plain")

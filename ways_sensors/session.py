@@ -53,11 +53,10 @@ Invariants after a SIGKILL anywhere:
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from . import secure
+from . import jsoncore, secure
 from .cursorlog import CursorLog
 from .layout import Layout, read_state, rule_label
 
@@ -69,7 +68,7 @@ if TYPE_CHECKING:
 def write_json(path: str, obj: Any) -> None:
     """Replace the state file `path` atomically with `obj` as JSON, 0600 (secure.py: a
     link or a file not ours at `path` is refused)."""
-    secure.replace_private(path, json.dumps(obj, separators=(",", ":")).encode())
+    secure.replace_private(path, jsoncore.dumps(obj, separators=(",", ":")).encode())
 
 
 def read_json(path: str, default: Any = None) -> Any:
@@ -87,7 +86,7 @@ def read_pending(layout: Layout, sid: str) -> dict[str, Any]:
     except OSError:
         return {}
     try:
-        doc = json.loads(raw) if raw.strip() else {}
+        doc = jsoncore.loads(raw) if raw.strip() else {}
     except ValueError:
         doc = {}
     if not isinstance(doc, dict):
@@ -133,7 +132,7 @@ class Session:
         if pending:
             secure.ensure_private_dir(self.layout.pending_dir(), self.layout.root)
             since = read_pending(self.layout, self.id).get("since") or time.time()
-            doc = json.dumps({"rules": sorted(rules or []), "since": since})
+            doc = jsoncore.dumps({"rules": sorted(rules or []), "since": since})
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
             with open(secure.open_private(path, flags, self.layout.root), "w") as f:
                 f.write(doc)

@@ -362,13 +362,13 @@ def scan_frames(
 
 def parse_entry(body: bytes | None, segment: str = "", offset: int = 0) -> Entry | None:
     """A spool frame's body as an Entry; None when its header is unreadable."""
-    import json
+    from . import jsoncore
 
     if body is None:
         return None
     head, _, payload = body.partition(b"\n")
     try:
-        h = json.loads(head)
+        h = jsoncore.loads(head)
         agent = h.get("agent", DEFAULT_AGENT)
         if not isinstance(agent, str):
             return None

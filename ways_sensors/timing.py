@@ -9,15 +9,13 @@ Stdlib only.
 
 from __future__ import annotations
 
-import functools
-import re
-
 MAX_TIMEOUT = 3600.0
 BLOCKING_CAP = 10.0  # a hook waits at most this for its blocking rules
 MAX_BATCH_DELAY = 60.0
 
-_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
-DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m)?\s*$"  # specerrors.py words it for people
+# what a duration's text may be (specerrors.py words it for people); read by _number
+# without `re`, whose import would cost a blocking hook about 5 ms (regex.py)
+DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(ms|s|m)?\s*$"
 
 
 TYPE_CHECKING = False
@@ -34,17 +32,43 @@ if TYPE_CHECKING:  # a Protocol for the type checker only: typing costs a blocki
         def max_delay(self) -> float | int | str | None: ...
 
 
-@functools.lru_cache(maxsize=256)  # a rule's timeout is read for every record it masks
 def _seconds(value: float | int | str) -> float:
+    key = (value.__class__, value)  # True is not 1 here
+    got = _SECONDS.get(key)
+    if got is None:
+        got = _read_seconds(value)
+        if len(_SECONDS) >= 256:
+            _SECONDS.clear()
+        _SECONDS[key] = got
+    return got
+
+
+_SECONDS: dict[tuple[type, object], float] = {}  # a timeout is read for every record
+
+
+def _read_seconds(value: float | int | str) -> float:
     if isinstance(value, bool):
         raise ValueError("a duration is a number of seconds or text like '500ms' or '5s'")
     if isinstance(value, (int, float)):
         return float(value)
-    m = _DURATION_RE.match(value)
-    if not m:
+    number, unit = _duration(value)
+    if number is None:
         raise ValueError(f"{value!r} is not a duration; write e.g. '500ms', '5s' or 2")
-    number, unit = float(m.group(1)), m.group(2) or "s"
     return number / 1000 if unit == "ms" else number * 60 if unit == "m" else number
+
+
+def _duration(text: str) -> tuple[float | None, str]:
+    """DURATION_PATTERN's number and unit; None when the text does not hold it. str.strip
+    and str.isdecimal are the pattern's \\s and \\d (Unicode's, as re's are)."""
+    t, unit = text.strip(), "s"
+    for suffix in ("ms", "s", "m"):
+        if t.endswith(suffix):
+            t, unit = t[: -len(suffix)].rstrip(), suffix
+            break
+    whole, dot, fraction = t.partition(".")
+    if not whole.isdecimal() or (dot and not fraction.isdecimal()):
+        return None, unit
+    return float(t), unit
 
 
 def parse_duration(value: float | int | str) -> float:

@@ -168,3 +168,18 @@ def test_a_command_starts_with_default_signals_only_its_stdio_and_a_session_of_i
     assert not ignored & (1 << (25 - 1)), "SIGXFSZ ignored"
     assert {"0", "1", "2"} <= set(fds.split()) and str(ours) not in fds.split()
     assert sid.strip() == pid.strip()
+
+
+def test_the_command_is_a_child_subreaper(tmp_path):
+    """prctl is called through _ctypes alone (command._libc_prctl): the command runs as a
+    child subreaper, so a descendant that double-forks away while it runs stays below it
+    for kill_tree to find."""
+    out = tmp_path / "subreaper"
+    code = (
+        "import ctypes\n"
+        "flag = ctypes.c_int(-1)\n"
+        "ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER\n"
+        f"open({str(out)!r}, 'w').write(str(flag.value))\n"
+    )
+    assert run([PY, "-c", code]).status == ACCEPTED
+    assert out.read_text() == "1"

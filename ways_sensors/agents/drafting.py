@@ -18,15 +18,13 @@ builder reads as its event table and the recoveries its agent needs:
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
-
 from ..events import iso_utc
 from ..records import Draft
 from . import tool_kinds
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 
@@ -44,9 +42,8 @@ def event_time(value: Any, ts_ns: int) -> str:
     if isinstance(value, (int, float)) and 1e11 < value < 1e14:  # milliseconds since 1970
         return iso_utc(int(value) * 1_000_000)
     if isinstance(value, str) and len(value) >= 19:
-        try:
-            base = time.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")
-        except ValueError:
+        secs = utc_seconds(value[:19])
+        if secs is None:
             return iso_utc(ts_ns)
         rest = value[19:]
         ms = 0
@@ -55,11 +52,38 @@ def event_time(value: Any, ts_ns: int) -> str:
             rest = rest[1:].lstrip("0123456789")
         if rest not in ("Z", "+00:00", ""):
             return iso_utc(ts_ns)  # an offset we would have to apply: the hook clock is plainer
-        import calendar  # here: a payload with a time of its own is the rare one
-
-        secs = calendar.timegm(base)
         return iso_utc(secs * 1_000_000_000 + ms * 1_000_000)
     return iso_utc(ts_ns)
+
+
+def utc_seconds(text: str) -> int | None:
+    """Seconds since 1970 of `YYYY-MM-DDTHH:MM:SS` read as UTC: what
+    calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S")) gives in ASCII digits,
+    None where strptime would refuse (a field out of range, a day its month lacks).
+    Written out: strptime's import brings re, datetime, locale and calendar, about 8 ms
+    of a blocking hook (bench/RESULTS.md, Blocking path cost)."""
+    if len(text) != 19 or text[4] + text[7] + text[13] + text[16] != "--::" or text[10] not in "Tt":
+        return None
+    day = text[9] if text[8] == " " else text[8:10]  # strptime's %d takes " 5" too
+    fields = (text[0:4], text[5:7], day, text[11:13], text[14:16], text[17:19])
+    if not all(f.isascii() and f.isdigit() for f in fields):  # other digits: the hook's time
+        return None
+    y, mo, d, h, mi, sec = (int(f) for f in fields)
+    if not (1 <= mo <= 12 and h <= 23 and mi <= 59 and sec <= 61):
+        return None
+    leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+    if not 1 <= d <= (29 if mo == 2 and leap else _MONTH_DAYS[mo - 1]) or y < 1:
+        return None
+    # days from 1970-01-01 to y-mo-d, proleptic Gregorian (H. Hinnant's days_from_civil)
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return days * 86400 + h * 3600 + mi * 60 + sec
+
+
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def extra(payload: Mapping[str, Any], used: set[str], common: frozenset[str]) -> dict[str, Any]:

@@ -13,10 +13,9 @@ Neither mutates its argument.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     IsOurHandler = Callable[[Any], bool]

@@ -20,11 +20,11 @@ and the agent would not run them anyway. A group that is not an object, or whose
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from .. import jsoncore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     IsOurHandler = Callable[[Any], bool]
@@ -45,7 +45,7 @@ def check(settings: dict[str, Any]) -> None:
         raise ShapeError('has "hooks" that is not an object')
     for event, groups in hooks.items():
         if not isinstance(groups, list):
-            name = json.dumps(event, ensure_ascii=True)[:80]
+            name = jsoncore.dumps(event, ensure_ascii=True)[:80]
             raise ShapeError(f'has "hooks" > {name} that is not a list')
 
 

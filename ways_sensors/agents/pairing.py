@@ -15,9 +15,9 @@ is bounded: at most MAX_OPEN calls wait for a result; the oldest is forgotten fi
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
+from .. import jsoncore
+from ..plain import Plain
+from ..sha import sha256_hex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,20 +29,23 @@ MAX_OPEN = 64
 def input_key(tool_name: Any, tool_input: Any) -> str:
     """A short digest of a call's tool and input, to pair it with its result."""
     try:
-        text = json.dumps([tool_name, tool_input], sort_keys=True, default=str)
+        text = jsoncore.dumps([tool_name, tool_input], sort_keys=True, default=str)
     except (ValueError, RecursionError):
         text = repr(tool_name)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))[:16]
 
 
-@dataclass
-class CallQueue:
-    """The calls of the current turn still waiting for their result."""
+class CallQueue(Plain):
+    """The calls of the current turn still waiting for their result (a plain.py class:
+    this module is on a blocking rule's path for Gemini CLI, Cursor and Copilot CLI)."""
 
-    prefix: str
-    turn: str = "0"
-    n: int = 0
-    open: list[list[str]] = field(default_factory=list)  # [id, tool name, input key]
+    __slots__ = FIELDS = ("prefix", "turn", "n", "open")
+
+    def __init__(
+        self, prefix: str, turn: str = "0", n: int = 0, open: list[list[str]] | None = None
+    ) -> None:
+        self.prefix, self.turn, self.n = prefix, turn, n
+        self.open: list[list[str]] = open if open is not None else []  # [id, tool, input key]
 
     def new_turn(self, turn: Any) -> None:
         """A new prompt: ids restart at 1 under its name (a string the payload gave, or
@@ -85,8 +88,7 @@ class CallQueue:
 MAX_KEYS = 256
 
 
-@dataclass
-class Twins:
+class Twins(Plain):
     """Events of two kinds that report the same thing (Cursor's generic `preToolUse` and
     its `beforeShellExecution`, Copilot CLI's failing `PostToolUse` and its
     `PostToolUseFailure`): each occurrence is recorded once, whichever kind comes first.
@@ -94,7 +96,10 @@ class Twins:
     Per key (what the event is about) it counts the events of each kind: an event is
     new when its kind has now been seen more often than the other kind."""
 
-    counts: dict[str, list[int]] = field(default_factory=dict)
+    __slots__ = FIELDS = ("counts",)
+
+    def __init__(self, counts: dict[str, list[int]] | None = None) -> None:
+        self.counts: dict[str, list[int]] = counts if counts is not None else {}
 
     def first(self, key: str, kind: int) -> bool:
         """Count one event of `kind` (0 or 1) about `key`; True when it is the first

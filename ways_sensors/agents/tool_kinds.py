@@ -18,10 +18,9 @@ mapping of every agent is tabled in docs/agents.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 KINDS = ("shell", "read", "edit", "write", "search", "web", "mcp", "agent", "other")

@@ -27,20 +27,22 @@ recently used ones (at most 2 MB of ASCII text, 8 MB of any), so a repeated stri
 costs one dictionary lookup instead of seven detectors (a drain of 10,000 records spent
 about a third of its CPU masking; bench/RESULTS.md). The spans depend on the text alone
 (the token, which depends on the key, is computed after), so a remembered answer is the
-answer.
+answer. A light process (regex.light(): a blocking hook, which masks a record or two)
+remembers nothing: functools' import would cost it more than the memo saves.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 
+from .. import regex
 from . import keyvalue, shapes, structure
 from .key import KEY_BYTES, KeyRefused, install_key, key_path, key_status, token
 from .scan import MaskTimeout, Scan, Work, measure, measuring
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = [
@@ -86,11 +88,21 @@ SHORT = 512  # strings up to this long have their spans remembered ...
 REMEMBERED = 4096  # ... this many of them, the least recently used forgotten first
 
 
-@functools.lru_cache(maxsize=REMEMBERED)
-def _find_short(text: str) -> tuple[tuple[int, int, str], ...]:
+def _spans(text: str) -> tuple[tuple[int, int, str], ...]:
     # no deadline inside: a scan of SHORT characters is bounded by a few microseconds
     # per detector (scan.py); `find` checks the deadline before it asks
     return tuple(SCAN.find(text))
+
+
+def _remembered() -> Callable[[str], tuple[tuple[int, int, str], ...]]:
+    if regex.is_light():
+        return _spans
+    import functools
+
+    return functools.lru_cache(maxsize=REMEMBERED)(_spans)
+
+
+_find_short = _remembered()
 
 
 def find(text: str, deadline: float | None = None) -> list[tuple[int, int, str]]:

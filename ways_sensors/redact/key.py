@@ -24,16 +24,16 @@ gives the same token in every record of one install, and another token elsewhere
 
 from __future__ import annotations
 
+import _thread  # threading's lock without threading's import (regex.py)
 import errno
 import os
 import stat
-import threading
 
 from .. import roots
 from ..sha import hmac_sha256_hex
 
 KEY_BYTES = 32
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _cache: dict[str, bytes] = {}
 
 

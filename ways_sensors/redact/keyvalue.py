@@ -24,12 +24,14 @@ value is judged by values.py (a path such as `PWD=/home/x` is where a secret is,
 
 from __future__ import annotations
 
-import functools
-import re
-
+from .. import regex as rx
+from ..regex import Lazy
 from . import values
-from .patterns import Lazy
 from .scan import Context
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 _WORD_FORMS = {
     "pass": "pass(?:word|wd|phrase)?",
@@ -76,17 +78,22 @@ _CODE = (
 _SPACED = r"|(?P<sp>[ \t]{1,3}(?:is[ \t]{1,3})?)(?=[\"']?[^\s\"'=]{0,60}?[0-9!#$%^&*+~@?])"
 
 
-@functools.cache
 def regex(word: str) -> re.Pattern[str]:
     """The regex of one name word, compiled on first use (a record without the word never
     pays for it: the blocking hook imports this module for one record)."""
-    return re.compile(
-        _TEMPLATE.replace("{w}", _WORD_FORMS[word])
-        .replace("{scheme}", _SCHEME if word == "auth" else "")
-        .replace("{sp}", _SPACED if word in _PASSWORD_WORDS else "")
-        .replace("{code}", _CODE)
-        .replace("{is}", r"|is[ \t]" if word in _PASSWORD_WORDS else "")
-    )
+    got = _BY_WORD.get(word)
+    if got is None:
+        got = _BY_WORD[word] = rx.compile(
+            _TEMPLATE.replace("{w}", _WORD_FORMS[word])
+            .replace("{scheme}", _SCHEME if word == "auth" else "")
+            .replace("{sp}", _SPACED if word in _PASSWORD_WORDS else "")
+            .replace("{code}", _CODE)
+            .replace("{is}", r"|is[ \t]" if word in _PASSWORD_WORDS else "")
+        )
+    return got
+
+
+_BY_WORD: dict[str, re.Pattern[str]] = {}  # one per word of _WORD_FORMS, made once
 
 
 WORDS = tuple(_WORD_FORMS)
@@ -115,6 +122,7 @@ _LOOKUP = Lazy(
 )
 _SCHEMES = frozenset({"bearer", "basic", "token", "api-token", "apikey", "bot", "digest"})
 _PROSE_NAMES = ("password", "passwd", "passphrase")  # `pass X` is a verb, not netrc
+_PIECES = Lazy(r"[_.\-]")  # of a name: `db_pass` -> `db`, `pass`
 _ANNOTATION = Lazy(r"[ \t]{0,8}(?:=[^=]|\||,|\)|\[)")
 _NEXT_PARAM = Lazy(r"&[A-Za-z_][\w.\-]{0,40}=")
 
@@ -135,7 +143,7 @@ def _secret_name(word: str, name: str, name_start: int, kw_start: int, ctx: Cont
     before = text[kw_start - 1] if kw_start > name_start else ""
     camel = before.islower() and text[kw_start].isupper()  # apiKey, dbPassword
     if before.isalpha() and not camel:
-        part = re.split(r"[_.\-]", stem)[-1]
+        part = _PIECES.split(stem)[-1]
         if not _GLUED_RX[word].search(part):
             return False
     return not (word in ("token", "key") and _LOOKUP.search(stem))

@@ -19,13 +19,15 @@ and the caller drops the record (counted) instead of sending it unmasked.
 
 from __future__ import annotations
 
-import contextlib
-import re
-import threading
+import _thread  # threading's local and lock, without threading's import (patterns.py)
 import time
-from collections.abc import Callable, Iterator
 
-from .patterns import Lazy
+from ..regex import Lazy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Iterator
 
 
 class MaskTimeout(Exception):
@@ -49,19 +51,23 @@ class Work:
         return self.searched + self.candidates + self.around
 
 
-_measuring = threading.local()
+_measuring = _thread._local()
 _blocks = [0]  # measure() blocks open in any thread: a dispatcher never opens one
 
 
-@contextlib.contextmanager
-def measure() -> Iterator[Work]:
-    """Count the work of every scan in this thread inside the block (a test hook)."""
-    work = Work()
-    _measuring.work = work
-    _blocks[0] += 1
-    try:
-        yield work
-    finally:
+def measure() -> _Measure:
+    """`with measure() as work:` counts the work of every scan in this thread inside the
+    block (a test hook)."""
+    return _Measure()
+
+
+class _Measure:
+    def __enter__(self) -> Work:
+        work = _measuring.work = Work()
+        _blocks[0] += 1
+        return work
+
+    def __exit__(self, *exc: object) -> None:
         _measuring.work = None
         _blocks[0] -= 1
 

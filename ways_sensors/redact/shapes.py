@@ -23,12 +23,16 @@ up among the `-----END` lines found in one pass, so many headers never rescan a 
 from __future__ import annotations
 
 import bisect
-import re
-from collections.abc import Callable
 
+from .. import regex as rx
+from ..regex import Lazy
 from . import values
-from .patterns import Lazy
 from .scan import Context
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable
 
 _W = r"(?![A-Za-z0-9])"  # trailing boundary
 
@@ -48,7 +52,7 @@ class _Lazy:
     def regex(self) -> re.Pattern[str]:
         compiled = self._compiled
         if compiled is None:
-            compiled = self._compiled = re.compile(self._source)
+            compiled = self._compiled = rx.compile(self._source)
         return compiled
 
 
@@ -232,6 +236,7 @@ _ID_PARTS = Lazy(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"|(?:19|20)\d\d-[01]\d-[0-3]\d[T_-][0-2]\d"
 )
+_PREFIX_PIECES, _BODY_PIECES = Lazy(r"[._\-]"), Lazy(r"[_\-]")
 _TELEGRAM = Lazy(r"(\d{8,10}:A[A-Za-z0-9_\-]{34})(?![A-Za-z0-9_\-])")
 
 
@@ -239,17 +244,17 @@ def _prefixed(v: str, prefix: str, body: str) -> bool:
     """A vendor-style prefix and a body random enough to be a key: not an id's or a
     hash's prefix, not a name made of words (`BSD-3-Clause-No-Nuclear-License`), and
     long, mixed and changing character class often, as random strings do."""
-    last = re.split(r"[._\-]", prefix)[-1].lower()
+    last = _PREFIX_PIECES.split(prefix)[-1].lower()
     if _HASH_WORDS.match(last) or _HASH_WORDS.match(prefix.lower()):
         return False
     core = body.replace("-", "").replace("_", "")
     if len(core) < (24 if prefix.isupper() else 28) or not values.not_example(v):
         return False
-    if all(_NAME_PIECE.fullmatch(piece) for piece in re.split(r"[_\-]", body) if piece):
+    if all(_NAME_PIECE.fullmatch(piece) for piece in _BODY_PIECES.split(body) if piece):
         return False  # BSD-3-Clause-No-Nuclear-License, CertAddEncodedCertificate
     if _ID_PARTS.search(body):
         return False  # rollout-2026-11-30T00-59-34-<uuid>: a dated or UUID-named file
-    if re.fullmatch(r"[0-9a-f]+", core):
+    if not core.strip("0123456789abcdef"):  # lower-case hex only
         return len(core) >= 32 and values.entropy(core) >= 3.3
     return (
         values.classes(core) >= 2 and values.switches(core) >= 0.3 and values.entropy(core) >= 3.6

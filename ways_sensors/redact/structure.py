@@ -16,11 +16,13 @@ keyvalue.py finds the values assigned to names (`DB_PASSWORD=`, `"api_key": "...
 
 from __future__ import annotations
 
-import re
-
+from ..regex import Lazy
 from . import values
-from .patterns import Lazy
 from .scan import Context
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 # -- URLs -------------------------------------------------------------------------------
 _USERINFO = Lazy(

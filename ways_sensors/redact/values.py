@@ -15,9 +15,8 @@ at most a few passes over a few hundred characters.
 from __future__ import annotations
 
 import math
-import re
 
-from .patterns import Lazy
+from ..regex import IGNORECASE, Lazy
 
 PLACEHOLDER = Lazy(
     r"example|sample|dummy|placeholder|your[_\-]?|xxxx|\*\*\*|redacted|changeme|change[_-]me|"
@@ -25,7 +24,7 @@ PLACEHOLDER = Lazy(
     r"^(?:x{1,64}|\.{1,64}|-{1,64}|none|null|nil|true|false|yes|no|on|off|undefined|password|passwd|pass|"
     r"secret|token|string|str|value|key|empty|required|optional|env|pwd|auth|username|user|"
     r"changeit|hidden|masked|secrets|credentials?|test|testing)$",
-    re.I,
+    IGNORECASE,
 )
 REFERENCE = Lazy(
     r"^(?:\$|\{\{|<|\[|`|&|\*|@\{)|\$\{|\$\(|\{\{|%\(|\{[a-z_]{1,64}\}|^env:|^file:|^%\w{1,64}%$"
@@ -41,6 +40,7 @@ _NUMBERISH = Lazy(r"[\d.,_:+\-]{1,4096}")
 _DOTTED_PATH = Lazy(
     r"[A-Za-z_$][\w$]{0,64}(?:(?:\.|::|->)[A-Za-z_$][\w$]{0,64}){1,16}(?:\(\))?[;,]?"
 )
+_MEMBER = Lazy(r"\.|::|->")  # what joins a dotted path's segments
 _SEGMENT = Lazy(r"[A-Za-z_$]{1,128}\d{0,3}")
 TEMPLATE = Lazy(r"\{[^{}\s]{1,80}\}")
 # a value made of words, one of which names a secret (`url-credentials`, `db_password`):
@@ -48,13 +48,13 @@ TEMPLATE = Lazy(r"\{[^{}\s]{1,80}\}")
 _SECRET_NAME = Lazy(
     r"(?:[a-z]{1,32}[_\-.]){0,8}[a-z]{0,32}(?:pass(?:word|wd)?|pwd|secret|token|key|credentials?|auth)"
     r"(?:[_\-.][a-z]{1,32}){0,8}",
-    re.I,
+    IGNORECASE,
 )
 _PATH = Lazy(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[\w./\\\-]{0,400}")
 _TYPES = Lazy(
     r"(?:bool|boolean|str|string|int|integer|float|double|bytes|list|dict|tuple|set|any|"
     r"object|none|optional|number|char|void|secretstr|hiddentext)$",
-    re.I,
+    IGNORECASE,
 )
 _CALL_OR_INDEX = Lazy(r"[A-Za-z_$][\w$]{0,64}(?:(?:\.|::|->)[A-Za-z_$][\w$]{0,64}){0,16}[(\[]")
 _CONSTANT_NAME = Lazy(r"[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16}")
@@ -110,9 +110,7 @@ def expression(value: str, after: str = "") -> bool:
         return False
     if v[0] == "(" or _CONSTANT_NAME.fullmatch(v) or TEMPLATE.match(v):
         return True
-    if _DOTTED_PATH.fullmatch(v) and all(
-        _identifier(seg) for seg in re.split(r"\.|::|->", v.rstrip("()"))
-    ):
+    if _DOTTED_PATH.fullmatch(v) and all(_identifier(seg) for seg in _MEMBER.split(v.rstrip("()"))):
         return True
     m = _CALL_OR_INDEX.match(v)
     if m:
@@ -167,7 +165,7 @@ def password_like(value: str, after: str = "") -> bool:
     return (
         len(v) >= 4
         and plausible(v, after)
-        and not re.fullmatch(r"[a-z]+_[a-z_]+", v)
+        and not _snake_case(v)
         and not _TYPES.match(v)
         and not _SECRET_NAME.fullmatch(v)
     )
@@ -216,3 +214,12 @@ def base64_credentials(value: str) -> bool:
         return False
     _, sep, pw = text.partition(":")
     return bool(sep) and len(pw) >= 3 and text.isprintable()
+
+
+def _snake_case(v: str) -> bool:
+    """Whether `v` is words joined by underscores (`[a-z]+_[a-z_]+`, without a regex)."""
+    first = v.find("_")
+    return first > 0 and first < len(v) - 1 and not v.strip(_SNAKE_CHARS)
+
+
+_SNAKE_CHARS = "abcdefghijklmnopqrstuvwxyz_"

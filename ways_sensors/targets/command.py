@@ -33,15 +33,15 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
 
 from .base import ERROR, REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
+from .spawn import signals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from .command_spec import CommandTarget
@@ -92,14 +92,17 @@ def _subreaper_preexec() -> Callable[[], None] | None:
         return None
     if _prctl is None:
         try:
-            import ctypes
+            _prctl = _libc_prctl()
+        except Exception:  # another interpreter's _ctypes: ctypes itself
+            try:
+                import ctypes
 
-            fn = ctypes.CDLL(None, use_errno=True).prctl
-            fn.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
-            fn.restype = ctypes.c_int
-            _prctl = fn
-        except (ImportError, OSError, AttributeError):
-            _prctl = False
+                fn = ctypes.CDLL(None, use_errno=True).prctl
+                fn.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+                fn.restype = ctypes.c_int
+                _prctl = fn
+            except (ImportError, OSError, AttributeError):
+                _prctl = False
     if not _prctl:
         return None
     prctl = _prctl
@@ -108,6 +111,23 @@ def _subreaper_preexec() -> Callable[[], None] | None:
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # a failure leaves the group kill
 
     return become_subreaper
+
+
+def _libc_prctl() -> Any:
+    """libc's prctl(option, arg2, arg3, arg4, arg5) -> int, made with `_ctypes`, the C
+    module under ctypes: ctypes/__init__.py's import (its forty types, struct) costs a
+    blocking hook about 2 ms for one function that needs an int and an unsigned long
+    (bench/RESULTS.md, Blocking path cost). These are ctypes' own steps: a simple type
+    per C type, a function-pointer class naming its argument and result types, and the
+    symbol looked up in the process's own libc (dlopen(NULL), as CDLL(None))."""
+    ct: Any = __import__("_ctypes")  # no stub for the type checker
+    c_int = type("c_int", (ct._SimpleCData,), {"_type_": "i"})
+    c_ulong = type("c_ulong", (ct._SimpleCData,), {"_type_": "L"})
+    attrs = {"_flags_": ct.FUNCFLAG_CDECL | ct.FUNCFLAG_USE_ERRNO, "_restype_": c_int}
+    attrs["_argtypes_"] = (c_int, c_ulong, c_ulong, c_ulong, c_ulong)
+    function = type("prctl", (ct.CFuncPtr,), attrs)
+    libc = type("libc", (), {"_handle": ct.dlopen(None, 0)})()  # 0: RTLD_LOCAL, as CDLL
+    return function(("prctl", libc))
 
 
 def _children() -> dict[int, list[int]]:
@@ -151,7 +171,7 @@ def _signal(pid: int, sig: int) -> None:
 
 def kill_group(pid: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, signals.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -161,7 +181,7 @@ def kill_tree(pid: int) -> None:
     those that left the group (setsid, double fork): freeze, find, kill (module
     docstring)."""
     try:
-        os.killpg(pid, signal.SIGSTOP)
+        os.killpg(pid, signals.SIGSTOP)
     except (ProcessLookupError, PermissionError):
         pass
     found: set[int] = set()
@@ -170,10 +190,10 @@ def kill_tree(pid: int) -> None:
         if not new:
             break
         for p in new:
-            _signal(p, signal.SIGSTOP)
+            _signal(p, signals.SIGSTOP)
         found.update(new)
     for p in found:
-        _signal(p, signal.SIGKILL)
+        _signal(p, signals.SIGKILL)
     kill_group(pid)
 
 

@@ -31,10 +31,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import re
 import time
 from collections.abc import Sequence
 
+from ..regex import Lazy
 from ..roots import makedirs_private
 from .base import (
     ERROR,
@@ -91,7 +91,7 @@ PERMANENT_ERRNOS = frozenset(
 )
 
 
-DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+DATE_RE = Lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
 class UnsafePath(ValueError):

@@ -5,14 +5,14 @@ would pay for it (bench/RESULTS.md, Blocking path cost)."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
+from ..regex import Lazy
 from .base import PLACEHOLDERS
 
-_PLACEHOLDER_RE = re.compile(r"\{([^{}/]*)\}")
+_PLACEHOLDER_RE = Lazy(r"\{([^{}/]*)\}")
 
 
 class FileTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -29,12 +29,16 @@ dispatcher's workers), a DeprecationWarning shown only where warnings are errors
 from __future__ import annotations
 
 import os
-import signal
 import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
+
+# signal.py's C module: its constants and signal(), without signal.py's enums (their
+# import of enum is about 1 ms of a blocking hook); no stub for the type checker
+signals: Any = __import__("_signal")
 
 CHUNK = 1 << 16  # stdin written in pieces this size, each within the deadline
 _EXEC_FAILED = 127  # the child's status when exec failed (its errno went up the pipe)
@@ -145,8 +149,8 @@ def _child(
     try:
         os.setsid()
         for name in _RESTORED:  # as subprocess's restore_signals: a pipe's reader that
-            if hasattr(signal, name):  # quits ends its writer, as in a shell
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
+            if hasattr(signals, name):  # quits ends its writer, as in a shell
+                signals.signal(getattr(signals, name), signals.SIG_DFL)
         if before_exec is not None:
             before_exec()
         os.dup2(stdin_fd, 0)

@@ -24,9 +24,9 @@ when a blocking rule fires.
 
 from __future__ import annotations
 
-import json
 import os
 
+from .. import jsoncore
 from ..layout import Layout, read_state
 from ..secure import open_private
 from .context import normal
@@ -61,7 +61,7 @@ def settle(layout: Layout, sid: str, candidate: str | None) -> str | None:
     tmp = "%s.%d.%s.tmp" % (final, os.getpid(), os.urandom(4).hex())
     fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        os.write(fd, json.dumps({"traceparent": candidate}).encode())
+        os.write(fd, jsoncore.dumps({"traceparent": candidate}).encode())
         os.fsync(fd)
     finally:
         os.close(fd)

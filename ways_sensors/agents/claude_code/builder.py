@@ -16,7 +16,6 @@ records the payload makes by itself are built all the same).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from ...events import iso_utc
 from ...records import Draft
@@ -25,11 +24,14 @@ from ..kit import building
 from ..kit.building import guarded
 from . import links, usage
 from .payload import extra_of, tool_data
-from .tracker import MakeDraft, Tracker
+from .tracker import Tracker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, TypeVar
+
+    from .tracker import MakeDraft
 
     T = TypeVar("T")
 

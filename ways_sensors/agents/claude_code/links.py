@@ -28,10 +28,9 @@ Bounded: only spool segments written within the window are read, at most MAX_PEE
 
 from __future__ import annotations
 
-import json
 import os
 
-from ... import roots, spool
+from ... import jsoncore, roots, spool
 from ...layout import valid_session_id
 from ...sha import sha256_hex
 from ..kit import sessionfile
@@ -106,7 +105,7 @@ def _last_session_id(path: str, size: int) -> str | None:
         if b'"sessionId"' not in line:
             continue
         try:
-            sid = json.loads(line).get("sessionId")
+            sid = jsoncore.loads(line).get("sessionId")
         except (ValueError, AttributeError, RecursionError):
             continue
         if isinstance(sid, str) and valid_session_id(sid):
@@ -123,7 +122,7 @@ def _copied_from(path: str, own: str) -> str | None:
         if b'"requestSessionId"' not in line:
             continue
         try:
-            other = json.loads(line).get("requestSessionId")
+            other = jsoncore.loads(line).get("requestSessionId")
         except (ValueError, AttributeError, RecursionError):
             continue
         if isinstance(other, str) and other != own and valid_session_id(other):
@@ -190,7 +189,7 @@ def _from_spools(own: str, transcript_folder: str, ts_ns: int) -> tuple[int, str
             if entry is None or entry.event != "SessionEnd" or entry.ts_ns > ts_ns:
                 continue
             try:
-                p = json.loads(entry.payload)
+                p = jsoncore.loads(entry.payload)
             except (ValueError, RecursionError):
                 continue
             if not isinstance(p, dict) or p.get("reason") != "clear":

@@ -23,8 +23,7 @@ client's own object, verbatim.
 
 from __future__ import annotations
 
-import json
-
+from ... import jsoncore
 from ...sha import sha256_hex
 
 TYPE_CHECKING = False
@@ -36,7 +35,7 @@ _ACCEPT = ("accept", "allow", "approve")
 _REJECT = ("reject", "deny", "denied")
 
 
-_KEY_JSON = json.JSONEncoder(sort_keys=True, default=str)  # json.dumps' own, made once
+_KEY_JSON = jsoncore.Encoder(sort_keys=True, default=str)  # json.dumps' own, made once
 
 
 def call_key(tool_name: Any, tool_input: Any, agent_id: Any) -> str:

@@ -9,9 +9,7 @@ use it, so neither module imports the other's internals (no import cycle).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-
+from ... import jsoncore
 from ...plain import Plain, assign
 from ...sha import hmac_sha256_hex, sha256_hex
 from ..kit import sessionfile
@@ -19,6 +17,7 @@ from . import transcript
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any, ClassVar
 
 
@@ -55,7 +54,7 @@ def reread(path: str | None, offset: int, pending: list[list[Any]], turns: Seque
     needs = {e[0] for e in pending if e[1] is None and e[0]}
     found: dict[str, str] = {}
     if path and (by_msg or needs):
-        needles = [json.dumps(m).encode() for m in by_msg] + [b'"enqueue"'] * bool(needs)
+        needles = [jsoncore.dumps(m).encode() for m in by_msg] + [b'"enqueue"'] * bool(needs)
         uuids: set[str] = set()
         start = max(0, offset - REREAD_MAX)
         data = sessionfile.read_at(path, start, offset - start) or b""

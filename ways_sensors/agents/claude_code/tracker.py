@@ -29,11 +29,10 @@ The builder (builder.py) decides when to read; this module reads and remembers.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from collections.abc import Callable
 
+from ... import jsoncore
 from ...plain import Plain, assign
 from ...records import Draft
 from ..kit import sessionfile
@@ -42,14 +41,15 @@ from .reread import Turn, digest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, ClassVar
 
+    MakeDraft = Callable[..., Draft]  # builder.py's draft(section, data, **overrides)
 MAX_SEEN = 4096
 SIGHTINGS = ("remove", "attachment", "submit")  # of one queued message (module docstring)
 MAX_CALLS = 128  # recent tool calls remembered for joining requests and decisions
 MAX_DECIDED = 1024
 MAX_AGENT_FILE = 256 << 20  # a subagent file larger than this is not read for usage
-MakeDraft = Callable[..., Draft]  # builder.py's draft(section, data, **overrides)
 
 
 class Tracker(Plain):
@@ -96,11 +96,11 @@ class Tracker(Plain):
             t["text"] = None
             t["held"] = bool(turn.text) and not turn.stopped
         d["pending"] = [[dig, None if text else "", ts] for dig, text, ts in self.pending]
-        return json.dumps(d)
+        return jsoncore.dumps(d)
 
     @classmethod
     def from_json(cls, text: str) -> Tracker:
-        d = json.loads(text)
+        d = jsoncore.loads(text)
         held = [bool(t.pop("held", False)) for t in d.get("turns", [])]
         d["turns"] = [Turn(**t) for t in d.get("turns", [])]
         tracker = cls(**{k: v for k, v in d.items() if k in cls.FIELDS})

@@ -26,9 +26,7 @@ is counted and logged, content-free.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-
+from ... import jsoncore
 from ...records import Draft
 from ..drafting import (
     Drafts,
@@ -46,6 +44,7 @@ from . import NAME, rollout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 COMMON = frozenset({"session_id", "hook_event_name", "turn_id", "agent_id", "agent_type"})
@@ -78,7 +77,7 @@ class Builder:
     """Turns one Codex session's spool entries into drafts (agents.protocols.SessionBuilder)."""
 
     def __init__(self, state: str | None = None, transcript: bool = True) -> None:
-        s = json.loads(state) if state else {}
+        s = jsoncore.loads(state) if state else {}
         self.transcript = transcript
         self.stats = ReadStats()  # this process's reading, for the logs only
         self.rollout: str | None = s.get("rollout")
@@ -102,7 +101,7 @@ class Builder:
             {"id": p["data"]["tool_use_id"], "at": list(p["at"])} for p in self.parked if p["at"]
         ]
         held += [{"at": list(at)} for at in self.unread]
-        return json.dumps(
+        return jsoncore.dumps(
             {
                 "rollout": self.rollout,
                 "offset": self.offset,

@@ -27,16 +27,16 @@ tails left for later) is the agent kit's (agents/kit/sessionfile.py).
 
 from __future__ import annotations
 
-import json
 import os
-import re
-from collections.abc import Iterator
 
+from ... import jsoncore
+from ...regex import Lazy
 from ..kit.sessionfile import ReadStats, decode_line, first_line, next_line, read_from
 from ..kit.sessionfile import iter_lines as iter_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     # [exit code or None, status or None]: never the command's output (it stays at rest in
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 FAILED = frozenset({"failed", "declined", "error", "errored", "rejected"})
 SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec"})
-_EXITED = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
+_EXITED = Lazy(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
 MAX_HEAD = 8 << 20  # a fresh reader starts at most this far from a rollout's end
 TAIL = 1 << 20  # what the payload-only path reads to find one call's outcome
 
@@ -216,7 +216,7 @@ def hook_tool(name: Any, arguments: Any) -> tuple[Any, Any]:
     args: Any = arguments
     if isinstance(arguments, str):
         try:
-            args = json.loads(arguments)
+            args = jsoncore.loads(arguments)
         except ValueError:
             args = arguments
     if name in SHELL_TOOLS and isinstance(args, dict):

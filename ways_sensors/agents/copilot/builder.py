@@ -22,9 +22,7 @@ documented, so Copilot CLI sessions have no assistant_response records.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-
+from ... import jsoncore
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, tool_data
 from ..kit import building
@@ -33,6 +31,7 @@ from . import NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 COMMON = frozenset({"session_id", "hook_event_name", "timestamp"})
@@ -94,12 +93,12 @@ class Builder:
     """Turns one Copilot CLI session's spool entries into drafts (SessionBuilder)."""
 
     def __init__(self, state: str | None = None, transcript: bool = True) -> None:
-        s = json.loads(state) if state else {}
+        s = jsoncore.loads(state) if state else {}
         self.calls = CallQueue.from_dict("copilot", s.get("calls"))
         self.twins = Twins.from_dict(s.get("twins"))
 
     def state(self) -> str:
-        return json.dumps({"calls": self.calls.to_dict(), "twins": self.twins.to_dict()})
+        return jsoncore.dumps({"calls": self.calls.to_dict(), "twins": self.twins.to_dict()})
 
     def build(
         self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1
@@ -133,7 +132,7 @@ class Builder:
 
     def post_tool_use_failure(self, p: dict[str, Any], drafts: Drafts) -> list[Draft]:
         err = p.get("error")
-        return self._result(p, drafts, err if isinstance(err, str) else json.dumps(err), None)
+        return self._result(p, drafts, err if isinstance(err, str) else jsoncore.dumps(err), None)
 
     def _result(
         self, p: dict[str, Any], drafts: Drafts, error: str | None, result: dict[str, Any] | None

@@ -23,9 +23,7 @@ Cursor sends as JSON text, are parsed.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-
+from ... import jsoncore
 from ...records import Draft
 from ..drafting import Drafts, event_time, extra, text_or_empty, tool_data
 from ..kit import building
@@ -34,6 +32,7 @@ from . import NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 COMMON = frozenset({"hook_event_name", "conversation_id", "generation_id"})
@@ -64,7 +63,7 @@ def _json(value: Any) -> Any:
     """Cursor sends some inputs and outputs as JSON text: parsed when they parse."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
+            return jsoncore.loads(value)
         except ValueError:
             return value
     return value
@@ -74,13 +73,13 @@ class Builder:
     """Turns one Cursor conversation's spool entries into drafts (SessionBuilder)."""
 
     def __init__(self, state: str | None = None, transcript: bool = True) -> None:
-        s = json.loads(state) if state else {}
+        s = jsoncore.loads(state) if state else {}
         self.calls = CallQueue.from_dict("cursor", s.get("calls"))
         self.twins = Twins.from_dict(s.get("twins"))
         self.ids: dict[str, str] = dict(s.get("ids", {}))  # call -> the generic event's id
 
     def state(self) -> str:
-        return json.dumps(
+        return jsoncore.dumps(
             {"calls": self.calls.to_dict(), "twins": self.twins.to_dict(), "ids": self.ids}
         )
 
@@ -121,7 +120,7 @@ class Builder:
         if failed:
             err = p.get("error_message", p.get("error"))
             data["status"] = "failure"
-            data["error"] = err if isinstance(err, str) else json.dumps(err)
+            data["error"] = err if isinstance(err, str) else jsoncore.dumps(err)
             used = {"tool_name", "tool_use_id", "error_message", "error"}
         else:
             data["status"] = "success"

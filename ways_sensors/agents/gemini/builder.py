@@ -29,11 +29,9 @@ The record time is the payload's own `timestamp`.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable
-
+from ... import jsoncore
 from ...records import Draft
+from ...regex import MULTILINE, Lazy
 from ..drafting import Drafts, event_time, extra, text_or_empty, tool_data
 from ..kit import building, sessionfile
 from ..kit.building import guarded
@@ -42,6 +40,7 @@ from . import NAME, chats
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 COMMON = frozenset({"session_id", "hook_event_name", "timestamp"})
@@ -68,16 +67,16 @@ TOOL_KINDS = {
     "delegate_to_agent": "agent",
     "complete_task": "agent",
 }
-_EXIT = re.compile(r"^\[?Exit Code: (-?\d+)\]?\s*$", re.MULTILINE)
-_SIGNAL = re.compile(r"^Signal: (?!\(none\))(\S+)", re.MULTILINE)
-_ERROR = re.compile(r"^Error: (?!\(none\))(.+)$", re.MULTILINE)
+_EXIT = Lazy(r"^\[?Exit Code: (-?\d+)\]?\s*$", MULTILINE)
+_SIGNAL = Lazy(r"^Signal: (?!\(none\))(\S+)", MULTILINE)
+_ERROR = Lazy(r"^Error: (?!\(none\))(.+)$", MULTILINE)
 
 
 class Builder:
     """Turns one Gemini CLI session's spool entries into drafts (SessionBuilder)."""
 
     def __init__(self, state: str | None = None, transcript: bool = True) -> None:
-        s = json.loads(state) if state else {}
+        s = jsoncore.loads(state) if state else {}
         self.transcript = transcript
         self.calls = CallQueue.from_dict("gemini", s.get("calls"))
         self.held: list[dict[str, Any]] = list(s.get("held", []))  # PreCompress, undecided
@@ -90,7 +89,7 @@ class Builder:
     def state(self) -> str:
         """Content-free (the module docstring): ids, offsets, a trigger, a time."""
         state = {"calls": self.calls.to_dict(), "held": self.held}
-        return json.dumps({**state, "chat": self.chat, "read": self.read})
+        return jsoncore.dumps({**state, "chat": self.chat, "read": self.read})
 
     def build(
         self, event: str, payload: dict[str, Any], ts_ns: int, transcript_size: int = -1

@@ -33,15 +33,15 @@ a compression's copy of the history) are never counted.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Iterator
 
+from ...sha import sha256_hex
 from ..kit.sessionfile import ReadStats, decode_line, first_line, next_line, read_at, read_lines
 from ..kit.sessionfile import iter_lines as iter_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     Payload = tuple[str, dict[str, Any], int]  # (event, payload, chat size before the line)
@@ -272,6 +272,6 @@ def find_chat(session: str | None, project: str | None) -> str | None:
         mine = [f for f in files if session[:8] in os.path.basename(f)]
         mine = [f for f in mine if _header(f).get("sessionId") == session]
         return max(mine, key=os.path.getsize) if mine else None
-    want = hashlib.sha256(os.path.realpath(project or ".").encode()).hexdigest()
+    want = sha256_hex(os.path.realpath(project or ".").encode())
     mine = [f for f in files if _header(f).get("projectHash") == want]
     return max(mine, key=os.path.getmtime) if mine else None

@@ -16,10 +16,12 @@ session files are told by their name or by keys on their first line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 from ...records import Draft
 from ..drafting import event_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the Protocols too: protocols.py imports typing (~3 ms of a hook)

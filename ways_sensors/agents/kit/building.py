@@ -10,13 +10,12 @@ the payload makes by itself are built all the same.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 from ... import events
 from .sessionfile import ReadStats
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from typing import Any, TypeVar
 
     T = TypeVar("T")

@@ -31,19 +31,19 @@ This module only turns bytes into objects; what they mean is each agent's own
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
-from collections.abc import Iterator
 
+from ... import jsoncore
 from ...plain import Plain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
-_decoder = json.JSONDecoder()
+_decoder = jsoncore.Decoder()
 CHUNK = 1 << 20  # bytes per read
 MAX_LINE = 8 << 20  # a longer line is skipped, never held (the agents' are far shorter)
 MAX_READ = 8 << 20  # bytes a live read takes per call, past which it stops at a line end
@@ -143,7 +143,7 @@ def decode_line(line: bytes, stats: ReadStats | None = None) -> list[dict[str, A
         stats.lines += 1
     out: list[dict[str, Any]] = []
     try:
-        obj = json.loads(text)
+        obj = jsoncore.loads(text)
         if isinstance(obj, dict):
             out.append(obj)
     except (ValueError, RecursionError):
