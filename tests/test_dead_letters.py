@@ -146,7 +146,10 @@ def test_dead_letters_are_bounded_rotated_counted_and_under_retention(install, t
         os.utime(p, (old, old))
     big_session(install, "big-2", 0)  # a session start only: nothing parked
     assert wait_until(lambda: not any(folder.iterdir()), timeout=60)
-    removed = [e for e in log_of(install) if e["kind"] == "retention.dead_letters_removed"]
+    # each file's line is logged right after its unlink: wait for both lines
+    gone = lambda: [e for e in log_of(install) if e["kind"] == "retention.dead_letters_removed"]  # noqa: E731
+    assert wait_until(lambda: len(gone()) == len(files), timeout=60)
+    removed = gone()
     assert sum(e["records"] for e in removed) == kept
     assert {e["rule"] for e in removed} == {"refused.results"}
     assert status(install)["dead_letters"] == []

@@ -194,6 +194,36 @@ def test_an_abandoned_session_is_removed_by_the_next_dispatcher_start(install, t
     assert link == old[-1]["chain"]["hash"] == ledger["rules"]["all/everything"][1]
 
 
+def test_the_sweep_waits_until_the_dispatchers_backlog_is_delivered(install, tmp_path):
+    """The sweep is not paid before a dispatcher's first records are delivered: it runs
+    at the first quiet moment (nothing to build, every worker idle; dispatcher.py)."""
+    out, go = tmp_path / "out.jsonl", tmp_path / "go"
+    install.sensor("all", everything_sensor(out))
+    start(install, "old-2")
+    assert wait_until(lambda: len(records(out)) == 2)
+    stop_dispatcher(install, "old-2")
+    age(install.sessions() / "old-2", 8 * 86400)  # past the default 7 days
+    consumer = f"while [ ! -f '{go}' ]; do sleep 0.05; done; cat > /dev/null"
+    install.sensor(
+        "slow",
+        f"""\
+        rules:
+          r:
+            sections: [session_start]
+            timeout: 30s
+            dispatch: {{command: {{argv: [sh, -c, "{consumer}"]}}}}
+        """,
+    )
+    start(install, "busy-1")  # its slow rule's worker is busy: no quiet moment yet
+    assert wait_until(lambda: len(records(out)) == 4)  # the other rule's are delivered
+    time.sleep(2.0)
+    assert (install.sessions() / "old-2").is_dir()
+    assert not logged(install, "retention.session_removed")
+    go.touch()  # the consumer takes its record: every worker is idle, the sweep runs
+    assert wait_until(lambda: logged(install, "retention.session_removed"))
+    assert not (install.sessions() / "old-2").exists()
+
+
 def test_a_removed_session_that_was_still_running_exports_nothing_twice(install, tmp_path):
     """Removed while its agent waited (a week away from the keyboard): its next event is
     no session start, so its tracker comes back from the ledger, not from offset 0."""

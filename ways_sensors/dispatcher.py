@@ -46,6 +46,7 @@ from . import (
     records,
     spool,
 )
+from .agents.protocols import Adapter, Face, HoldsFrames, SessionBuilder
 from .builders import Builders
 from .crew import Crew
 from .journal import FIRST_SEGMENT, Journal
@@ -66,6 +67,12 @@ FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, w
 # drain's CPU (bench/RESULTS.md, Traces). Cycles are still collected, less often.
 GC_THRESHOLDS = (20_000, 20, 20)
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
+# the retention sweep (retention.py) runs once per dispatcher, at the first quiet moment
+# (nothing to build, every worker idle), SWEEP_AFTER seconds after the start or before it
+# leaves, whichever comes first; never while a backlog drains, whose delivery it would
+# delay (about a tenth of a dispatcher's start: bench/RESULTS.md). Nothing waits on it:
+# a session is abandoned after an hour at least (retention.MIN_AGE).
+SWEEP_AFTER = 30.0
 COMMIT_EVERY = 512  # frames built between journal commits when a backlog is drained
 
 
@@ -83,6 +90,8 @@ class Dispatcher:
         self.spool = Reader(session_id, self.session.layout)
         self.ledger: dict[str, Any] = {}
         self._lock_fd: int | None = None
+        self.started = time.monotonic()
+        self.swept = False  # the retention sweep: once, at the first quiet moment
 
     # --- start and recovery ----------------------------------------------------------
 
@@ -131,6 +140,8 @@ class Dispatcher:
             states.setdefault(agents.DEFAULT, old)
         b["trackers"] = states
         self.builders = Builders(self.session.id, b["trackers"], self.spool)
+        # per agent: its builder, face, the builder if it holds frames, its adapter
+        self._agents: dict[str, tuple[SessionBuilder, Face, HoldsFrames | None, Adapter]] = {}
         self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
         trace = context.normal(b.get("traceparent"))  # a resumed session's: its ledger's
         if trace:  # shared with the blocking path (traces/joined.py)
@@ -212,15 +223,20 @@ class Dispatcher:
         try:
             if event == records.WAY_EVENT:  # `ways sensors emit`: ways' own, no agent's
                 return event, records.way_event(payload, entry.ts_ns)
-            builder = self.builders.get(entry.agent)
-            face = agents.face(entry.agent)
-            if builder is None or face is None:
-                events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
-                return None
-            holder = self.builders.holding(entry.agent)
+            parts = self._agents.get(entry.agent)
+            if parts is None:
+                builder = self.builders.get(entry.agent)
+                face = agents.face(entry.agent)
+                if builder is None or face is None:
+                    events.log("dispatch.unknown_agent", session=self.session.id, hook_event=event)
+                    return None
+                holder = self.builders.holding(entry.agent)
+                parts = builder, face, holder, agents.adapter(entry.agent)
+                self._agents[entry.agent] = parts  # four look-ups once, not per entry
+            builder, face, holder, adapter = parts
             if holder is not None:
                 holder.at = (entry.segment, entry.offset)
-            event = agents.adapter(entry.agent).event_of(payload) or event
+            event = adapter.event_of(payload) or event
             if event == face.END_EVENT:
                 self.journal.ended = True
             elif event == face.START_EVENT:
@@ -265,9 +281,11 @@ class Dispatcher:
             gc.set_threshold(*GC_THRESHOLDS)
             gc.enable()  # off while the command loaded (commands/dispatch.py)
             events.log("dispatch.start", session=self.session.id, rules=len(self.crew.workers))
-            sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
-            while not self.finish(self.serve()):
-                pass  # a hook appended as we were leaving: serve it
+            while True:
+                reason = self.serve()
+                self._sweep_once()  # before leaving, if no quiet moment came first
+                if self.finish(reason):
+                    break  # else a hook appended as we were leaving: serve it
         except Exception as exc:
             events.log("dispatch.error", session=self.session.id, error=type(exc).__name__)
             try:
@@ -288,8 +306,11 @@ class Dispatcher:
         poll = FAST_POLL
         while True:
             now = time.monotonic()
-            if self.build_step():
+            built = self.build_step()
+            if built:
                 last_frame = now
+            if not self.swept and self._sweep_due(built, now):
+                self._sweep_once()
             if now - last_sync >= 1.0:
                 last_sync = now
                 self.crew.sync(self.project)
@@ -313,6 +334,19 @@ class Dispatcher:
                 return "idle"
             poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)
             time.sleep(poll)
+
+    def _sweep_once(self) -> None:
+        """The retention sweep, once per dispatcher, off a drain's path (SWEEP_AFTER)."""
+        if not self.swept:
+            self.swept = True
+            sweep(self.session.layout, skip=self.session.id)  # bounded, never raises
+
+    def _sweep_due(self, built: int, now: float) -> bool:
+        """Nothing was built this step and every worker is caught up or waiting to retry,
+        or SWEEP_AFTER has passed."""
+        if now - self.started > SWEEP_AFTER:
+            return True
+        return not built and all(w.idle for w in self.crew.everyone())
 
     def _end_if_lost(self) -> bool:
         s = self.session

@@ -5,7 +5,8 @@ What is removed, and by whom (layout.py has every path):
 * A finished session's folder: by its own dispatcher, once the session ended and every
   record is delivered (dispatcher.py `_remove_if_quiet`); its ledger stays.
 * An abandoned session's folder (a session that never ended: the agent was killed, the
-  machine slept through it): by `sweep`, which every dispatcher runs as it starts. A
+  machine slept through it): by `sweep`, which every dispatcher runs once, at its first
+  quiet moment (dispatcher.py: after the backlog it started with, at most 30 s in). A
   folder nothing wrote in for `ways.retention.abandoned_after` (config.yaml; a duration
   such as `12h`, `7d`, `2w` or seconds, at least MIN_AGE; default DEFAULT_AGE), whose
   dispatcher is not running, whose spool no hook holds and which owes nothing, gets its
@@ -31,7 +32,7 @@ What is removed, and by whom (layout.py has every path):
 * events.log is rotated by events.py (past events.LOG_MAX), errors.log by errors.py.
 
 The sweep is bounded: at most SCAN_MAX session folders looked at (SCAN_ENTRIES entries
-each) and REMOVE_MAX removed per dispatcher start. It never raises: a failure is logged
+each) and REMOVE_MAX removed per dispatcher run. It never raises: a failure is logged
 (`retention.error`) and the dispatcher goes on. `usage` is what `ways status` shows: the
 bytes, files and sessions under the state root.
 """

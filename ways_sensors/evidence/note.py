@@ -30,10 +30,11 @@ import binascii
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from ..plain import Frozen, Plain
 
 ED25519 = 0x01
 COSIGNATURE_V1 = 0x04
@@ -67,13 +68,17 @@ def key_id(name: str, kind: int, public: bytes) -> bytes:
     return hashlib.sha256(name.encode() + b"\n" + bytes([kind]) + public).digest()[:4]
 
 
-@dataclass(frozen=True)
-class Verifier:
+class Verifier(Frozen):
     """A public key as a note names it: (name, key ID), its type and its 32 bytes."""
 
+    FIELDS = ("name", "kind", "public")
+    __slots__ = FIELDS
     name: str
     kind: int
     public: bytes
+
+    def __init__(self, name: str, kind: int, public: bytes) -> None:
+        self._set(name, kind, public)
 
     @property
     def id(self) -> bytes:
@@ -102,21 +107,30 @@ def parse_vkey(text: str) -> Verifier:
     return v
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(Frozen):
+    FIELDS = ("name", "id", "data")
+    __slots__ = FIELDS
     name: str
     id: bytes
     data: bytes  # after the key ID
+
+    def __init__(self, name: str, id: bytes, data: bytes) -> None:
+        self._set(name, id, data)
 
     @property
     def line(self) -> str:
         return f"{DASH}{self.name} {b64(self.id + self.data)}\n"
 
 
-@dataclass
-class Note:
+class Note(Plain):
+    FIELDS = ("text", "signatures")
+    __slots__ = FIELDS
     text: str
-    signatures: list[Signature] = field(default_factory=list)
+    signatures: list[Signature]
+
+    def __init__(self, text: str, signatures: list[Signature] | None = None) -> None:
+        self.text = text
+        self.signatures = [] if signatures is None else signatures
 
     def __str__(self) -> str:
         return self.text + "\n" + "".join(s.line for s in self.signatures)
@@ -230,12 +244,18 @@ class Signer:
 # --- checkpoints ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(Frozen):
+    FIELDS = ("origin", "size", "root", "extensions")
+    __slots__ = FIELDS
     origin: str
     size: int
     root: bytes
-    extensions: tuple[str, ...] = ()
+    extensions: tuple[str, ...]
+
+    def __init__(
+        self, origin: str, size: int, root: bytes, extensions: tuple[str, ...] = ()
+    ) -> None:
+        self._set(origin, size, root, extensions)
 
     @property
     def text(self) -> str:

@@ -27,9 +27,9 @@ cosigns; a forked one refuses again). Anything else is a failure, counted
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from ..plain import Frozen, Plain
 from .note import (
     COSIGNATURE_V1,
     Note,
@@ -46,22 +46,32 @@ MAX_RESPONSE = 64 << 10
 MAX_PROOF = 63  # the spec's limit on proof lines
 
 
-@dataclass(frozen=True)
-class Witness:
+class Witness(Frozen):
+    FIELDS = ("url", "key")
+    __slots__ = FIELDS
     url: str
     key: Any  # note.Verifier of type cosignature/v1
+
+    def __init__(self, url: str, key: Any) -> None:
+        self._set(url, key)
 
     @property
     def name(self) -> str:
         return str(self.key.name)
 
 
-@dataclass
-class Answer:
+class Answer(Plain):
+    FIELDS = ("status", "cosignatures", "size", "detail")
+    __slots__ = FIELDS
     status: str  # "cosigned" | "conflict" | "error"
     cosignatures: list[Signature]
-    size: int | None = None  # the witness's size, on a conflict
-    detail: str = ""
+    size: int | None  # the witness's size, on a conflict
+    detail: str
+
+    def __init__(
+        self, status: str, cosignatures: list[Signature], size: int | None = None, detail: str = ""
+    ) -> None:
+        self.status, self.cosignatures, self.size, self.detail = status, cosignatures, size, detail
 
 
 def configured(config: dict[str, Any] | None = None) -> tuple[list[Witness], list[str]]:

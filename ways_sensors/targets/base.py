@@ -90,7 +90,9 @@ class Item(Frozen):
     line: bytes
 
     def __init__(self, record: dict[str, Any], line: bytes) -> None:
-        self._set(record, line)
+        # _set's two fields spelled out: one Item per record of every batch
+        object.__setattr__(self, "record", record)
+        object.__setattr__(self, "line", line)
 
 
 class Context(Frozen):

@@ -198,6 +198,12 @@ def deliver(spec: FileTarget, batch: Sequence[Item], ctx: Context, deadline: flo
 
         site_packages()  # a mapped format encodes with msgspec (the hook runs with -S)
         from .. import formats  # only when mapping: the blocking path writes json as it is
+    if spec.format == "json" and "{date}" not in spec.path:  # one file, the lines as they are
+        try:
+            path = expand(spec.path, ctx)
+        except UnsafePath as exc:
+            return permanent(ERROR, str(exc))
+        return _write({path: b"\n".join([item.line for item in batch]) + b"\n"}, deadline, True)
     paths: dict[str, str] = {}  # by date: the one placeholder that varies in a batch
     for item in batch:
         record, line = item.record, item.line
@@ -210,9 +216,15 @@ def deliver(spec: FileTarget, batch: Sequence[Item], ctx: Context, deadline: flo
                 return permanent(ERROR, str(exc))
         doc = line if spec.format == "json" else formats.encode(spec.format, record, line)
         by_path.setdefault(path, bytearray()).extend(doc + b"\n")
+    files = {path: bytes(data) for path, data in by_path.items()}
+    return _write(files, deadline, spec.format != "text")
+
+
+def _write(by_path: dict[str, bytes], deadline: float, cut_json: bool) -> Outcome:
+    """Append each file's lines (one write each); the attempt's Outcome."""
     for path, data in by_path.items():
         try:
-            _append(path, bytes(data), deadline, spec.format != "text")
+            _append(path, data, deadline, cut_json)
         except LockTimeout:
             return retryable(TIMEOUT, "the file stayed locked by another writer")
         except OSError as exc:

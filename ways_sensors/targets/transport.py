@@ -29,7 +29,6 @@ import threading
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
 
 from .base import ERROR, TIMEOUT, Outcome, permanent, retryable
 
@@ -95,6 +94,7 @@ def retry_after(value: str | None, now: float | None = None) -> float | None:
 
 def is_loopback_url(url: str) -> bool:
     import ipaddress
+    from urllib.parse import urlsplit  # here: spec.py loads this module with every kind's
 
     host = (urlsplit(url).hostname or "").lower()
     if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
