@@ -4,7 +4,8 @@ spec.py's `Section` literal names the same sections for msgspec and the type che
 (tests/test_spec.py holds the two equal); this tuple is for code that only needs the
 names, such as the `--section` help of every `ways sensors` command, which would
 otherwise load spec.py, and with it msgspec, the YAML reader and every target module:
-about half of such a command's start-up (bench/RESULTS.md, 2026-12-03 16:30).
+half of `ways sensors verify`'s imports, a third of its run (bench/RESULTS.md,
+2026-12-03 16:00).
 """
 
 SECTIONS = (
