@@ -198,7 +198,8 @@ def deliver(spec: FileTarget, batch: Sequence[Item], ctx: Context, deadline: flo
 
         site_packages()  # a mapped format encodes with msgspec (the hook runs with -S)
         from .. import formats  # only when mapping: the blocking path writes json as it is
-    if spec.format == "json" and "{date}" not in spec.path:  # one file, the lines as they are
+    one_file = "{date}" not in os.path.expanduser(spec.path)  # as expand() reads it
+    if spec.format == "json" and one_file:  # one file, the lines as they are
         try:
             path = expand(spec.path, ctx)
         except UnsafePath as exc:
