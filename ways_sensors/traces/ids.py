@@ -3,14 +3,14 @@ derivation is documented in docs/records.md, Traces)."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
+from ..sha import sha256_hex
 from .context import parse
 
 
 def _hex(*parts: str, size: int) -> str:
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[: size * 2]
+    return sha256_hex("\0".join(parts).encode("utf-8", "surrogatepass"))[: size * 2]
 
 
 def trace_id(session_id: str) -> str:
