@@ -33,7 +33,7 @@ the consumer then sees a gap in `rule_seq`, never a loss.
 
 from __future__ import annotations
 
-import _thread  # threading's start and lock without threading's import (regex.py)
+import _thread  # threading's, without its import: ~1 ms of a blocking hook (bench/RESULTS.md)
 import fcntl
 import os
 import time

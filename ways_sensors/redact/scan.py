@@ -19,7 +19,7 @@ and the caller drops the record (counted) instead of sending it unmasked.
 
 from __future__ import annotations
 
-import _thread  # threading's local and lock, without threading's import (patterns.py)
+import _thread  # threading's, without its import: ~1 ms of a blocking hook (bench/RESULTS.md)
 import time
 
 from ..regex import Lazy
