@@ -347,8 +347,10 @@ def test_the_hook_spells_the_pending_marker_as_the_layout_does(install, sid, mon
 
 def test_hand_off_path_imports_only_the_standard_library(install, tmp_path):
     install.sensor("all", everything_sensor(tmp_path / "o"))
-    install.hook(payload("SessionEnd"))
+    # the lock is held from the first event: a dispatcher started by it would deliver the
+    # session's end and clear the spool before the count, or not, as the machine's load has it
     with dispatcher_lock(install):
+        install.hook(payload("SessionEnd"))  # builds the index
         mods = modules_on_path(install, tmp_path, (PAYLOADS / "PreToolUse.json").read_bytes())
         assert len(entries(install)) == 2
     assert not (FORBIDDEN & mods), FORBIDDEN & mods
