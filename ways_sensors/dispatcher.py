@@ -10,10 +10,11 @@ has work (ondemand.py), so one stuck consumer never delays another. Rules are re
 from the index whenever its key changes (crew.py), so an edited sensor file takes
 effect without a restart.
 
-Idle, it sleeps: an idle worker holds no thread (a commit pokes each one), and
-the build loop's poll backs off from FAST_POLL to MAX_POLL once no frame came for ACTIVE
-seconds. A frame torn by a killed hook is sealed, skipped, counted and logged
-(spoolread.py).
+Idle, it sleeps: an idle worker holds no thread (a commit pokes each one), and once
+nothing is owed the build loop waits on a watch of the spool folder, a frame waking it
+(spoolwatch.py), MAX_POLL at most; without a watch it polls every FAST_POLL, backing off
+to MAX_POLL once no frame came for ACTIVE seconds. A frame torn by a killed hook is
+sealed, skipped, counted and logged (spoolread.py).
 
 Lifetime: exits after IDLE seconds with no new spool frames and every worker caught up
 (or only retrying), or once drained after `session_end`. A session that ended with
@@ -60,7 +61,7 @@ from .traces import context, joined
 IDLE = 60.0
 RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
 RETRY_SECTION = "__retry__"
-FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while frames come, when idle
+FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while work is owed, when idle
 # the cyclic collector's thresholds while serving. A drain makes and drops a few dicts
 # per record field (records, masked copies, spans), almost none in a cycle; Python's
 # default (700 allocations) ran a young collection every few records, ~10% of a
@@ -298,6 +299,7 @@ class Dispatcher:
             if isinstance(exc, UnsafeState):
                 raise  # a state path refused (secure.py): the command says so in one line
         finally:
+            self.spool.close()
             metrics.tick(force=True)
         return 0
 
@@ -336,7 +338,8 @@ class Dispatcher:
             if idle and not self._end_if_lost():  # True: a dead client's end to drain
                 return "idle"
             poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)
-            time.sleep(poll)
+            quiet = not built and not self.journal.ended and all(w.done() for w in workers)
+            self.spool.wait(poll, MAX_POLL if quiet else 0.0)  # a frame wakes it: spoolwatch.py
 
     def _sweep_once(self) -> None:
         """The retention sweep, once per dispatcher, off a drain's path (SWEEP_AFTER)."""

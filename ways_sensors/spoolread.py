@@ -22,6 +22,7 @@ from typing import Any
 from . import events, records, secure, spool
 from .files import update_json_locked
 from .layout import Layout, read_state
+from .spoolwatch import SpoolWatch
 
 TORN_GRACE = 0.5  # seconds an incomplete tail may stay unchanged before it is sealed
 FAULT_KINDS = ("torn", "corrupt")
@@ -56,6 +57,8 @@ class Reader:
         self.layout = layout
         self.folder = layout.spool_dir(session_id)
         self._tail: tuple[str, int, float] | None = None  # an incomplete tail seen
+        self._bell: SpoolWatch | None = None  # made at the first quiet wait
+        self._bell_refused = False
 
     def read(self, seg: str, off: int) -> tuple[list[tuple[int, int, bytes | None]], str | None]:
         """(complete frames after (seg, off), as spool.scan_frames gives them; the next
@@ -97,6 +100,23 @@ class Reader:
         elif now - self._tail[2] >= TORN_GRACE:
             self._tail = None
             spool.seal_torn_tail(self.session_id, seg, size, self.layout)
+
+    def wait(self, poll: float, quiet: float = 0.0) -> None:
+        """Sleep `poll` seconds; with `quiet` (nothing is owed until a frame comes), until
+        a writer changes the spool folder instead, `quiet` seconds at most
+        (spoolwatch.py). Where there can be no watch it sleeps `poll`, as it always did."""
+        if quiet > 0 and self._bell is None and not self._bell_refused:
+            self._bell = SpoolWatch.open(self.folder, self.session_id)
+            self._bell_refused = self._bell is None and os.path.isdir(self.folder)
+        if quiet > 0 and self._bell is not None:
+            self._bell.wait(quiet)
+        else:
+            time.sleep(poll)
+
+    def close(self) -> None:
+        if self._bell is not None:
+            self._bell.close()
+            self._bell = None
 
     def drained(self, seg: str, off: int) -> bool:
         """Nothing after (seg, off): no later segment, no byte past `off`."""
