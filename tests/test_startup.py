@@ -15,6 +15,9 @@ import json
 import subprocess
 import sys
 
+from .conftest import everything_sensor
+from .helpers import SID, dispatcher_lock, lines, play
+
 HEAVY = ("yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers")
 
 
@@ -50,4 +53,17 @@ def test_a_dispatcher_without_config_yaml_loads_no_yaml(install):
     assert not (install.config_root / "config.yaml").exists()
     code, mods = loaded_after(install, ["sensors", "dispatch", "--", "sid-no-config"])
     assert code == 0
+    assert "yaml" not in mods and "ways_sensors.layers" not in mods
+
+
+def test_a_dispatchers_whole_run_without_config_yaml_loads_no_yaml(install, tmp_path):
+    """Built, delivered, its metrics ticked and the retention sweep run as it left: the
+    rules come from the index the hook compiled, and nothing it reads is YAML."""
+    out = tmp_path / "out.jsonl"
+    install.sensor("all", everything_sensor(out))
+    with dispatcher_lock(install):  # the hook spools; this test runs the dispatcher
+        play(install, ["SessionStart", "UserPromptSubmit"])
+    code, mods = loaded_after(install, ["sensors", "dispatch", "--idle", "0.3", "--", SID])
+    assert code == 0
+    assert len(lines(out)) == 2
     assert "yaml" not in mods and "ways_sensors.layers" not in mods

@@ -38,7 +38,7 @@ import stat
 import time
 from typing import Any
 
-from . import counters, deadletters, events, refusals, roots
+from . import counters, deadletters, events, refusals, roots, userconfig
 from .layout import Layout
 
 INTERVAL = 5.0
@@ -266,18 +266,11 @@ class Textfile:
         self.failing = ""
 
     def _current_path(self) -> str | None:
-        from .layers import read_config
-
         cfg = roots.config_file()
-        try:
-            st = os.stat(cfg)
-            stamp = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            stamp = (0, -1)
+        stamp = userconfig.stamp(cfg)
         if stamp != self.stamp:
             self.stamp, self.path = stamp, None
-            config, _ = read_config(cfg)
-            self.path = textfile_path(config)
+            self.path = textfile_path(userconfig.data(cfg))
         return self.path
 
     def tick(self, force: bool = False) -> None:

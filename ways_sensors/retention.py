@@ -46,7 +46,7 @@ import stat
 import time
 from typing import Any
 
-from . import cursorread, events, secure, spool
+from . import cursorread, events, secure, spool, userconfig
 from .layout import Layout, rule_label
 from .session import Session, read_json
 from .spoolread import Reader
@@ -82,11 +82,7 @@ def parse_age(value: Any) -> float:
 def abandoned_after(config: dict[str, Any] | None = None) -> float:
     """The configured age in seconds (config.yaml's, else the default); a bad value is
     logged and the default used."""
-    if config is None:
-        from .layers import read_config
-
-        config, _ = read_config()
-    node: Any = config
+    node: Any = userconfig.data() if config is None else config
     for key in SETTING:
         node = node.get(key) if isinstance(node, dict) else None
     if node is None:

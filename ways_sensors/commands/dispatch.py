@@ -59,22 +59,11 @@ def quick_args(argv: list[str]) -> SimpleNamespace | None:
 
 
 def idle_seconds(default: float) -> float:
-    """`ways.dispatch_idle_seconds`, else `default`. With no config.yaml (read_config
-    would give {}), the YAML reader is not even loaded: it is about a tenth of a
-    dispatcher's start, and the dispatcher needs it for nothing else."""
-    import os
+    """`ways.dispatch_idle_seconds`, else `default`. With no config.yaml the YAML reader
+    is not even loaded (userconfig.py): the dispatcher needs it for nothing else."""
+    from .. import userconfig
 
-    from ..roots import config_file
-
-    try:
-        os.stat(config_file())
-    except FileNotFoundError:
-        return default
-    except OSError:
-        pass  # read_config names what is wrong with it
-    from ..layers import read_config
-
-    config, _ = read_config()
+    config = userconfig.data()
     ways = _ways if isinstance(_ways := config.get("ways"), dict) else {}
     value = ways.get("dispatch_idle_seconds")  # settings.DISPATCH_IDLE
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400:
