@@ -169,7 +169,8 @@ def test_second_dispatcher_exits_at_once(install, tmp_path):
         f"    dispatch: {{file: {{path: '{tmp_path}/o.jsonl'}}}}\n",
     )
     play(install, ["PreToolUse"])
-    assert wait_until(lambda: dispatcher_alive(install))
+    # the lock is taken a moment before dispatcher.json is written (Dispatcher.acquire)
+    assert wait_until(lambda: dispatcher_alive(install) and dispatcher_pid(install))
     first = dispatcher_pid(install)
     r = install.ways("sensors", "dispatch", "--session", SID, timeout=20)
     assert r.returncode == 0 and (r.stdout, r.stderr) == ("", "")
