@@ -18,7 +18,7 @@ import sys
 from .conftest import everything_sensor
 from .helpers import SID, dispatcher_lock, lines, play
 
-HEAVY = ("yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers")
+HEAVY = ("yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers", "_hashlib", "hmac")
 
 
 def loaded_after(install, argv: list[str]) -> tuple[int, set[str]]:
@@ -67,3 +67,12 @@ def test_a_dispatchers_whole_run_without_config_yaml_loads_no_yaml(install, tmp_
     assert code == 0
     assert len(lines(out)) == 2
     assert "yaml" not in mods and "ways_sensors.layers" not in mods
+
+
+def test_reading_sensor_files_loads_no_openssl(install, tmp_path):
+    """spec.py imports the projection and the traces' ids, which hash only when a record
+    is sent: `ways sensors list` hashes nothing, so it never loads OpenSSL (sha.py)."""
+    install.sensor("all", everything_sensor(tmp_path / "out.jsonl"))
+    code, mods = loaded_after(install, ["sensors", "list"])
+    assert code == 0
+    assert "ways_sensors.spec" in mods and not {"_hashlib", "hmac"} & mods

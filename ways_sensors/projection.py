@@ -41,14 +41,13 @@ path is only followed as deep as it has segments.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
+from . import sha
 from .conditions import is_glob
 
 ALWAYS_KEPT = frozenset(
@@ -217,7 +216,7 @@ def digest(value: Any) -> dict[str, Any]:
     from .redact import install_key
 
     data = _canonical(value)
-    mac = hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:32]
+    mac = sha.hmac_sha256_hex(install_key(), data)[:32]
     return {"hmac": mac, "size": len(data)}
 
 
@@ -242,7 +241,7 @@ def key_name(key: Any) -> str:
     from .redact import install_key
 
     data = _canonical(key)
-    return "~" + hmac.new(install_key(), data, hashlib.sha256).hexdigest()[:16]
+    return "~" + sha.hmac_sha256_hex(install_key(), data)[:16]
 
 
 def _meta_extra(extra: dict[str, Any]) -> dict[str, Any]:
