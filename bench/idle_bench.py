@@ -4,12 +4,15 @@ A throwaway install with RULES enabled async rules (file consumers, `tool_call`)
 PreToolUse spooled and a real dispatcher started on it. Once every rule delivered its
 record and the dispatcher has been quiet for SETTLE seconds, its CPU time (user +
 system, psutil) is read over WINDOW seconds. Polling workers cost CPU in proportion to
-the rules; workers that sleep until there is work cost next to nothing.
+the rules; workers that sleep until there is work cost next to nothing. With
+`--settle 0 --window 2` the window is the two seconds right after the last delivery,
+where the build loop polled its spool every 5 ms before it waited on a watch of it
+(spoolwatch.py).
 
 With --baseline DIR (an earlier commit's package folder) that code's dispatcher is
 measured too, just before this tree's, for each number of rules.
 
-Usage: python bench/idle_bench.py [--rules N ...] [--window S] [--baseline DIR]
+Usage: python bench/idle_bench.py [--rules N ...] [--window S] [--settle S] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def delivered(out: Path) -> int:
 
 
 def idle_cpu(
-    rules: int, window: float, baseline: str | None = None
+    rules: int, window: float, baseline: str | None = None, settle: float = SETTLE
 ) -> tuple[float, float, int, int, float]:
     """(CPU seconds over `window` once idle, RSS MiB, threads, the session's cursor
     files, and the dispatcher's CPU seconds until every rule delivered its record) of a
@@ -93,7 +96,7 @@ def idle_cpu(
             ps = psutil.Process(proc.pid)
             t = ps.cpu_times()
             busy = t.user + t.system
-            time.sleep(SETTLE)
+            time.sleep(settle)
             t0 = ps.cpu_times()
             time.sleep(window)
             t1 = ps.cpu_times()
@@ -110,18 +113,22 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rules", type=int, nargs="+", default=[500, 2000])
     ap.add_argument("--window", type=float, default=5.0)
+    ap.add_argument("--settle", type=float, default=SETTLE, help="seconds quiet before it")
+    ap.add_argument("--rounds", type=int, default=1, help="each measure this many times")
     ap.add_argument("--baseline", help="an earlier commit's package folder: measured too")
     args = ap.parse_args()
     print(f"idle dispatcher, python {sys.version.split()[0]}, {os.cpu_count()} cores")
     print()
     print(
-        f"| rules | CPU over {args.window:g} s idle | share of one core | RSS | threads "
+        f"| rules | CPU over {args.window:g} s, {args.settle:g} s after the last delivery "
+        "| share of one core | RSS | threads "
         "| cursor files | CPU to deliver the first record to every rule |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for n in args.rules:
-        for base in ([args.baseline] if args.baseline else []) + [None]:
-            cpu, rss, threads, cursors, busy = idle_cpu(n, args.window, base)
+        bases = ([args.baseline] if args.baseline else []) + [None]
+        for base in bases * args.rounds:  # interleaved: each round meets the same load
+            cpu, rss, threads, cursors, busy = idle_cpu(n, args.window, base, args.settle)
             name = f"{n:,}" + (f" (before: {base})" if base else "")
             print(
                 f"| {name} | {cpu:.3f} s | {100 * cpu / args.window:.2f} % | {rss:.1f} MiB "

@@ -220,11 +220,11 @@ def test_fifty_concurrent_hooks_leave_fifty_intact_entries(install, tmp_path):
         ).encode()
         for i in range(50)
     ]
-    install.hook(payload("SessionEnd"))  # warm the index first
     from ways_sensors.commands.reconcile import hook_command
 
     cmd = ["sh", "-c", hook_command(sys.executable, str(LAUNCHER))]
-    with dispatcher_lock(install):
+    with dispatcher_lock(install):  # from the warm-up: its dispatcher would clear the spool
+        install.hook(payload("SessionEnd"))  # warm the index first
         procs = [
             subprocess.Popen(
                 cmd,
