@@ -36,6 +36,7 @@ class Crew:
         self.workers: dict[str, Worker] = {}
         self.retiring: dict[str, Worker] = {}  # replaced workers finishing an attempt
         self.key = ""  # the index key the workers follow
+        self._caught_up: tuple[object, ...] | None = None  # see caught_up
 
     def sync(self, project: str) -> None:
         """Follow the index: a removed or changed rule's worker is retired, never waited
@@ -66,6 +67,18 @@ class Crew:
         """After each journal commit: a worker with work starts a thread (ondemand.py)."""
         for w in self.everyone():
             w.poke()
+
+    def caught_up(self) -> bool:
+        """Every worker is done with what the journal holds. Once it holds, it is kept
+        until the journal's end, the index key or the number of workers moves (a done
+        worker has nothing pending, so nothing else starts it again): a dispatcher with
+        nothing owed asks four times a second, and 2,000 workers took 2 ms to ask."""
+        mark = (self.journal.end, self.key, len(self.workers))
+        if mark == self._caught_up:
+            return True
+        done = all(w.done() for w in self.workers.values())
+        self._caught_up = mark if done else None
+        return done
 
     def everyone(self) -> list[Worker]:
         """The current workers and the retired ones still finishing an attempt."""

@@ -338,7 +338,7 @@ class Dispatcher:
             if idle and not self._end_if_lost():  # True: a dead client's end to drain
                 return "idle"
             poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)
-            quiet = not built and not self.journal.ended and all(w.done() for w in workers)
+            quiet = not built and not self.journal.ended and self.crew.caught_up()
             self.spool.wait(poll, MAX_POLL if quiet else 0.0)  # a frame wakes it: spoolwatch.py
 
     def _sweep_once(self) -> None:
