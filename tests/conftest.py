@@ -114,6 +114,18 @@ class Install:
             text=not isinstance(input, bytes),
         )
 
+    def python(self, code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        """`python -c code` in this install's environment and project folder (what a
+        command loads, without the console script), its output as text."""
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            env=self.env,
+            cwd=self.project,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
     def hook(
         self, payload: bytes | str | dict, *, wired: bool = True, timeout: float = 60
     ) -> subprocess.CompletedProcess:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -97,9 +95,7 @@ def test_a_dispatcher_starts_without_argparse(install):
         "code = main(['sensors', 'dispatch', '--idle', '0.1', '--', 'sid-quick']); "
         "print(code, 'argparse' in sys.modules)"
     )
-    r = subprocess.run(
-        [sys.executable, "-c", code], env=install.env, capture_output=True, text=True, timeout=60
-    )
+    r = install.python(code)
     assert r.stdout.split() == ["0", "False"], r.stderr
 
 

@@ -431,9 +431,7 @@ def test_version_imports_nothing_it_does_not_need(install):
         "print(sorted(m for m in sys.modules if m.startswith(('ways_sensors', 'argparse',"
         " 'yaml', 'msgspec', 're'))))"
     )
-    r = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=install.env
-    )
+    r = install.python(code)
     assert r.stdout.splitlines()[0].startswith("ways ")
     mods = ast.literal_eval(r.stdout.splitlines()[1])
     assert set(mods) <= {"ways_sensors", "ways_sensors.cli", "re"}  # re: site imports it

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 
 from .conftest import everything_sensor
 from .helpers import SID, dispatcher_lock, lines, play
@@ -28,14 +26,7 @@ def loaded_after(install, argv: list[str]) -> tuple[int, set[str]]:
         "import sys; from ways_sensors.cli import main; code = main(%r); "
         "print(code, sorted(m for m in sys.modules if m in %r))" % (argv, HEAVY)
     )
-    r = subprocess.run(
-        [sys.executable, "-c", code],
-        env=install.env,
-        cwd=install.project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = install.python(code)
     assert r.returncode == 0, r.stderr
     exit_code, _, mods = r.stdout.splitlines()[-1].partition(" ")
     return int(exit_code), set(ast.literal_eval(mods))

@@ -416,8 +416,6 @@ def test_dispatch_idle_seconds_is_a_known_key_with_one_default(install):
 def test_a_kept_listing_is_printed_without_the_layers_machinery(install):
     """The second `settings list` of unchanged files loads no YAML parser, no spec, no
     msgspec (their imports are most of a cold run: bench/commands_bench.py)."""
-    import subprocess
-    import sys
 
     code = (
         "import sys, contextlib, io\n"
@@ -429,9 +427,7 @@ def test_a_kept_listing_is_printed_without_the_layers_machinery(install):
     heavy = {"yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers"}
     loaded = []
     for _ in ("cold", "kept"):
-        r = subprocess.run(
-            [sys.executable, "-c", code], env=install.env, capture_output=True, text=True
-        )
+        r = install.python(code)
         assert r.returncode == 0, r.stderr
         loaded.append(set(r.stdout.split()))
     assert heavy <= loaded[0] and not heavy & loaded[1]

@@ -182,14 +182,7 @@ def test_without_textual_the_tab_says_how_to_install_it_and_exits_2(install):
         "import sys; sys.modules['textual'] = None; "  # an import of it now fails
         "from ways_sensors.cli import main; sys.exit(main(['sensors', 'tui']))"
     )
-    r = subprocess.run(
-        [sys.executable, "-c", hide],
-        env=install.env,
-        cwd=install.project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = install.python(hide)
     assert r.returncode == 2
     assert r.stdout == ""
     assert r.stderr.count("\n") == 1, r.stderr
