@@ -34,8 +34,18 @@ MASK = IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW
 DRAIN = 64 * 1024  # bytes of queued events read per call; all of them are read
 
 
+_found: list[tuple[Any, Any] | None] = []  # _libc's answer, looked up once
+
+
 def _libc() -> tuple[Any, Any] | None:
-    """libc's inotify_init1 and inotify_add_watch, or None where they are missing."""
+    """libc's inotify_init1 and inotify_add_watch, or None where they are missing; looked
+    up once (a spool folder not made yet is tried again at each quiet wait)."""
+    if not _found:
+        _found.append(_lookup())
+    return _found[0]
+
+
+def _lookup() -> tuple[Any, Any] | None:
     try:
         import ctypes
 
