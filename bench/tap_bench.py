@@ -1,6 +1,6 @@
 """What `tap.offer` costs a worker per batch: with no tap running, and with one.
 
-The worker calls services/tap.py's `offer` once per batch, before its first attempt.
+The worker calls state/taps.py's `offer` once per batch, before its first attempt.
 With no tap it answers from a cached look at the taps folder (refreshed at most every
 LOOK_EVERY seconds: one listdir of a folder that does not exist); with a tap of the
 rule it appends the batch's lines under an flock. Both are timed in-process over
@@ -24,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from ways_sensors import taps  # noqa: E402
 from ways_sensors.pipeline import dumps  # noqa: E402
 from ways_sensors.services import tap  # noqa: E402
 
@@ -55,14 +56,14 @@ def main() -> None:
         for _ in range(args.rounds):
             results["dumps one record"].append(per_call_ns(lambda: dumps(RECORD), args.calls))
             results["offer, no tap"].append(
-                per_call_ns(lambda: tap.offer("a/b", [line], str(state)), args.calls)
+                per_call_ns(lambda: taps.offer("a/b", [line], str(state)), args.calls)
             )
         t = tap.Tap(["a/b"], str(state))
-        tap._seen = (-1e9, {})
+        taps._seen = (-1e9, {})
         try:
             for _ in range(args.rounds):
                 results["offer, one tap of the rule"].append(
-                    per_call_ns(lambda: tap.offer("a/b", [line], str(state)), args.calls // 10)
+                    per_call_ns(lambda: taps.offer("a/b", [line], str(state)), args.calls // 10)
                 )
                 os.ftruncate(t.fd, 0)  # the reader keeps up
         finally:

@@ -12,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ways_sensors.errors import BROKEN_PIPE, INTERRUPTED, LOG_MAX, UNEXPECTED
+from ways_sensors.errorlog import LOG_MAX
+from ways_sensors.errors import BROKEN_PIPE, INTERRUPTED, UNEXPECTED
 from ways_sensors.files import lock_path, locked
 
 from .conftest import payload

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+from ways_sensors import taps
 from ways_sensors.services import tap
 
 
@@ -13,17 +14,17 @@ def test_offer_reaches_the_rule_and_its_sensor_and_stays_bounded(tmp_path, monke
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
-    monkeypatch.setattr(tap, "_seen", (-1e9, {}))
-    monkeypatch.setattr(tap, "TAP_CAP", 20)
+    monkeypatch.setattr(taps, "_seen", (-1e9, {}))
+    monkeypatch.setattr(taps, "TAP_CAP", 20)
     t = tap.Tap(["team/calls", "other"], str(state))
     try:
-        tap.offer("team/calls", [b'{"n":1}'], str(state))
-        tap.offer("team/prompts", [b'{"n":2}'], str(state))  # not tapped
-        tap.offer("other/any", [b'{"n":3}'], str(state))  # its sensor is
+        taps.offer("team/calls", [b'{"n":1}'], str(state))
+        taps.offer("team/prompts", [b'{"n":2}'], str(state))  # not tapped
+        taps.offer("other/any", [b'{"n":3}'], str(state))  # its sensor is
         got = os.pread(t.fd, 1 << 16, 0)
         assert got == b'{"n":1}\n{"n":3}\n'
-        tap.offer("team/calls", [b'{"n":4}'], str(state))  # 24 bytes unread > 20
-        tap.offer("team/calls", [b'{"n":5}'], str(state))  # dropped: the cap
+        taps.offer("team/calls", [b'{"n":4}'], str(state))  # 24 bytes unread > 20
+        taps.offer("team/calls", [b'{"n":5}'], str(state))  # dropped: the cap
         assert os.pread(t.fd, 1 << 16, 0) == got + b'{"n":4}\n'
         log = (tmp_path / "agent-ways" / "events.log").read_text().splitlines()
         dropped = [json.loads(x) for x in log if "tap.dropped" in x]
@@ -45,8 +46,8 @@ def test_a_dead_taps_files_are_swept_and_never_offered_to(tmp_path, monkeypatch)
     dead = 2**22 + 12345  # above pid_max's default: no such process
     (where / f"{dead}.tap").write_text(json.dumps({"pid": dead, "rules": ["a/b"]}))
     (where / f"{dead}.jsonl").write_text("")
-    monkeypatch.setattr(tap, "_seen", (-1e9, {}))
-    tap.offer("a/b", [b"{}"], str(state))
+    monkeypatch.setattr(taps, "_seen", (-1e9, {}))
+    taps.offer("a/b", [b"{}"], str(state))
     assert (where / f"{dead}.jsonl").read_text() == ""  # not a live tap: nothing written
     t = tap.Tap(["a/b"], str(state))
     t.close()

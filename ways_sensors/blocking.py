@@ -72,7 +72,7 @@ def run(
     `idx`: the index the hook decided on (read again when not given)."""
     import gc
 
-    # a short process whose work is bounded (hook.MAX_PAYLOAD, the deadline): the
+    # a short process whose work is bounded (index.MAX_PAYLOAD, the deadline): the
     # collector's passes over the ~70 modules imported below cost it about 2 ms
     # (bench/RESULTS.md, Blocking path cost), and what it builds is freed by refcount
     gc.disable()

@@ -164,8 +164,8 @@ def _stdout_gone() -> int:
 
 def _unexpected(command: str, exc: Exception) -> int:
     """One line on stderr naming the command, the error and where its traceback went
-    (errors.py's log), counted content-free in events.log; never the traceback itself."""
-    from . import errors, events
+    (errorlog.py), counted content-free in events.log; never the traceback itself."""
+    from . import errorlog, errors, events
 
     events.log("cli.unexpected", command=command, error=type(exc).__name__)
     what = type(exc).__name__
@@ -173,7 +173,7 @@ def _unexpected(command: str, exc: Exception) -> int:
     if detail:
         what += f": {detail}"
     try:
-        where = "details in " + errors.log_unexpected(command, exc)
+        where = "details in " + errorlog.log_unexpected(command, exc)
     except Exception as log_exc:  # the state root itself is broken: say so, still one line
         where = f"its details could not be logged ({type(log_exc).__name__}: {log_exc})"
     try:

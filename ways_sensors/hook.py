@@ -38,11 +38,11 @@ launcher is three lines and its logic lives here.
 import sys
 import time  # already loaded by the interpreter's start-up: free
 
+from .index import MAX_PAYLOAD
 from .roots import posix
 
 STARTED = time.monotonic()  # the blocking path's shared deadline counts from here
 
-MAX_PAYLOAD = 64 << 20
 # string_field's bound: quotes stepped over before giving up (a real payload's routing
 # keys sit behind about 20; a hostile one costs at most ~0.1 s, then reads as absent)
 SCAN_STEPS = 100_000

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 # the agent of entries, records and commands that name none: spelled here, once
 DEFAULT = "claude-code"
+# the largest hook payload read (the hook drains and drops a larger one); verify/read.py
+# bounds a record line by it
+MAX_PAYLOAD = 64 << 20
 
 
 class AgentFace:

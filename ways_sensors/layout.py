@@ -95,7 +95,7 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     events.log, events.log.1            events.py
         one content-free JSON line per event, one O_APPEND write each, by everyone;
         past events.LOG_MAX it becomes events.log.1. SIGKILL: whole lines only.
-    errors.log, errors.log.1            errors.py
+    errors.log, errors.log.1            errorlog.py
         the CLI's unexpected errors, one write per entry, rotated past errors.LOG_MAX.
         SIGKILL: whole entries only.
     keys/                               evidence/keys.py (formats; SIGKILL)
@@ -105,6 +105,9 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
     previews.json                       previews.py
         which command-made rules still wait for `ways sensors test`, rewritten in place
         under an flock. SIGKILL: as counters.
+    taps/<pid>.tap, taps/<pid>.jsonl    taps.py
+        a live tap's registration and the records offered to it; removed by the tap as
+        it ends, or by the next tap once its process is gone. SIGKILL: whole lines only.
 """
 
 from . import roots
@@ -231,6 +234,9 @@ class Layout:
 
     def previews(self) -> str:
         return self._at("previews.json")
+
+    def taps(self) -> str:
+        return self._at("taps")
 
     def lock(self, digest: str) -> str:
         """A config file's lock; `digest` is files.py's hash of the locked path."""

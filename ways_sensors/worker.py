@@ -37,14 +37,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import blocking, counters, delivery, events, refinish, unfinished
+from . import (
+    blocking,
+    counters,
+    delivery,
+    events,
+    refinish,
+    taps,  # `ways sensors tap`: the batch as the target gets it
+    unfinished,
+)
 from .cursor import Batch, encode_batch, load_cursor
 from .journal import Clock, Journal
 from .ondemand import OnDemand
 from .pipeline import dumps, finish, match
 from .readahead import ReadAhead
 from .rules import LoadedRule
-from .services import tap  # `ways sensors tap`: the batch as the target gets it
 from .session import Session
 from .timing import batch_for
 
@@ -301,7 +308,9 @@ class Worker(OnDemand):
         atomic write (lazily when it only moves past records the rule does not take)."""
         st = self.state
         if self.sealer is not None:  # the batch's leaves, and its signed checkpoint last
-            self.sealer.close_batch(b, st)
+            cp = self.sealer.close_batch(b.records, st)
+            if cp is not None:
+                b.add(cp, dumps(cp))
         new_segment = b.segment != st["segment"]
         st["segment"], st["offset"] = b.segment, b.offset
         st["rule_seq"], st["hash"] = b.rule_seq, b.hash
@@ -346,7 +355,7 @@ class Worker(OnDemand):
                 return
         if self.lines is None or len(self.lines) != len(recs):
             self.lines = [dumps(r) for r in recs]  # a batch left pending by a killed dispatcher
-        tap.offer(self.rule.label, self.lines, self.session.layout.root)
+        taps.offer(self.rule.label, self.lines, self.session.layout.root)
         settled = delivery.until_settled(
             self.rule,
             recs,

@@ -45,9 +45,7 @@ from typing import Any
 
 from .. import events, secure
 from ..counters import Tally
-from ..cursor import Batch
 from ..layout import Layout
-from ..pipeline import dumps
 from . import merkle, witness
 from .keys import Keyring, machine_name
 from .note import Note, b64, checkpoint
@@ -145,13 +143,12 @@ class Sealer:
 
     # --- a batch -------------------------------------------------------------------------
 
-    def close_batch(self, b: Batch, st: dict[str, Any]) -> None:
-        """The worker's commit: the batch's records become leaves, and its checkpoint
-        record goes last in the batch (the cursor commits both in one step)."""
-        if b.records:
-            cp = self.seal(b.records, st)
-            if cp is not None:
-                b.add(cp, dumps(cp))
+    def close_batch(
+        self, records: list[dict[str, Any]], st: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The worker's commit: the batch's records become leaves, and the checkpoint
+        returned goes last in the batch (the cursor commits both in one step)."""
+        return self.seal(records, st) if records else None
 
     def reseal(self, st: dict[str, Any], sealed: list[dict[str, Any]]) -> None:
         """The pending batch was finished again (refinish.py: the rule changed while it

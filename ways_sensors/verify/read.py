@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .. import chain
-from ..hook import MAX_PAYLOAD
+from ..index import MAX_PAYLOAD
 
 # A record is built from one hook payload (at most MAX_PAYLOAD) plus transcript text,
 # and masking can lengthen it; no genuine line comes near four payloads.
