@@ -201,7 +201,7 @@ def drain(
         root = Path(tmp)
         env, count = install(root, target, single, receiver)
         os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
-        from ways_sensors import spool
+        from ways_sensors.state import spool
 
         sid = "bench-drain"
         for i in range(records):
@@ -229,7 +229,7 @@ def drain(
 def latency(target: str, events: int, receiver: Receiver | None) -> list[float]:
     """Milliseconds from starting the wired hook to the record at the consumer."""
     from ways_sensors.commands.reconcile import hook_command
-    from ways_sensors.launch import launcher_path
+    from ways_sensors.dispatch.launch import launcher_path
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

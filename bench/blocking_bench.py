@@ -35,7 +35,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     from ways_sensors.commands.reconcile import hook_command
-    from ways_sensors.launch import launcher_path
+    from ways_sensors.dispatch.launch import launcher_path
 
     server = Server("hang")
     times = []

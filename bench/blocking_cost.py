@@ -63,7 +63,7 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, help="another checkout's hook, matching rule")
     args = ap.parse_args()
     from ways_sensors.commands.reconcile import hook_command
-    from ways_sensors.launch import launcher_path
+    from ways_sensors.dispatch.launch import launcher_path
 
     hook = hook_command(sys.executable, launcher_path())
     with tempfile.TemporaryDirectory() as tmp:

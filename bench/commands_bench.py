@@ -8,7 +8,7 @@ same load (medians and ratios from the same rounds):
   ways --version          the console script, nothing but the version
   ways settings list      every key of the shipped sensors and the user's sensor files
                           (--files N of --rules M rules each; default 10 of 5), as kept
-                          by the previous run (ways_sensors/listcache.py)
+                          by the previous run (ways_sensors/services/listcache.py)
   settings list, cold     the same with nothing kept (the first run after an edit)
   tab first paint         `ways sensors tui` in a pseudo-terminal, from the start of the
                           process until the table's first row (the name of the shipped

@@ -64,7 +64,7 @@ def count_lines(path: Path) -> int:
 
 def latency(events: int) -> tuple[list[float], float]:
     from ways_sensors.commands.reconcile import hook_command
-    from ways_sensors.launch import launcher_path
+    from ways_sensors.dispatch.launch import launcher_path
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -102,7 +102,7 @@ def throughput(records: int) -> tuple[float, float, float]:
         root = Path(tmp)
         env, out = fixture(root)
         os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
-        from ways_sensors import spool
+        from ways_sensors.state import spool
 
         sid = "bench-throughput"
         body = json.dumps({**PAYLOAD, "session_id": sid}).encode()

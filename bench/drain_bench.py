@@ -82,7 +82,7 @@ sys.exit(main())
 def spooled(root: Path, records: int) -> tuple[dict[str, str], object]:
     env, count = install(root, "file", False, None)
     os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
-    from ways_sensors import spool
+    from ways_sensors.state import spool
 
     for i in range(records):
         spool.append(SID, "PreToolUse", time.time_ns(), env["CLAUDE_PROJECT_DIR"], payload(SID, i))
@@ -115,10 +115,12 @@ def reference(records: int, same_record: bool = True) -> float:
     import hashlib
     import json
 
-    from ways_sensors import chain, redact, spool
     from ways_sensors import records as recs
-    from ways_sensors.events import iso_utc
-    from ways_sensors.pipeline import dumps
+    from ways_sensors import redact
+    from ways_sensors.pipeline import chain
+    from ways_sensors.pipeline.stages import dumps
+    from ways_sensors.state import spool
+    from ways_sensors.state.events import iso_utc
 
     with tempfile.TemporaryDirectory() as tmp:
         env, _ = spooled(Path(tmp), records)

@@ -214,7 +214,7 @@ def per_agent(runs: int) -> None:
     """The no-select and hand-off medians of every agent's wired hook."""
     from ways_sensors import agents
     from ways_sensors.commands.reconcile import hook_command
-    from ways_sensors.launch import launcher_path
+    from ways_sensors.dispatch.launch import launcher_path
 
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
@@ -276,7 +276,7 @@ def main() -> int:
         per_agent(args.runs)
         return 0
     from ways_sensors.commands.reconcile import hook_command
-    from ways_sensors.launch import launcher_path
+    from ways_sensors.dispatch.launch import launcher_path
 
     py = sys.executable
     ways = str(Path(py).parent / "ways")

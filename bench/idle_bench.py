@@ -74,7 +74,7 @@ def idle_cpu(
         sid = "bench-idle"
         body = json.dumps({**PAYLOAD, "session_id": sid})
         emit = (
-            "import sys, time; from ways_sensors import spool; "
+            "import sys, time; from ways_sensors.state import spool; "
             "spool.append(sys.argv[1], 'PreToolUse', time.time_ns(), sys.argv[2], "
             "sys.argv[3].encode())"
         )

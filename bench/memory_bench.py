@@ -89,7 +89,7 @@ def peak_rss(size: int) -> tuple[float, int, float]:
         )
         sid = "bench-memory"
         emit = (
-            "import sys, time; from ways_sensors import spool; "
+            "import sys, time; from ways_sensors.state import spool; "
             "spool.append(sys.argv[1], 'PreToolUse', time.time_ns(), sys.argv[2], "
             "sys.argv[3].encode())"
         )

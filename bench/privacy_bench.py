@@ -244,7 +244,7 @@ def corpus() -> dict:
 
 
 def verify_100k() -> float:
-    from ways_sensors import chain
+    from ways_sensors.pipeline import chain
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.jsonl"

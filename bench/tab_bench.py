@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 TICKS = r"""
 import json, statistics, sys, time
-from ways_sensors.layers import load
+from ways_sensors.config.layers import load
 from ways_sensors.services import catalog, status
 from ways_sensors.tui import rows as model
 cat = load()

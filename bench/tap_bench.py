@@ -24,9 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ways_sensors import taps  # noqa: E402
-from ways_sensors.pipeline import dumps  # noqa: E402
+from ways_sensors.pipeline.stages import dumps  # noqa: E402
 from ways_sensors.services import tap  # noqa: E402
+from ways_sensors.state import taps  # noqa: E402
 
 RECORD = json.loads(
     (sorted((REPO / "tests" / "fixtures").glob("records-v1/*.jsonl"))[0])

@@ -73,7 +73,7 @@ def drain(
             f"encoding: {encoding or 'json'}}}}}\n"
         )
         os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
-        from ways_sensors import spool
+        from ways_sensors.state import spool
 
         sid = f"bench-{case}"
         for i in range(records // 2):

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/setup.sh"
 .venv/bin/ruff check ways_sensors tests bench scripts
 .venv/bin/ruff format --check ways_sensors tests bench scripts
-.venv/bin/python -m ways_sensors.schemas --check
+.venv/bin/python -m ways_sensors.config.schemas --check
 .venv/bin/mypy
 set +e
 .venv/bin/python -m pytest "$@"

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ways_sensors.spec import SECTIONS
+from ways_sensors.config.spec import SECTIONS
 
 from .e2e.harness import VERSION
 
@@ -70,7 +70,7 @@ class Install:
     def layout(self):
         """The install's state root as the code sees it: in-process state access with
         no change to os.environ."""
-        from ways_sensors.layout import Layout
+        from ways_sensors.state.layout import Layout
 
         return Layout(str(self.state_root))
 

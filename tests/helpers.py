@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 
-from ways_sensors import spool
+from ways_sensors.state import spool
 
 from .conftest import ALL_SECTIONS, LAUNCHER, payload
 
@@ -84,7 +84,7 @@ def records(path: Path) -> list[dict]:
 
 def cursor_of(install, key: str, sid: str = SID) -> dict | None:
     """A rule's cursor as the session's cursor log holds it, its pending batch read."""
-    from ways_sensors.cursorread import read_cursor
+    from ways_sensors.state.cursorread import read_cursor
 
     return read_cursor(str(install.sessions() / sid / "cursors"), key)
 

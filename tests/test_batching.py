@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ways_sensors.cursor import encode_batch
+from ways_sensors.dispatch.cursor import encode_batch
 from ways_sensors.targets import ACCEPTED, Context, Item
 from ways_sensors.targets import file as file_target
 

@@ -23,8 +23,8 @@ import msgspec
 import pytest
 
 from ways_sensors import index
-from ways_sensors.indexbuild import render
-from ways_sensors.specdecode import decode_rule
+from ways_sensors.config.indexbuild import render
+from ways_sensors.config.specdecode import decode_rule
 
 from .conftest import kill_dispatchers
 from .victims import ATTACKER, BAIT, Victim, victim_ids  # noqa: F401

@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ways_sensors.errorlog import LOG_MAX
 from ways_sensors.errors import BROKEN_PIPE, INTERRUPTED, UNEXPECTED
-from ways_sensors.files import lock_path, locked
+from ways_sensors.state.errorlog import LOG_MAX
+from ways_sensors.state.files import lock_path, locked
 
 from .conftest import payload
 from .helpers import spawn, wait_for_open

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ways_sensors.conditions import ConditionError, compile_where, resolve
+from ways_sensors.config.conditions import ConditionError, compile_where, resolve
 
 REC = {
     "agent_type": "main",

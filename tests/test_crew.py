@@ -4,13 +4,13 @@ polling it (dispatcher.py, spoolwatch.py), asked without walking every worker ag
 from __future__ import annotations
 
 from ways_sensors import records
-from ways_sensors.crew import Crew
-from ways_sensors.journal import Journal
-from ways_sensors.layout import Layout
-from ways_sensors.rules import LoadedRule
-from ways_sensors.session import Session
-from ways_sensors.specdecode import decode_rule
-from ways_sensors.worker import Worker
+from ways_sensors.config.rules import LoadedRule
+from ways_sensors.config.specdecode import decode_rule
+from ways_sensors.dispatch.crew import Crew
+from ways_sensors.dispatch.journal import Journal
+from ways_sensors.dispatch.worker import Worker
+from ways_sensors.state.layout import Layout
+from ways_sensors.state.session import Session
 
 SID = "5d0c6a8e-3f7e-4d8a-9a51-6c1f2e0b7a11"
 

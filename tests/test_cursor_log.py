@@ -62,7 +62,7 @@ def test_a_session_with_many_rules_keeps_one_cursor_file_at_rest(install, tmp_pa
         assert wait_until(lambda: cursor_files(install) == ["cursors.log"], timeout=30), (
             cursor_files(install)[:5]
         )
-    from ways_sensors.cursorread import read_states
+    from ways_sensors.state.cursorread import read_states
 
     states = read_states(str(install.sessions() / SID / "cursors"))
     assert len(states) == rules
@@ -195,8 +195,8 @@ def test_an_older_versions_cursor_files_are_migrated_with_their_pending_batch(in
 def test_a_commit_writes_one_line_whatever_the_number_of_rules(tmp_path):
     """2,000 rules committing 5 times each: the bytes written (the kernel's own count,
     /proc/self/io `wchar`) stay linear in the commits, compaction included."""
-    from ways_sensors.cursorlog import COMPACT_FLOOR, CursorLog
-    from ways_sensors.cursorread import read_states
+    from ways_sensors.state.cursorlog import COMPACT_FLOOR, CursorLog
+    from ways_sensors.state.cursorread import read_states
 
     root = tmp_path / "state"
     folder = root / "sessions" / "s" / "cursors"
@@ -230,7 +230,7 @@ def test_opening_the_log_repairs_a_torn_tail_and_removes_orphans(tmp_path):
     it), a compaction's temporary file; and an older version's `<key>.json`. The next
     dispatcher's opening keeps the last whole line of each rule and the batch it names,
     and leaves nothing else behind."""
-    from ways_sensors.cursorlog import CursorLog
+    from ways_sensors.state.cursorlog import CursorLog
 
     root = tmp_path / "state"
     folder = root / "sessions" / "s" / "cursors"

@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from ways_sensors.deadletters import DEADLETTER_MAX
+from ways_sensors.pipeline.deadletters import DEADLETTER_MAX
 
 from .helpers import counters_of, dispatcher_alive, wait_until
 from .servers import Server

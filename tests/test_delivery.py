@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import stat
 
-from ways_sensors import delivery
+from ways_sensors.pipeline import delivery
 from ways_sensors.targets.base import permanent, retryable
 
 from .conftest import payload

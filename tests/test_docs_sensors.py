@@ -9,8 +9,8 @@ from pathlib import Path
 
 import msgspec
 
-from ways_sensors.conditions import OPERATORS
-from ways_sensors.spec import SECTIONS, Batch, Fields, Rule, SensorFile
+from ways_sensors.config.conditions import OPERATORS
+from ways_sensors.config.spec import SECTIONS, Batch, Fields, Rule, SensorFile
 from ways_sensors.targets import TARGETS
 
 DOC = (Path(__file__).parent.parent / "docs" / "sensors.md").read_text()

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from ways_sensors.errors import WriteError
-from ways_sensors.files import lock_path, locked
+from ways_sensors.state.files import lock_path, locked
 
 from .helpers import spawn, wait_for_open
 
 HOLDER = """
 import sys
-from ways_sensors.files import locked
+from ways_sensors.state.files import locked
 with locked(sys.argv[1], state=sys.argv[2]):
     print("held", flush=True)
     sys.stdin.read()

@@ -69,8 +69,8 @@ def test_the_dispatch_command_takes_the_id_after_a_double_dash(install):
 def test_the_dispatchers_own_forms_are_read_as_argparse_reads_them():
     """commands/dispatch.quick_args reads the forms launch.py starts without argparse;
     whatever it reads, argparse reads the same, and what it leaves argparse reads."""
-    from ways_sensors.cliparser import build_parser
     from ways_sensors.commands.dispatch import quick_args
+    from ways_sensors.commands.parser import build_parser
 
     quick = (["--", "x"], ["--", "-abc"], ["--session", "x"], ["--resume-owed"],
              ["--idle", "0.2", "--", "--weird-id"], ["--session", "x", "--idle", "1e3"],

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ways_sensors.clihelp import OPTION_HELP, commands
-from ways_sensors.cliparser import build_parser
+from ways_sensors.commands.help import OPTION_HELP, commands
+from ways_sensors.commands.parser import build_parser
 
 WAYS = str(Path(sys.executable).parent / "ways")
 TREE = commands(build_parser())

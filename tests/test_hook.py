@@ -338,7 +338,7 @@ def test_fast_path_imports_only_the_standard_library(install, tmp_path):
 @pytest.mark.parametrize("sid", ["cb52034e-a092-4d13-98b6-9b8a283f4375", "a", "x_" * 60])
 def test_the_hook_spells_the_pending_marker_as_the_layout_does(install, sid, monkeypatch):
     from ways_sensors import hook
-    from ways_sensors.layout import Layout
+    from ways_sensors.state.layout import Layout
 
     for root in (str(install.root / "state"), str(install.root / "state") + "/", "/"):
         monkeypatch.setenv("XDG_STATE_HOME", root)

@@ -30,7 +30,7 @@ def tool_call(command: str) -> dict:
 def test_the_catastrophic_pattern_is_evaluated_at_once():
     script = f"""
 import json, sys
-from ways_sensors.conditions import compile_where
+from ways_sensors.config.conditions import compile_where
 where = compile_where({{"data.input.command": {{"matches": {CATASTROPHIC!r}}}}})
 cases = [{HOSTILE!r}, {HOSTILE!r} * 50_000, "ls la tmp", "\\ud83d" + {HOSTILE!r}]
 print(json.dumps([where({{"data": {{"input": {{"command": c}}}}}}) for c in cases]))
@@ -163,7 +163,7 @@ def test_blocking_where_is_evaluated_only_inside_the_cap(install, tmp_path, monk
     )
     for k, v in install.env.items():
         monkeypatch.setenv(k, v)
-    from ways_sensors import blocking
+    from ways_sensors.dispatch import blocking
 
     data = json.dumps(tool_call("ls la tmp")).encode()
     late = time.monotonic() - 10.5

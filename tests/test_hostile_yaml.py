@@ -183,7 +183,7 @@ def test_a_rebuild_in_the_hook_leaves_its_process_lean(install, tmp_path):
         assert len(entries(install)) == 1  # the index was built and the event spooled
     assert not ({"yaml", "msgspec", "re2", "re", "json", "site"} & mods)
     assert list((install.root / "cache").rglob("*.idx"))
-    assert "ways_sensors.layers" not in mods
+    assert "ways_sensors.config.layers" not in mods
 
 
 def test_settings_set_refuses_a_bomb_instead_of_expanding_it(install):

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ways_sensors import index
-from ways_sensors.indexbuild import render
-from ways_sensors.spec import SECTIONS
+from ways_sensors.config.indexbuild import render
+from ways_sensors.config.spec import SECTIONS
 
 SECTION_SETS = st.frozensets(st.sampled_from(SECTIONS))
 # key lines name paths: any text, a path's undecodable bytes as surrogateescape's

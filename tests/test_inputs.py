@@ -61,7 +61,7 @@ def test_a_nested_event_name_before_the_real_one_never_routes(install, tmp_path)
     assert (rec["section"], rec["hook_event"]) == ("tool_call", "PreToolUse")
     assert rec["data"]["extra"]["x"] == {"hook_event_name": "Stop"}
     # the spool frame says what the record says
-    from ways_sensors import spool
+    from ways_sensors.state import spool
 
     seg = next((install.sessions() / SID / "spool").glob("*.seg"), None)
     if seg is not None:  # the dispatcher may have dropped a finished segment

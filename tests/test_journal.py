@@ -7,13 +7,13 @@ import json
 import threading
 
 from ways_sensors import records
-from ways_sensors.cursorread import read_cursor
-from ways_sensors.journal import FIRST_SEGMENT, Journal
-from ways_sensors.layout import Layout
-from ways_sensors.rules import LoadedRule
-from ways_sensors.session import Session
-from ways_sensors.specdecode import decode_rule
-from ways_sensors.worker import Worker
+from ways_sensors.config.rules import LoadedRule
+from ways_sensors.config.specdecode import decode_rule
+from ways_sensors.dispatch.journal import FIRST_SEGMENT, Journal
+from ways_sensors.dispatch.worker import Worker
+from ways_sensors.state.cursorread import read_cursor
+from ways_sensors.state.layout import Layout
+from ways_sensors.state.session import Session
 
 from .helpers import no_checkpoints
 

@@ -79,7 +79,7 @@ def test_where_dispatch_and_lists_are_replaced_whole(install, tmp_path):
     assert rules["c"]["layer"] == "project"
     assert rules["a"]["layer"] == "project"
     assert rules["b"]["layer"] == "user"
-    from ways_sensors.layers import merge
+    from ways_sensors.config.layers import merge
 
     merged = merge({"where": {"x": 1, "y": 2}, "k": {"a": 1}}, {"where": {"x": 3}, "k": {"b": 2}})
     assert merged == {"where": {"x": 3}, "k": {"a": 1, "b": 2}}

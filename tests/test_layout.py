@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from ways_sensors import cursorread
-from ways_sensors import layout as layout_mod
-from ways_sensors.layout import Layout, rule_key, rule_label, split_rule_key, split_rule_label
+from ways_sensors.state import cursorread
+from ways_sensors.state import layout as layout_mod
+from ways_sensors.state.layout import Layout, rule_key, rule_label, split_rule_key, split_rule_label
 
 SID = "5c1e7a2b-3f4d-4e8a-9b6c-0d2f1a3b4c5d"
 
@@ -55,7 +55,7 @@ def test_every_path_is_under_the_root_and_named_in_the_table(tmp_path):
 
 
 def test_the_default_root_is_xdg_state_and_an_explicit_root_wins(tmp_path):
-    code = "from ways_sensors.layout import Layout; print(Layout().root)"
+    code = "from ways_sensors.state.layout import Layout; print(Layout().root)"
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "xdg")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == f"{tmp_path}/xdg/agent-ways"
@@ -134,8 +134,8 @@ def test_a_torn_journal_is_cut_back_in_process_under_an_explicit_root(tmp_path, 
     """A crash case without a process or an environment: a dispatcher killed after
     appending to the journal but before committing the build cursor. The next one cuts
     the uncommitted bytes away before it builds again."""
-    from ways_sensors.dispatcher import Dispatcher
-    from ways_sensors.journal import FIRST_SEGMENT, frame
+    from ways_sensors.dispatch.dispatcher import Dispatcher
+    from ways_sensors.dispatch.journal import FIRST_SEGMENT, frame
 
     for var in ("XDG_STATE_HOME", "HOME"):  # anything read from the default root fails
         monkeypatch.setenv(var, "/nonexistent/not-here")

@@ -9,7 +9,7 @@ import stat
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from ways_sensors import counters
+from ways_sensors.state import counters
 
 from .helpers import counters_of, dispatcher_alive, dispatcher_done, wait_until
 from .servers import Server

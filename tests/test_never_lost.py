@@ -14,22 +14,14 @@ import hashlib
 import json
 import os
 import stat
-import time
 from pathlib import Path
 
 import pytest
 
+from .helpers import wait_until
+
 ATTACKER = 65534  # nobody
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
-
-
-def wait_until(pred, timeout: float = 30.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 def records(path: Path) -> list[dict]:

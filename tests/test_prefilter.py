@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from ways_sensors import agents, index, prefilter
-from ways_sensors.conditions import compile_where
+from ways_sensors.config.conditions import compile_where
 from ways_sensors.hook import string_field
 from ways_sensors.records import envelope
 
@@ -171,7 +171,12 @@ def test_a_blocking_rule_that_holds_loads_its_own_target_kind_only(install, tmp_
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     mods = modules_on_path(install, tmp_path, json.dumps(pre).encode())
     assert "ways_sensors.targets.file" in mods  # the rule's kind: it did deliver
-    unwanted = {"ways_sensors.spec", "ways_sensors.specdecode", "ways_sensors.layers", "yaml"}
+    unwanted = {
+        "ways_sensors.config.spec",
+        "ways_sensors.config.specdecode",
+        "ways_sensors.config.layers",
+        "yaml",
+    }
     unwanted |= {f"ways_sensors.targets.{k}" for k in ("http", "command", "otlp", "syslog")}
     # nor msgspec (the file kind's Spec is read as plain attributes; json writes the
     # line), nor site-packages at all: the largest costs of a matching rule before
@@ -209,7 +214,7 @@ def test_a_blocking_command_rule_runs_its_command_without_subprocess_or_typing(i
     mods = modules_on_path(install, tmp_path, json.dumps(pre).encode())
     assert {"ways_sensors.targets.command", "ways_sensors.targets.spawn"} <= mods
     unwanted = {"subprocess", "locale", "selectors", "typing", "_hashlib", "hashlib", "random"}
-    unwanted |= {"dataclasses", "inspect", "msgspec", "site", "ways_sensors.spec"}
+    unwanted |= {"dataclasses", "inspect", "msgspec", "site", "ways_sensors.config.spec"}
     # nor re (masking's patterns come from regex.py's cache, filled by the run above)
     # and what it brings, nor json (jsoncore.py), threading, contextlib or signal.py
     unwanted |= {"re", "enum", "functools", "collections", "json", "threading"}

@@ -11,7 +11,7 @@ from pathlib import Path
 import genai_prices
 import pytest
 
-from ways_sensors import pricing
+from ways_sensors.dispatch import pricing
 
 from .conftest import kill_dispatchers
 from .helpers import dispatcher_alive, lines, wait_until

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from ways_sensors import projection
-from ways_sensors.spec import Fields, SpecError
-from ways_sensors.specdecode import decode_rule
+from ways_sensors.config import projection
+from ways_sensors.config.spec import Fields, SpecError
+from ways_sensors.config.specdecode import decode_rule
 
 from .conftest import ALL_SECTIONS
 from .helpers import lines, no_checkpoints, wait_until

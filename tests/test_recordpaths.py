@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ways_sensors.recordpaths import DATA, USAGE, envelope, impossible
-from ways_sensors.spec import SECTIONS
+from ways_sensors.config.recordpaths import DATA, USAGE, envelope, impossible
+from ways_sensors.config.spec import SECTIONS
 
 DOC = (Path(__file__).parent.parent / "docs" / "records.md").read_text()
 

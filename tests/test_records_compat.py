@@ -19,7 +19,7 @@ import pytest
 from ways_sensors import records
 from ways_sensors.agents.claude_code import adapter
 from ways_sensors.agents.claude_code.tracker import Tracker
-from ways_sensors.schemas import Record, record_schema
+from ways_sensors.config.schemas import Record, record_schema
 
 OLD = Path(__file__).parent / "fixtures" / "records-v1"
 NEW_FIXTURES = Path(__file__).parent / "fixtures" / "claude-code-2.1.332"

@@ -15,25 +15,17 @@ from pathlib import Path
 
 import psutil
 
-from ways_sensors import events, retention
+from ways_sensors.dispatch import retention
+from ways_sensors.state import events
 
 from .conftest import everything_sensor, kill_dispatchers
-from .helpers import cursor_of
+from .helpers import cursor_of, wait_until
 from .sessions import ScriptedSession
 
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
 PROMPT = f"use the token {SECRET} for the quokka deploy"
 REPLY = f"I pushed with {SECRET}; the axolotl_reply_text follows"
 QUEUED = "also look at the tapir_queued_text please"
-
-
-def wait_until(pred, timeout: float = 30.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 def records(path: Path) -> list[dict]:

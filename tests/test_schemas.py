@@ -6,8 +6,8 @@ import json
 
 import yaml
 
-from ways_sensors import schemas
-from ways_sensors.spec import SECTIONS
+from ways_sensors.config import schemas
+from ways_sensors.config.spec import SECTIONS
 
 from .conftest import REPO
 
@@ -15,7 +15,9 @@ from .conftest import REPO
 def test_committed_schemas_are_not_stale():
     for name, text in schemas.rendered().items():
         committed = (REPO / "schema" / name).read_text()
-        assert committed == text, f"schema/{name} is stale: run python -m ways_sensors.schemas"
+        assert committed == text, (
+            f"schema/{name} is stale: run python -m ways_sensors.config.schemas"
+        )
 
 
 def test_sensor_schema_describes_the_spec():
@@ -40,7 +42,7 @@ def test_sensor_schema_describes_the_spec():
 
 
 def test_shipped_sensors_are_valid_documented_and_disabled():
-    from ways_sensors.specdecode import decode_sensor
+    from ways_sensors.config.specdecode import decode_sensor
 
     for path in sorted((REPO / "sensors").glob("*.yaml")):
         text = path.read_text()

@@ -6,14 +6,9 @@ import typing
 
 import pytest
 
-from ways_sensors.sections import SECTIONS
-from ways_sensors.spec import (
-    DEFAULT_QUEUE_CAP,
-    Section,
-    SpecError,
-    parse_duration,
-)
-from ways_sensors.specdecode import decode_sensor
+from ways_sensors.config.sections import SECTIONS
+from ways_sensors.config.spec import DEFAULT_QUEUE_CAP, Section, SpecError, parse_duration
+from ways_sensors.config.specdecode import decode_sensor
 
 FILE = {"file": {"path": "/tmp/x.jsonl"}}
 

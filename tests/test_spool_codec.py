@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ways_sensors import spool
+from ways_sensors.state import spool
 
 # any text a payload's event, agent or project could carry: control characters, quotes,
 # backslashes, non-ASCII, and lone surrogates (a path decoded with surrogateescape)

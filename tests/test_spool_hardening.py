@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ways_sensors import spool
+from ways_sensors.state import spool
 
 from .conftest import LAUNCHER, payload
 from .helpers import SID, dispatcher_alive, lines, play, start_dispatcher, status, wait_until
@@ -241,7 +241,7 @@ def test_an_end_and_an_immediate_resume_never_strand_a_frame(install, tmp_path):
 def owe(install, sids: list[str], rule: str) -> None:
     """Sessions whose dispatcher exited owing `rule` its records, as it leaves them: a
     prompt and the end in each spool, and a pending marker naming the rule."""
-    from ways_sensors.session import Session
+    from ways_sensors.state.session import Session
 
     for sid in sids:
         for event in ("UserPromptSubmit", "SessionEnd"):
@@ -304,7 +304,7 @@ def test_a_start_retries_owed_sessions_a_few_at_a_time_and_backs_off(install, tm
     """30 sessions owe records to a consumer that is down. A session start brings no herd:
     one resumer, a few dispatchers at a time; the consumer fails again, so its rule backs
     off, the other sessions wait for it, and the next start retries nobody."""
-    from ways_sensors import resume
+    from ways_sensors.dispatch import resume
 
     remote_sensor(install, free_port())  # nobody listens
     owed = [f"owed-{i:02d}" for i in range(30)]
@@ -326,7 +326,7 @@ def test_a_start_retries_owed_sessions_a_few_at_a_time_and_backs_off(install, tm
 
 @pytest.mark.slow
 def test_a_start_delivers_every_owed_session_a_few_at_a_time(install, tmp_path):
-    from ways_sensors import resume
+    from ways_sensors.dispatch import resume
 
     port = free_port()
     remote_sensor(install, port)

@@ -1,4 +1,4 @@
-"""The dispatcher's wait on its spool folder (ways_sensors/spoolwatch.py): a writer in
+"""The dispatcher's wait on its spool folder (ways_sensors/dispatch/spoolwatch.py): a writer in
 another process wakes it; with nothing owed it neither polls nor misses a frame."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 
 import psutil
 
-from ways_sensors.spoolwatch import SpoolWatch
+from ways_sensors.dispatch.spoolwatch import SpoolWatch
 
 from .conftest import everything_sensor
 from .helpers import SID, dispatcher_pid, lines, play, wait_until

@@ -16,7 +16,14 @@ import json
 from .conftest import everything_sensor
 from .helpers import SID, dispatcher_lock, lines, play
 
-HEAVY = ("yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers", "_hashlib", "hmac")
+HEAVY = (
+    "yaml",
+    "msgspec",
+    "ways_sensors.config.spec",
+    "ways_sensors.config.layers",
+    "_hashlib",
+    "hmac",
+)
 
 
 def loaded_after(install, argv: list[str]) -> tuple[int, set[str]]:
@@ -44,7 +51,7 @@ def test_a_dispatcher_without_config_yaml_loads_no_yaml(install):
     assert not (install.config_root / "config.yaml").exists()
     code, mods = loaded_after(install, ["sensors", "dispatch", "--", "sid-no-config"])
     assert code == 0
-    assert "yaml" not in mods and "ways_sensors.layers" not in mods
+    assert "yaml" not in mods and "ways_sensors.config.layers" not in mods
 
 
 def test_a_dispatchers_whole_run_without_config_yaml_loads_no_yaml(install, tmp_path):
@@ -57,7 +64,7 @@ def test_a_dispatchers_whole_run_without_config_yaml_loads_no_yaml(install, tmp_
     code, mods = loaded_after(install, ["sensors", "dispatch", "--idle", "0.3", "--", SID])
     assert code == 0
     assert len(lines(out)) == 2
-    assert "yaml" not in mods and "ways_sensors.layers" not in mods
+    assert "yaml" not in mods and "ways_sensors.config.layers" not in mods
 
 
 def test_reading_sensor_files_loads_no_openssl(install, tmp_path):
@@ -66,4 +73,4 @@ def test_reading_sensor_files_loads_no_openssl(install, tmp_path):
     install.sensor("all", everything_sensor(tmp_path / "out.jsonl"))
     code, mods = loaded_after(install, ["sensors", "list"])
     assert code == 0
-    assert "ways_sensors.spec" in mods and not {"_hashlib", "hmac"} & mods
+    assert "ways_sensors.config.spec" in mods and not {"_hashlib", "hmac"} & mods

@@ -29,9 +29,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ways_sensors.files import lock_path
+from ways_sensors.state.files import lock_path
 
 from .conftest import kill_dispatchers
+from .helpers import wait_until
 from .victims import ATTACKER, BAIT, PROMPT, SECRET, Victim, victim_ids  # noqa: F401
 
 NEW_RULE = "{sections: [tool_call], dispatch: {file: {path: ~/made.jsonl}}}"
@@ -88,15 +89,6 @@ def stop_dispatcher(v: Victim, sid: str) -> None:
             if free():
                 return
     raise AssertionError(f"the dispatcher of {sid} would not stop")
-
-
-def wait_until(pred, timeout: float = 30.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return pred()
 
 
 def records(path: Path) -> list[dict]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import os
 
-from ways_sensors import taps
 from ways_sensors.services import tap
+from ways_sensors.state import taps
 
 
 def test_offer_reaches_the_rule_and_its_sensor_and_stays_bounded(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ways_sensors.chain import GENESIS, link
+from ways_sensors.pipeline.chain import GENESIS, link
 
 from .helpers import SID, cursor_of, dispatcher_lock, lines, records, start_dispatcher, wait_until
 

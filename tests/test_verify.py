@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from ways_sensors import chain, spool
+from ways_sensors.pipeline import chain
+from ways_sensors.state import spool
 from ways_sensors.verify import LINE_CAP
 
 from .conftest import payload

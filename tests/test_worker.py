@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import threading
 
-from ways_sensors import counters, records
-from ways_sensors.journal import Journal
-from ways_sensors.layout import Layout
-from ways_sensors.rules import LoadedRule
-from ways_sensors.session import Session
-from ways_sensors.specdecode import decode_rule
-from ways_sensors.worker import Worker
+from ways_sensors import records
+from ways_sensors.config.rules import LoadedRule
+from ways_sensors.config.specdecode import decode_rule
+from ways_sensors.dispatch.journal import Journal
+from ways_sensors.dispatch.worker import Worker
+from ways_sensors.state import counters
+from ways_sensors.state.layout import Layout
+from ways_sensors.state.session import Session
 
 from .servers import Server
 

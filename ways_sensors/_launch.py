@@ -12,9 +12,9 @@ through it too. Stdlib-only, import-free.
 import sys
 
 sys.path[0] = __file__.rpartition("/")[0].rpartition("/")[0] or "/"  # the package's parent
-from ways_sensors.hook import launched  # noqa: E402
+from ways_sensors.hook import launched  # noqa: E402 (after sys.path is set)
 
 launched(sys.argv[1:])  # the hook leaves from in here; any other command comes back
-from ways_sensors.cli import main  # noqa: E402
+from ways_sensors.cli import main  # noqa: E402 (only when the hook did not leave)
 
 sys.exit(main(sys.argv[1:]))

@@ -68,7 +68,7 @@ def _escape_output() -> None:
     """Every human output goes through table.Escaping: a control character from a
     sensor file (a cloned repository's) reaches the terminal as text, never as a
     command. The tab escapes its own cells (tui/rows.py)."""
-    from .table import Escaping
+    from .services.table import Escaping
 
     if not isinstance(sys.stdout, Escaping):
         sys.stdout = Escaping(sys.stdout)
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 command = "sensors dispatch"
                 return dispatch.run(quick)
         first = argv[0] if argv and not argv[0].startswith("-") else None
-        from .cliparser import build_parser, group_parser
+        from .commands.parser import build_parser, group_parser
 
         parser = build_parser(first if first in GROUPS else None)
         args = parser.parse_args(argv)
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _stdout_gone()
     except Exception as exc:  # the boundary: one line here, the traceback in errors.log
-        from .secure import UnsafeState
+        from .state.secure import UnsafeState
 
         if isinstance(exc, UnsafeState):  # a state path refused (secure.py): say which, why
             print(f"ways: {exc.message}", file=sys.stderr)
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 def _hook_usage() -> None:
     """`ways hook sensors --help`: the hook's usage on stderr (its stdout belongs to the
     agent, which reads it), then exit 0, as the hook always does."""
-    from .cliparser import build_parser, group_parser
+    from .commands.parser import build_parser, group_parser
 
     parser = build_parser()
     hook = group_parser(parser, "hook")
@@ -165,7 +165,8 @@ def _stdout_gone() -> int:
 def _unexpected(command: str, exc: Exception) -> int:
     """One line on stderr naming the command, the error and where its traceback went
     (errorlog.py), counted content-free in events.log; never the traceback itself."""
-    from . import errorlog, errors, events
+    from . import errors
+    from .state import errorlog, events
 
     events.log("cli.unexpected", command=command, error=type(exc).__name__)
     what = type(exc).__name__

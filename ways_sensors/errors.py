@@ -27,7 +27,6 @@ INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 BROKEN_PIPE = 141  # stdout's reader went away (`ways ... | head`): 128 + SIGPIPE
 
 
-
 class WaysError(Exception):
     code = FAILED
 

@@ -192,7 +192,7 @@ def read_stdin() -> bytes | None:
 
 
 def _log(kind: str, **fields: object) -> None:
-    from . import events  # only when there is something to say
+    from .state import events  # only when there is something to say
 
     events.log(kind, **fields)
 
@@ -263,7 +263,7 @@ def run(args: list[str]) -> None:
     project = roots.project_dir(face.PROJECT_ENV)
     idx, key = index.fresh(project)
     if idx is None:  # the slow half, only when the key changed; bounded (indexbuild.py)
-        from . import indexbuild
+        from .config import indexbuild
 
         idx = indexbuild.rebuild(project, key, index.HOOK_BUDGET)
     wants_async = [s for s in sections if s in idx.async_sections]
@@ -282,7 +282,7 @@ def run(args: list[str]) -> None:
             return
 
     ts_ns = time.time_ns()
-    from . import spool
+    from .state import spool
 
     session_id = session()
     if not roots.valid_session_id(session_id):
@@ -298,20 +298,20 @@ def run(args: list[str]) -> None:
         tp = posix.environ.get(b"TRACEPARENT")  # the client's trace (traces/context.py)
         trace = tp[:MAX_TRACEPARENT].decode("ascii", "replace") if tp else ""
         spool.append(session_id, event, ts_ns, project, data, size, face.NAME, trace)
-        from . import launch
+        from .dispatch import launch
 
         launch.ensure_dispatcher(session_id)
         if starts:
             _resume_pending(True, session_id)
     if wants_blocking:
-        from . import blocking
+        from .dispatch import blocking
 
         job = (session_id, event, ts_ns, project, data, wants_blocking, STARTED)
         blocking.run(*job, agent=face.NAME, idx=idx)  # the index decided on, not re-read
 
 
 def _has_spool(sid: str | None) -> bool:
-    from .layout import Layout, valid_session_id
+    from .state.layout import Layout, valid_session_id
 
     if not valid_session_id(sid):
         return False
@@ -330,7 +330,7 @@ def _resume_pending(session_start: bool, sid: str | None) -> None:
     from . import roots
 
     if session_start:
-        from . import launch
+        from .dispatch import launch
 
         launch.ensure_resumer()
         return
@@ -340,7 +340,7 @@ def _resume_pending(session_start: bool, sid: str | None) -> None:
         posix.stat(pending_marker(sid))
     except OSError:
         return  # the common case: imports nothing more (launch brings secure.py)
-    from . import launch
+    from .dispatch import launch
 
     launch.ensure_dispatcher(sid)
 

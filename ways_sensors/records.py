@@ -29,9 +29,9 @@ import _thread  # threading's, without its import: ~1 ms of a blocking hook (ben
 
 from . import jsoncore
 from .depth import bounded
-from .events import iso_utc, log
 from .index import DEFAULT
 from .plain import Plain
+from .state.events import iso_utc, log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

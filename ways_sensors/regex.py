@@ -135,7 +135,8 @@ def save() -> None:
     _learned.clear()
     import marshal
 
-    from . import roots, secure
+    from . import roots
+    from .state import secure
 
     try:
         data = marshal.dumps(merged)

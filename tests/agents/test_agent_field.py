@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ways_sensors.schemas import record_schema
+from ways_sensors.config.schemas import record_schema
 
 from ..conftest import payload
 from .fixtures import CODEX, load, records, run_hook

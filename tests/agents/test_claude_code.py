@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from ways_sensors import spool
 from ways_sensors.agents.claude_code.builder import Builder
 from ways_sensors.agents.claude_code.tracker import Tracker
+from ways_sensors.state import spool
 
 from ..conftest import LAUNCHER, everything_sensor, payload
 from ..helpers import PY, SID, dispatcher_lock, entries, lines

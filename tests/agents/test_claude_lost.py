@@ -19,6 +19,7 @@ import pytest
 from ways_sensors.commands.reconcile import hook_command
 
 from ..conftest import LAUNCHER
+from ..helpers import wait_until
 
 SID = "7d3c2b1a-0f9e-4d8c-b7a6-5e4d3c2b1a09"
 SECTIONS = (
@@ -33,15 +34,6 @@ for p in payloads:
 print("done", flush=True)
 sys.stdin.read()  # alive until killed (or told to go)
 """
-
-
-def wait_until(pred, timeout: float = 60.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return bool(pred())
 
 
 class Scene:

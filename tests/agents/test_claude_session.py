@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from ways_sensors import spool
 from ways_sensors.agents.claude_code import builder as builder_module
 from ways_sensors.agents.claude_code import links
 from ways_sensors.agents.claude_code.builder import Builder
 from ways_sensors.agents.claude_code.tracker import Tracker
+from ways_sensors.state import spool
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "claude-code-2.1.332"
 T0 = 1_796_000_000_000_000_000

@@ -171,7 +171,7 @@ def test_a_turn_s_tokens_cached_thoughts_and_tool_prompts_and_several_models(tmp
     assert u["api_calls"] == 2 and u["models"] == ["gemini-2.5-pro", "gemini-2.5-flash"]
     assert r.data["model"] == "gemini-2.5-flash"
     assert json.loads(b.state())["read"] == len(data)  # an offset, no content at rest
-    from ways_sensors import pricing
+    from ways_sensors.dispatch import pricing
 
     assert pricing.price(r.data["model"], u, "gemini", None) == (
         "the reply's calls used several models"

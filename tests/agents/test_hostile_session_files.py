@@ -13,21 +13,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from ..conftest import LAUNCHER, Install
-
-
-def wait_until(pred, timeout: float = 30.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
+from ..helpers import wait_until
 
 
 def records(path: Path) -> list[dict]:

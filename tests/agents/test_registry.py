@@ -9,7 +9,7 @@ import pytest
 
 from ways_sensors import agents
 from ways_sensors.agents import protocols
-from ways_sensors.spec import SECTIONS
+from ways_sensors.config.spec import SECTIONS
 
 from ..conftest import REPO
 

@@ -398,7 +398,7 @@ def test_the_kept_listing_follows_every_change_of_its_files(install, tmp_path):
 def test_dispatch_idle_seconds_is_a_known_key_with_one_default(install):
     """The key the dispatcher reads (commands/dispatch.py) is one `settings` knows, with
     the dispatcher's own default."""
-    from ways_sensors.dispatcher import IDLE
+    from ways_sensors.dispatch.dispatcher import IDLE
 
     r = install.ways("settings", "get", "ways.dispatch_idle_seconds", "--json")
     assert r.returncode == 0, r.stderr
@@ -424,7 +424,7 @@ def test_a_kept_listing_is_printed_without_the_layers_machinery(install):
         "    main(['settings', 'list'])\n"
         "print(' '.join(sorted(sys.modules)))\n"
     )
-    heavy = {"yaml", "msgspec", "ways_sensors.spec", "ways_sensors.layers"}
+    heavy = {"yaml", "msgspec", "ways_sensors.config.spec", "ways_sensors.config.layers"}
     loaded = []
     for _ in ("cold", "kept"):
         r = install.python(code)

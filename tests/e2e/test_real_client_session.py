@@ -25,21 +25,12 @@ import pytest
 
 from ways_sensors.agents.claude_code.permissions import decision_of
 
-from ..helpers import no_checkpoints
+from ..helpers import no_checkpoints, wait_until
 from . import harness, messages_api, usage_truth
 from .terminal import Terminal, trust
 
 pytestmark = pytest.mark.slow
 IDLE = 3  # seconds: the dispatcher goes idle during the permission wait, client alive
-
-
-def wait_until(check, timeout: float = 90, step: float = 0.2) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(step)
-    return False
 
 
 def sent(truth, event, **fields):

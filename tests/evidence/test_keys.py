@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ways_sensors.evidence.keys import Keyring
-from ways_sensors.layout import Layout
+from ways_sensors.state.layout import Layout
 
 from . import independent as ind
 
@@ -167,7 +167,8 @@ def test_key_files_are_written_and_read_as_cryptography_does_without_its_seriali
     except keys.KeyError_:
         pass
     code = (
-        "import sys; from ways_sensors.evidence.keys import Keyring; from ways_sensors.layout "
+        "import sys; from ways_sensors.evidence.keys import Keyring; "
+        "from ways_sensors.state.layout "
         f"import Layout; r = Keyring(Layout({str(tmp_path / 'other')!r}), epoch_seconds=3600); "
         "r.sign('x\\n', 'n'); print('cryptography.hazmat.primitives.serialization' in sys.modules)"
     )

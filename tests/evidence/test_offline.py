@@ -13,9 +13,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ways_sensors import chain
 from ways_sensors.evidence import merkle, note
 from ways_sensors.evidence.keys import Keyring
+from ways_sensors.pipeline import chain
 
 from ..conftest import payload
 from ..helpers import SID, spool_directly

@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ways_sensors.chain import seal
-from ways_sensors.pipeline import dumps
+from ways_sensors.pipeline.chain import seal
+from ways_sensors.pipeline.stages import dumps
 
 SID = "379ca3ad-bf11-4ee5-99cf-3d61ea8d7fe2"
 SHELL_CALL = {"tool_name": "Bash", "tool_use_id": "toolu_01", "tool_kind": "shell",

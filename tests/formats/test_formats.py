@@ -9,8 +9,8 @@ import json
 import pytest
 
 from ways_sensors import formats
-from ways_sensors.chain import link
 from ways_sensors.formats import ecs, ocsf, severity, splunk_hec
+from ways_sensors.pipeline.chain import link
 
 from . import samples
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ways_sensors import __version__
-from ways_sensors.pipeline import dumps
+from ways_sensors.pipeline.stages import dumps
 from ways_sensors.targets import (
     ACCEPTED,
     ERROR,

@@ -9,10 +9,10 @@ import threading
 import msgspec
 import pytest
 
-from ways_sensors import settings
+from ways_sensors.config import settings
+from ways_sensors.config.spec import Dispatch, SpecError, sensor_schema
+from ways_sensors.config.specdecode import decode_rule
 from ways_sensors.errors import UsageError
-from ways_sensors.spec import Dispatch, SpecError, sensor_schema
-from ways_sensors.specdecode import decode_rule
 from ways_sensors.targets import STDLIB_KINDS, TARGETS, names
 
 from ..conftest import REPO
@@ -108,9 +108,9 @@ def test_a_blocking_rule_s_plain_form_reads_back_as_the_rule(kind):
     kind it answers what the decoded rule answers, its consumer's Spec included."""
     import json
 
-    from ways_sensors import rules
-    from ways_sensors.indexbuild import plain
-    from ways_sensors.timing import batch_for
+    from ways_sensors.config import rules
+    from ways_sensors.config.indexbuild import plain
+    from ways_sensors.config.timing import batch_for
 
     rule = decode_rule(
         {
@@ -150,7 +150,7 @@ def test_a_blocking_command_or_file_rule_is_read_and_sent_without_msgspec(tmp_pa
     import subprocess
     import sys
 
-    from ways_sensors.indexbuild import plain
+    from ways_sensors.config.indexbuild import plain
 
     out = tmp_path / "out.jsonl"
     forms = [
@@ -161,10 +161,11 @@ def test_a_blocking_command_or_file_rule_is_read_and_sent_without_msgspec(tmp_pa
     ]  # fmt: skip
     code = (
         "import json, sys, time\n"
-        "from ways_sensors import rules, delivery\n"
+        "from ways_sensors.config import rules\n"
+        "from ways_sensors.pipeline import delivery\n"
         "from ways_sensors.targets import STDLIB_KINDS, Context, Item, get\n"
         "assert STDLIB_KINDS == ('file', 'command')\n"
-        "from ways_sensors.pipeline import dumps\n"
+        "from ways_sensors.pipeline.stages import dumps\n"
         "for form in json.loads(sys.argv[1]):\n"
         "    r = rules._plain(form)\n"
         "    line = dumps({'a': 1, 'x': float('nan')})\n"

@@ -16,8 +16,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from ways_sensors.config.specdecode import decode_sensor
 from ways_sensors.formats import severity
-from ways_sensors.specdecode import decode_sensor
 from ways_sensors.targets import (
     ACCEPTED,
     ERROR,

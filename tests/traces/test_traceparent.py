@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ways_sensors import spool
+from ways_sensors.state import spool
 from ways_sensors.traces import context
 from ways_sensors.traces import ids as spans
 

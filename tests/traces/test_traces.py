@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ways_sensors.layout import Layout
+from ways_sensors.state.layout import Layout
 from ways_sensors.traces import export
 from ways_sensors.traces import ids as spans
 
@@ -195,7 +195,7 @@ def test_an_async_subagent_nests_under_the_call_whose_result_named_it():
 def test_a_span_s_time_is_events_unix_nano_s_whatever_the_form(ts):
     """The spans' fast path for the records' own form of time gives what the general
     parser gives, for that form and for every other (which it hands to the parser)."""
-    from ways_sensors.events import unix_nano
+    from ways_sensors.state.events import unix_nano
     from ways_sensors.traces.clock import Clock
 
     clock = Clock()

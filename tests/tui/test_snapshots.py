@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from ways_sensors import counters
+from ways_sensors.state import counters
 from ways_sensors.tui.app import SensorsApp
 
 from ..conftest import Install, kill_dispatchers

@@ -18,8 +18,8 @@ builder reads as its event table and the recoveries its agent needs:
 
 from __future__ import annotations
 
-from ..events import iso_utc
 from ..records import Draft
+from ..state.events import iso_utc
 from . import tool_kinds
 
 TYPE_CHECKING = False

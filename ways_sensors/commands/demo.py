@@ -23,9 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..launch import launcher_path
-from ..layout import Layout
+from ..dispatch.launch import launcher_path
 from ..roots import APP
+from ..state.layout import Layout
 
 SENSOR = """\
 # The demo's sensor: three rules, three kinds of consumer.

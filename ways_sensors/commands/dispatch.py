@@ -21,7 +21,7 @@ import gc
 from types import SimpleNamespace
 
 from ..errors import UsageError
-from ..layout import valid_session_id
+from ..state.layout import valid_session_id
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def quick_args(argv: list[str]) -> SimpleNamespace | None:
 def idle_seconds(default: float) -> float:
     """`ways.dispatch_idle_seconds`, else `default`. With no config.yaml the YAML reader
     is not even loaded (userconfig.py): the dispatcher needs it for nothing else."""
-    from .. import userconfig
+    from ..config import userconfig
 
     config = userconfig.data()
     ways = _ways if isinstance(_ways := config.get("ways"), dict) else {}
@@ -73,7 +73,7 @@ def idle_seconds(default: float) -> float:
 
 def run(args: argparse.Namespace | SimpleNamespace) -> int:
     if args.resume_owed:  # the resumer, started by the hook at a session start
-        from ..resume import run_owed
+        from ..dispatch.resume import run_owed
 
         return run_owed()
     given = [s for s in (args.session_id, args.session) if s is not None]
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         raise UsageError(f"{session!r} is not a session id")
     gc.disable()  # while loading (the module docstring says why); dispatcher.run enables it
     try:
-        from ..dispatcher import IDLE, Dispatcher
+        from ..dispatch.dispatcher import IDLE, Dispatcher
 
         idle = args.idle if args.idle is not None else idle_seconds(IDLE)
         return Dispatcher(session, idle=idle).run()

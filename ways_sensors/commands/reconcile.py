@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import agents
 from ..agents import matcher_groups
+from ..dispatch.launch import launcher_path
 from ..errors import UsageError, WaysError, WriteError
-from ..files import locked, replace_atomically
-from ..launch import launcher_path
+from ..state.files import locked, replace_atomically
 
 if TYPE_CHECKING:
     import argparse
@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
 def enabled_summary(project: str | None) -> str:
     """How many rules the hook will act on; with none, the one command that changes it
     (a wired hook with no enabled rule records nothing, by design, and says nothing)."""
-    from ..layers import load
+    from ..config.layers import load
 
     cat = load(os.path.abspath(project) if project else None)
     on = [

@@ -11,9 +11,11 @@ import argparse
 import json
 import time
 
-from .. import index, launch, layout, spool
+from .. import index
+from ..dispatch import launch
 from ..errors import InvalidError, UsageError
 from ..records import WAY_EVENT
+from ..state import layout, spool
 from . import read_json_object
 
 KINDS = ("fired", "suppressed", "judged")

@@ -20,8 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from .. import table
 from ..errors import UsageError
+from ..services import table
 from ..services.explain import Explained, explain_event, explain_payload
 from . import read_json_object
 

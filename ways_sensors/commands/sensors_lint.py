@@ -17,21 +17,21 @@ from __future__ import annotations
 import argparse
 import json
 
-from .. import table
+from ..config.lint import lint, lint_paths
 from ..errors import INVALID
-from ..lint import lint, lint_paths
+from ..services import table
 
 
 def run(args: argparse.Namespace) -> int:
     if args.paths:
         cat = lint_paths(args.paths)
     else:
-        from ..layers import load
+        from ..config.layers import load
 
         cat = load(args.project)
     problems = lint(cat, config=not args.paths)
     if args.check_targets:
-        from ..lint import target_problems
+        from ..config.lint import target_problems
 
         problems += target_problems(cat)
     errors = [p for p in problems if p.severity == "error"]

@@ -20,9 +20,8 @@ import argparse
 import json
 from typing import Any
 
-from .. import table
-from ..layers import Catalog, load
-from ..services import catalog
+from ..config.layers import Catalog, load
+from ..services import catalog, table
 
 
 def as_json(cat: Catalog) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from ..errors import UsageError
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..layers import load
+    from ..config.layers import load
     from ..services.tap import Tap, pretty
 
     cat = load(args.project)

@@ -13,7 +13,7 @@ from ..errors import UsageError
 
 def run(args: argparse.Namespace) -> int:
     try:
-        import textual  # noqa: F401
+        import textual  # noqa: F401 (is the tui extra installed?)
     except ImportError:
         raise UsageError(
             "`ways sensors tui` needs Textual, which the tui extra installs",

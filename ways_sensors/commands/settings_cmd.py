@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..table import show
+from ..services.table import show
 
 # services/settings.py loads every layer's machinery (YAML, the spec's types): each
 # command imports it when it runs, so `list` can answer from listcache.py without it
@@ -46,7 +46,7 @@ def cmd_help(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .. import listcache, table
+    from ..services import listcache, table
 
     rows = listcache.listing(_project(args))
     if args.json:
@@ -80,8 +80,8 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 
 def cmd_unset(args: argparse.Namespace) -> int:
+    from ..config.settings import PROJECT_SENSORS
     from ..services import settings as service
-    from ..settings import PROJECT_SENSORS
 
     done = service.unset_setting(args.key, _project(args))
     if getattr(args, "json", False):

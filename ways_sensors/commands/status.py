@@ -43,23 +43,26 @@ import json
 import os
 from typing import Any
 
-from .. import counters, table
+from ..dispatch.spoolread import read_faults
 from ..errors import NOT_RECORDING
 from ..services import status as service
-from ..spoolread import read_faults
+from ..services import table
+from ..state import counters
 
 SHOWN = counters.KINDS
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import retention, roots, secure  # the state root: checked first, and its size
+    from .. import roots
+    from ..dispatch import retention
+    from ..state import secure  # the state root: checked first, and its size
 
     try:
         secure.ensure_private_dir(roots.state_root(), roots.state_root(), create=False)
     except FileNotFoundError:
         pass  # nothing recorded yet
     if getattr(args, "prometheus", False):
-        from .. import metrics
+        from ..dispatch import metrics
 
         print(metrics.render(), end="")
         return 0
@@ -124,14 +127,19 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-EVIDENCE = ("witness_conflicts", "witness_cosigned", "witness_resyncs", "witness_errors",
-            "checkpoint_errors")  # fmt: skip
+EVIDENCE = (
+    "witness_conflicts",
+    "witness_cosigned",
+    "witness_resyncs",
+    "witness_errors",
+    "checkpoint_errors",
+)
 
 
 def evidence() -> list[dict[str, Any]]:
     """Per rule with any: the signed-checkpoint counters (evidence/sealer.py). A witness
     conflict is an alarm: a witness holds another history of one of the rule's trees."""
-    from ..layout import rule_label, split_rule_key
+    from ..state.layout import rule_label, split_rule_key
 
     out = []
     for rid, totals in counters.read_all().items():

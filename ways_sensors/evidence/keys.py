@@ -47,8 +47,8 @@ from contextlib import contextmanager
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from .. import events, secure
-from ..layout import Layout
+from ..state import events, secure
+from ..state.layout import Layout
 from . import merkle
 from .note import ED25519, Note, NoteError, Signer, Verifier, checkpoint, parse, parse_vkey
 from .note import verify as verify_note
@@ -353,7 +353,7 @@ def _pkcs8_seed(text: str) -> bytes | None:
 
 def epoch_seconds() -> float:
     """`ways.evidence.epoch_seconds` from config.yaml (a positive number), else 3600."""
-    from ..layers import read_config
+    from ..config.layers import read_config
 
     try:
         config, _ = read_config()

@@ -43,9 +43,9 @@ import os
 import time
 from typing import Any
 
-from .. import events, secure
-from ..counters import Tally
-from ..layout import Layout
+from ..state import events, secure
+from ..state.counters import Tally
+from ..state.layout import Layout
 from . import merkle, witness
 from .keys import Keyring, machine_name
 from .note import Note, b64, checkpoint

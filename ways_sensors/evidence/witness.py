@@ -77,7 +77,7 @@ class Answer(Plain):
 def configured(config: dict[str, Any] | None = None) -> tuple[list[Witness], list[str]]:
     """The witnesses of config.yaml's `ways.witness`, and a line per entry refused."""
     if config is None:
-        from ..layers import read_config
+        from ..config.layers import read_config
 
         config, _ = read_config()
     node = config.get("ways") if isinstance(config, dict) else None

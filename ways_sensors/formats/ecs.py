@@ -48,8 +48,13 @@ VERSION: Final = "9.0.0"
 MEDIA_TYPE: Final = "application/json"
 BATCH: Final[Literal["array", "lines"]] = "array"
 
-TOOL_CATEGORY: Final = {"shell": "process", "read": "file", "edit": "file", "write": "file",
-                        "web": "web"}  # fmt: skip
+TOOL_CATEGORY: Final = {
+    "shell": "process",
+    "read": "file",
+    "edit": "file",
+    "write": "file",
+    "web": "web",
+}
 
 
 def _category_type(section: str, data: dict[str, Any]) -> tuple[str, str]:

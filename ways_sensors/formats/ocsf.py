@@ -78,8 +78,15 @@ ACTIVITY_NAMES: Final = {
     "app_error": {1: "General Error"},
 }
 UNMAPPED_FIELDS: Final = (
-    "section", "seq", "rule_seq", "agent_type", "project", "hook_event", "prompt_id", "test",
-)  # fmt: skip
+    "section",
+    "seq",
+    "rule_seq",
+    "agent_type",
+    "project",
+    "hook_event",
+    "prompt_id",
+    "test",
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -208,8 +215,9 @@ def event(record: dict[str, Any], line: bytes) -> dict[str, Any]:
     _class_fields(key, ev, record, data)
     chain = record.get("chain")
     if isinstance(chain, dict) and chain.get("hash"):
-        ev["observables"] = [{"name": "ways.chain.hash", "type_id": 99, "type": "Other",
-                              "value": str(chain["hash"])}]  # fmt: skip
+        ev["observables"] = [
+            {"name": "ways.chain.hash", "type_id": 99, "type": "Other", "value": str(chain["hash"])}
+        ]
     ev["unmapped"] = {"ways": {k: record[k] for k in UNMAPPED_FIELDS if k in record}}
     ev["raw_data"] = line.decode("utf-8", ERRORS)
     return ev

@@ -42,7 +42,7 @@ class KeyRefused(Exception):
 
 
 def key_path() -> str:
-    from ..layout import Layout
+    from ..state.layout import Layout
 
     return Layout().redaction_key()
 
@@ -86,7 +86,7 @@ def _read(path: str) -> bytes:
 
 def _repaired(path: str, mode: int) -> None:
     """Log a repaired key mode (content-free), as secure.py logs a repaired state file."""
-    from .. import events
+    from ..state import events
 
     events.log("state.repaired", path=os.path.basename(path), mode=f"{mode:04o}")
 

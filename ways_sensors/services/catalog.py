@@ -15,12 +15,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .. import previews
-from ..layers import Catalog, LoadedSensor, Problem, load
-from ..layout import rule_label
-from ..lint import content_off_machine, destination, off_machine
-from ..projection import describe
-from ..rules import LoadedRule
+from ..config.layers import Catalog, LoadedSensor, Problem, load
+from ..config.lint import content_off_machine, destination, off_machine
+from ..config.projection import describe
+from ..config.rules import LoadedRule
+from ..state import previews
+from ..state.layout import rule_label
 
 SHORT_OPS = {
     "equals": "=",

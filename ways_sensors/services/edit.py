@@ -22,14 +22,15 @@ from typing import Any
 import msgspec.inspect as mi
 import yaml
 
-from .. import previews, yamlwrite
+from ..config import yamlwrite
+from ..config.layers import Catalog, LoadedSensor, _validate
+from ..config.lint import rule_warnings
+from ..config.rules import LoadedRule
+from ..config.settings import describe, layer_file, plain
+from ..config.spec import Rule, SpecError
 from ..errors import InvalidError
-from ..layers import Catalog, LoadedSensor, _validate
-from ..layout import rule_label
-from ..lint import rule_warnings
-from ..rules import LoadedRule
-from ..settings import describe, layer_file, plain
-from ..spec import Rule, SpecError
+from ..state import previews
+from ..state.layout import rule_label
 from .settings import SetResult, _merged, help_for, parse_value, set_setting
 
 ORDER = ("enabled", "sections", "where", "match", "dispatch", "mode", "timeout")

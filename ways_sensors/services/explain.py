@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import agents, index
-from ..conditions import resolve
+from ..config.conditions import resolve
+from ..config.layers import Catalog, LoadedSensor, load
+from ..config.rules import LoadedRule
 from ..errors import UsageError
-from ..layers import Catalog, LoadedSensor, load
 from ..records import WAY_EVENT, Draft, envelope, way_event
-from ..rules import LoadedRule
 from .preview import adapter_for, transcript_for
 
 SHOWN = 60  # characters of a value seen, in a reason
@@ -140,7 +140,7 @@ def explain_record(cat: Catalog, record: dict[str, Any]) -> Explained:
             seen.add(p.path)
             out.append(Verdict(p.sensor, False, f"file refused: {p.path}:{p.line}: {p.message}"))
     for src in cat.refused:
-        from ..layers import stem
+        from ..config.layers import stem
 
         out.append(
             Verdict(stem(src.path), False, f"file refused: project not allowed ({src.path})")

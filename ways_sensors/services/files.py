@@ -17,13 +17,14 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .. import previews, yamlwrite
+from ..config import yamlwrite
+from ..config.layers import load
+from ..config.settings import layer_file, plain
+from ..config.spec import NAME_RE
 from ..errors import InvalidError, UsageError, WriteError
-from ..files import lock_path, locked
-from ..layers import load
-from ..layout import rule_label
-from ..settings import layer_file, plain
-from ..spec import NAME_RE
+from ..state import previews
+from ..state.files import lock_path, locked
+from ..state.layout import rule_label
 from . import project_folder
 
 

@@ -26,13 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import agents, delivery
+from .. import agents
+from ..config.layers import Catalog, load
+from ..config.rules import LoadedRule
+from ..config.spec import SECTIONS
 from ..errors import UsageError
-from ..layers import Catalog, load
-from ..pipeline import finish
+from ..pipeline import delivery
+from ..pipeline.stages import finish
 from ..records import WAY_EVENT, Draft, envelope, way_event
-from ..rules import LoadedRule
-from ..spec import SECTIONS
 from ..targets import ACCEPTED
 
 SESSION = "ways-fire"  # the prefix of every fire's own session id
@@ -121,7 +122,7 @@ def drafts(section: str, data: dict[str, Any]) -> list[Draft]:
     event = adapter.event_of(data)
     if section == "queued_message" or not event:
         body = data if not event else {"text": data.get("text", "")}
-        from ..events import iso_utc
+        from ..state.events import iso_utc
 
         return [Draft(section, event or "WaysFire", iso_utc(ts), body)]
     if event == WAY_EVENT:
@@ -184,7 +185,7 @@ def fire(
 
 
 def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: bool) -> Fired:
-    from ..chain import GENESIS
+    from ..pipeline.chain import GENESIS
 
     records: list[dict[str, Any]] = []
     results: list[FireResult] = []

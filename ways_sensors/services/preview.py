@@ -15,13 +15,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .. import agents, index, previews, pricing
+from .. import agents, index
 from ..agents.kit import sessionfile
+from ..config.layers import Catalog, LoadedSensor, load
+from ..config.rules import LoadedRule
+from ..dispatch import pricing
 from ..errors import UsageError
-from ..layers import Catalog, LoadedSensor, load
-from ..pipeline import finish, match
+from ..pipeline.stages import finish, match
 from ..records import envelope
-from ..rules import LoadedRule
+from ..state import previews
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import previews, roots, yamlwrite
-from ..errors import InvalidError, OverriddenError, UsageError
-from ..layers import Catalog, _validate, load, merge, read_config
-from ..settings import (
+from .. import roots
+from ..config import yamlwrite
+from ..config.layers import Catalog, _validate, load, merge, read_config
+from ..config.settings import (
     CONFIG_KEYS,
     Key,
     all_keys,
@@ -33,10 +33,12 @@ from ..settings import (
     parse_key,
     plain,
 )
-from ..spec import SpecError
-from ..table import show as show  # the tab and the commands print values alike
-from ..yamlread import read_yaml
+from ..config.spec import SpecError
+from ..config.yamlread import read_yaml
+from ..errors import InvalidError, OverriddenError, UsageError
+from ..state import previews
 from . import project_folder, user_config
+from .table import show as show  # the tab and the commands print values alike
 
 LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
 

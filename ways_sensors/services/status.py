@@ -16,10 +16,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import counters, deadletters, metrics, refusals
-from ..layers import Catalog, load
-from ..layout import Layout, rule_label, split_rule_key
-from ..refusals import Refusal
+from ..config import refusals
+from ..config.layers import Catalog, load
+from ..config.refusals import Refusal
+from ..dispatch import metrics
+from ..pipeline import deadletters
+from ..state import counters
+from ..state.layout import Layout, rule_label, split_rule_key
 
 KINDS = counters.KINDS
 

@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .. import roots, taps
+from .. import roots
+from ..state import taps
 
 POLL = 0.1  # the reader's wait between reads when nothing came
 
@@ -26,7 +27,7 @@ class Tap:
     """A registered tap; iterate `records()` until stopped, then `close()`."""
 
     def __init__(self, rules: list[str], state: str | None = None) -> None:
-        from .. import secure
+        from ..state import secure
 
         self.where = taps.folder(state)
         root = state or roots.state_root()

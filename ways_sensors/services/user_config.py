@@ -13,10 +13,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from .. import roots, yamlwrite
-from ..errors import InvalidError, UsageError
-from ..layers import read_config
-from ..settings import (
+from .. import roots
+from ..config import yamlwrite
+from ..config.layers import read_config
+from ..config.settings import (
     CONFIG_KEYS,
     DISPATCH_IDLE,
     METRICS_TEXTFILE,
@@ -24,6 +24,7 @@ from ..settings import (
     RETENTION_ABANDONED,
     dig,
 )
+from ..errors import InvalidError, UsageError
 
 
 def _project_folders(value: Any, current: Any) -> list[str]:
@@ -75,7 +76,7 @@ _REFUSED = {
 
 
 def _set_metrics_textfile(value: Any, project: str | None) -> tuple[Any, str]:
-    from ..metrics import RefusedPath, check_path, textfile_path
+    from ..dispatch.metrics import RefusedPath, check_path, textfile_path
 
     if project:
         raise UsageError(f"{METRICS_TEXTFILE} lives in your user config.yaml only")
@@ -101,7 +102,7 @@ def _set_metrics_textfile(value: Any, project: str | None) -> tuple[Any, str]:
 
 
 def _set_retention(value: Any, project: str | None) -> tuple[Any, str]:
-    from ..retention import parse_age
+    from ..dispatch.retention import parse_age
 
     if project:
         raise UsageError(f"{RETENTION_ABANDONED} lives in your user config.yaml only")

@@ -53,17 +53,7 @@ from __future__ import annotations
 
 import sys
 
-from .base import (
-    ACCEPTED,
-    ERROR,
-    PERMANENT,
-    REFUSED,
-    RETRYABLE,
-    TIMEOUT,
-    Context,
-    Item,
-    Outcome,
-)
+from .base import ACCEPTED, ERROR, PERMANENT, REFUSED, RETRYABLE, TIMEOUT, Context, Item, Outcome
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

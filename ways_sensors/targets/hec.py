@@ -33,14 +33,26 @@ from .base import REFUSED, Outcome, permanent, retryable
 RETRYABLE_CODES: Final = frozenset({1, 2, 3, 4, 8, 9, 18, 19, 20})
 PERMANENT_CODES: Final = frozenset({5, 6, 7, 10, 11, 12, 13, 14, 15, 16})
 NAMES: Final = {
-    1: "token disabled", 2: "token is required", 3: "invalid authorization",
-    4: "invalid token", 5: "no data", 6: "invalid data format", 7: "incorrect index",
-    8: "internal server error", 9: "server is busy", 10: "data channel is missing",
-    11: "invalid data channel", 12: "event field is required",
-    13: "event field cannot be blank", 14: "ACK is disabled",
-    15: "error in handling indexed fields", 16: "query string authorization is not enabled",
-    18: "HEC is unhealthy", 19: "HEC is unhealthy", 20: "HEC is unhealthy",
-}  # fmt: skip
+    1: "token disabled",
+    2: "token is required",
+    3: "invalid authorization",
+    4: "invalid token",
+    5: "no data",
+    6: "invalid data format",
+    7: "incorrect index",
+    8: "internal server error",
+    9: "server is busy",
+    10: "data channel is missing",
+    11: "invalid data channel",
+    12: "event field is required",
+    13: "event field cannot be blank",
+    14: "ACK is disabled",
+    15: "error in handling indexed fields",
+    16: "query string authorization is not enabled",
+    18: "HEC is unhealthy",
+    19: "HEC is unhealthy",
+    20: "HEC is unhealthy",
+}
 CHANNEL: Final = str(uuid.uuid4())
 
 

@@ -61,7 +61,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
-from ..events import unix_nano
+from ..state.events import unix_nano
 from ..traces import ids
 from . import otlp_protobuf, transport
 from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable

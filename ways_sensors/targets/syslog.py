@@ -67,10 +67,31 @@ if TYPE_CHECKING:
     import ssl
 
 Facility = Literal[
-    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
-    "authpriv", "ftp", "ntp", "audit", "alert", "clock",
-    "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
-]  # fmt: skip
+    "kern",
+    "user",
+    "mail",
+    "daemon",
+    "auth",
+    "syslog",
+    "lpr",
+    "news",
+    "uucp",
+    "cron",
+    "authpriv",
+    "ftp",
+    "ntp",
+    "audit",
+    "alert",
+    "clock",
+    "local0",
+    "local1",
+    "local2",
+    "local3",
+    "local4",
+    "local5",
+    "local6",
+    "local7",
+]
 Severity = Literal["auto", "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
 
 
@@ -83,9 +104,11 @@ class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     facility: Facility = "local0"
     severity: Annotated[
         Severity,
-        Meta(description="auto: from the record (an error above a failed tool call "
-             "above an ordinary record); else this severity for every record"),
-    ] = "auto"  # fmt: skip
+        Meta(
+            description="auto: from the record (an error above a failed tool call "
+            "above an ordinary record); else this severity for every record"
+        ),
+    ] = "auto"
     format: Annotated[
         Literal["json", "ocsf", "ecs"],
         Meta(description="MSG: the record (json), an OCSF event or an ECS document"),
@@ -110,15 +133,44 @@ BATCH_DEFAULT = (256, 0.0)  # a backlog goes in one connection; a lone record at
 FACILITIES: Final = {
     name: code
     for code, name in enumerate(
-        ["kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
-         "authpriv", "ftp", "ntp", "audit", "alert", "clock",
-         "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]
+        [
+            "kern",
+            "user",
+            "mail",
+            "daemon",
+            "auth",
+            "syslog",
+            "lpr",
+            "news",
+            "uucp",
+            "cron",
+            "authpriv",
+            "ftp",
+            "ntp",
+            "audit",
+            "alert",
+            "clock",
+            "local0",
+            "local1",
+            "local2",
+            "local3",
+            "local4",
+            "local5",
+            "local6",
+            "local7",
+        ]
     )
-}  # fmt: skip
+}
 SEVERITIES: Final = {
-    "emerg": 0, "alert": 1, "crit": 2, "err": 3, "warning": 4, "notice": 5, "info": 6,
+    "emerg": 0,
+    "alert": 1,
+    "crit": 2,
+    "err": 3,
+    "warning": 4,
+    "notice": 5,
+    "info": 6,
     "debug": 7,
-}  # fmt: skip
+}
 DEFAULT_PORTS: Final = {"tcp": 514, "udp": 514, "tls": 6514}
 SD_ID: Final = "ways@32473"
 APP_NAME: Final = "ways"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import calendar
 from typing import Any
 
-from ..events import unix_nano
+from ..state.events import unix_nano
 
 
 class Clock:
@@ -40,9 +40,18 @@ class Clock:
                 return unix_nano(ts)
             try:
                 secs = calendar.timegm(
-                    (int(d[:4]), int(d[5:7]), int(d[8:10]), int(d[11:13]), int(d[14:16]),
-                     int(d[17:19]), 0, 0, 0)
-                )  # fmt: skip
+                    (
+                        int(d[:4]),
+                        int(d[5:7]),
+                        int(d[8:10]),
+                        int(d[11:13]),
+                        int(d[14:16]),
+                        int(d[17:19]),
+                        0,
+                        0,
+                        0,
+                    )
+                )
             except (ValueError, OverflowError):
                 return unix_nano(ts)
             if len(self.seconds) >= self.MAX:

@@ -16,8 +16,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .. import events
-from ..layout import Layout
+from ..state import events
+from ..state.layout import Layout
 from . import state as store
 from .spans import Spans
 from .state import State

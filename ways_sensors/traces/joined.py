@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 
 from .. import jsoncore
-from ..layout import Layout, read_state
-from ..secure import open_private
+from ..state.layout import Layout, read_state
+from ..state.secure import open_private
 from .context import normal
 
 NAME = "trace.json"

@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .agentspans import MAX_OPEN, AgentSpans
 from .attrs import attributes as _attr_pairs
 from .attrs import legacy_names
 from .attrs import seal as _seal
@@ -64,7 +65,6 @@ EVENT_SECTIONS = frozenset(
 KIND_INTERNAL, KIND_CLIENT = 1, 3
 STATUS_ERROR = 2
 MAX_EVENTS = 128  # events waiting for their span, per agent: more are counted, not kept
-MAX_OPEN = 1024  # tool calls and subagents open at once: older ones are forgotten
 
 
 def _ctx(record: dict[str, Any]) -> str:
@@ -72,7 +72,7 @@ def _ctx(record: dict[str, Any]) -> str:
     return aid if isinstance(aid, str) and aid else ""
 
 
-class Spans:
+class Spans(AgentSpans):
     """Turns one rule's records of one session into spans, carrying `State` along."""
 
     def __init__(self, session_id: str, state: State, legacy: bool | None = None) -> None:
@@ -262,9 +262,15 @@ class Spans:
         # result without its call (a second result for one id) by its own record
         key = ("tool", tid) if call else ("result", str(rec.get("seq") or rec.get("rule_seq")))
         return self._span(
-            rec, key, f"execute_tool {tool}",
-            start, now, attrs, self._parent(ctx), error=error,
-        )  # fmt: skip
+            rec,
+            key,
+            f"execute_tool {tool}",
+            start,
+            now,
+            attrs,
+            self._parent(ctx),
+            error=error,
+        )
 
     def _chat(self, rec: dict[str, Any], data: dict[str, Any], now: int) -> dict[str, Any]:
         ctx = _ctx(rec)
@@ -307,93 +313,13 @@ class Spans:
         key = self._key(rec)
         name = f"chat {model}" if model else "chat"
         return self._span(
-            rec, ("chat", key), name, start, now, attrs, self._parent(ctx),
-            kind=KIND_CLIENT, events=events,
-        )  # fmt: skip
-
-    def _subagent(
-        self, rec: dict[str, Any], data: dict[str, Any], now: int
-    ) -> list[dict[str, Any]]:
-        aid = data.get("agent_id") if isinstance(data.get("agent_id"), str) else ""
-        if not aid:
-            return []
-        agents = self.state.agents
-        if data.get("phase") == "start":
-            if len(agents) >= MAX_OPEN:
-                agents.pop(next(iter(agents)))
-            # the call whose result named it (an async subagent), else the newest open
-            # agent-kind call of the parent (the main agent) started it
-            spawner = self.state.spawned.pop(aid, None) or next(
-                (
-                    t
-                    for t, c in reversed(self.state.calls.items())
-                    if c.get("kind") == "agent" and not c.get("ctx")
-                ),
-                None,
-            )
-            agents[aid] = {"start": now, "tool": spawner, "type": data.get("agent_type")}
-            self.state.turns[aid] = now
-            return []
-        return [self._agent_span(rec, aid, agents.pop(aid, None), now, data)]
-
-    def _agent_span(
-        self,
-        rec: dict[str, Any],
-        aid: str,
-        opened: dict[str, Any] | None,
-        now: int,
-        data: dict[str, Any],
-        unfinished: bool = False,
-    ) -> dict[str, Any]:
-        kind = (opened or {}).get("type") or data.get("agent_type") or rec.get("agent_type")
-        tool = (opened or {}).get("tool") or self.state.spawned.pop(aid, None)
-        parent = span_id(self._sid, "tool", tool) if tool else self._parent("")
-        attrs = [
-            *self._common(rec, "invoke_agent"),
-            ("gen_ai.agent.id", aid),
-            ("gen_ai.agent.name", kind),
-            ("ways.unfinished", True if unfinished else None),
-        ]
-        start = (opened or {}).get("start") or now
-        self.state.turns.pop(aid, None)
-        return self._span(
-            rec, ("agent", aid), f"invoke_agent {kind or 'subagent'}", start, now, attrs, parent
+            rec,
+            ("chat", key),
+            name,
+            start,
+            now,
+            attrs,
+            self._parent(ctx),
+            kind=KIND_CLIENT,
+            events=events,
         )
-
-    def _end(self, rec: dict[str, Any], data: dict[str, Any], now: int) -> list[dict[str, Any]]:
-        st = self.state
-        out: list[dict[str, Any]] = []
-        for tid, call in list(st.calls.items()):  # calls whose result never came
-            fake = {**rec, "agent_id": call.get("ctx") or None}
-            span = self._tool(fake, {"tool_use_id": tid, "tool_name": call.get("name")}, now)
-            span["attributes"] += _attr_pairs([("ways.unfinished", True)])
-            out.append(span)
-        for aid, opened in list(st.agents.items()):
-            out.append(self._agent_span(rec, aid, opened, now, {}, unfinished=True))
-        st.agents.clear()
-        agent = rec.get("agent") or "claude-code"
-        attrs = [
-            *self._common(rec, "invoke_agent"),
-            ("gen_ai.agent.name", agent),
-            ("ways.session.reason", data.get("reason")),
-            ("ways.session.synthesized", True if data.get("synthesized") else None),
-        ]
-        cost = data.get("cost")
-        if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
-            attrs += [
-                ("ways.cost.amount", float(cost["amount"])),
-                ("ways.cost.currency", cost.get("currency")),
-            ]
-        if st.dropped:
-            attrs.append(("ways.events_dropped", st.dropped))
-        events = [e for q in st.events.values() for e in q] or None
-        st.events.clear()
-        if st.run:  # a resumed run: its own span under the root, which was sent already
-            attrs.append(("ways.session.resumed", True))
-            key, start, parent = ("run", st.run), st.run_start or now, self._root
-        else:
-            key, start, parent = ("root", ""), st.start or now, None
-        out.append(self._span(
-            rec, key, f"invoke_agent {agent}", start, now, attrs, parent, events=events,
-        ))  # fmt: skip
-        return out

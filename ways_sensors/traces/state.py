@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..layout import Layout, rule_key
-from ..session import read_json, write_json
+from ..state.layout import Layout, rule_key
+from ..state.session import read_json, write_json
 
 KEEP = 8
 

@@ -23,8 +23,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from ..config.layers import Catalog, load
 from ..errors import WaysError
-from ..layers import Catalog, load
 from ..services import catalog, files, status
 from ..services.edit import key
 from ..services.fire import Fired, fire
@@ -361,7 +361,7 @@ class MainScreen(Screen[None]):
         def done(name: str | None) -> None:
             if not name or not self.cat:
                 return
-            from ..spec import NAME_RE
+            from ..config.spec import NAME_RE
 
             s, _, r = name.partition("/")
             if not NAME_RE.match(s) or not NAME_RE.match(r):

@@ -20,10 +20,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Static, TextArea
 
+from ..config.layers import Catalog
 from ..errors import WaysError
-from ..layers import Catalog
-from ..layout import rule_label
 from ..services import edit
+from ..state.layout import rule_label
 from .rows import home_short
 
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import index, roots
-from ..layout import Layout
 from ..services.catalog import Listing, RuleRow, SensorRow
 from ..services.fire import FireResult
 from ..services.status import Snapshot
-from ..table import printable, printable_line
+from ..services.table import printable, printable_line
+from ..state.layout import Layout
 
 COUNTS = (  # (column key, heading, counter kind or "dead" for dead letters)
     ("dispatched", "DISP", "dispatched"),

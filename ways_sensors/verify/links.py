@@ -15,7 +15,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import chain
+from ..pipeline import chain
 from .read import Entry, Key
 
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from .. import chain
 from ..index import MAX_PAYLOAD
+from ..pipeline import chain
 
 # A record is built from one hook payload (at most MAX_PAYLOAD) plus transcript text,
 # and masking can lengthen it; no genuine line comes near four payloads.

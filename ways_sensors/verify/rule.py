@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import heads
+from . import heads
 from .links import Break, Chain, Others, check, ordered
 from .read import scan
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ways_sensors.agents.protocols import IsOurs
-from ways_sensors.events import iso_utc
 from ways_sensors.records import Draft
+from ways_sensors.state.events import iso_utc
 
 from . import FACE, NAME
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import time
 
-from ...events import iso_utc
 from ...records import Draft
+from ...state.events import iso_utc
 from ..drafting import split_mcp
 from ..kit import building
 from ..kit.building import guarded

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import os
 
-from ... import jsoncore, roots, spool
-from ...layout import valid_session_id
+from ... import jsoncore, roots
 from ...sha import sha256_hex
+from ...state import spool
+from ...state.layout import valid_session_id
 from ..kit import sessionfile
 
 TYPE_CHECKING = False
@@ -68,8 +69,8 @@ def note_clear(payload: dict[str, Any], ts_ns: int) -> None:
     sid, path = payload.get("session_id"), payload.get("transcript_path")
     if not isinstance(sid, str) or not isinstance(path, str) or not path:
         return
-    from ...layout import Layout
-    from ...session import write_json  # the dispatcher's, not the blocking hook's, import
+    from ...state.layout import Layout
+    from ...state.session import write_json  # the dispatcher's, not the blocking hook's, import
 
     folder = Layout().links_dir()
     try:
@@ -80,14 +81,14 @@ def note_clear(payload: dict[str, Any], ts_ns: int) -> None:
 
 
 def _read_note(transcript_folder: str) -> Any:
-    from ...session import read_json
+    from ...state.session import read_json
 
     return read_json(_note(transcript_folder))
 
 
 def _note(transcript_folder: str) -> str:
     key = sha256_hex(transcript_folder.encode("utf-8", "surrogatepass"))[:32]
-    from ...layout import Layout
+    from ...state.layout import Layout
 
     return Layout().link_note(key)
 
@@ -158,7 +159,7 @@ def _from_note(own: str, transcript_folder: str) -> tuple[int, str] | None:
 
 
 def _from_spools(own: str, transcript_folder: str, ts_ns: int) -> tuple[int, str] | None:
-    from ...layout import Layout
+    from ...state.layout import Layout
 
     base = Layout().sessions_dir()
     try:

@@ -160,8 +160,10 @@ class Replay:
         client sends after it (source `compact`)."""
         c, self.compact = self.compact or {}, None
         turn = {"prompt_id": self.turn["prompt_id"]} if "prompt_id" in self.turn else {}
-        yield "PreCompact", {**turn, "trigger": c.get("trigger"),
-                             "custom_instructions": c.get("instructions")}  # fmt: skip
+        yield (
+            "PreCompact",
+            {**turn, "trigger": c.get("trigger"), "custom_instructions": c.get("instructions")},
+        )
         yield "SessionStart", {**turn, "source": "compact", "model": c.get("model")}
 
     def _payloads(

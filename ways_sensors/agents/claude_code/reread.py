@@ -82,7 +82,7 @@ def reread(path: str | None, offset: int, pending: list[list[Any]], turns: Seque
             e[1] = found.get(e[0], "")
     lost = sum(1 for turn in turns if not turn.text) + sum(1 for d in needs if d not in found)
     if lost:
-        from ...events import log
+        from ...state.events import log
 
         log("tracker.text_not_found", texts=lost)
 

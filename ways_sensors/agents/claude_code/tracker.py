@@ -37,6 +37,7 @@ from ...plain import Plain, assign
 from ...records import Draft
 from ..kit import sessionfile
 from . import permissions, transcript, usage
+from .queued import QueueLedger
 from .reread import Turn, digest
 
 TYPE_CHECKING = False
@@ -46,13 +47,12 @@ if TYPE_CHECKING:
 
     MakeDraft = Callable[..., Draft]  # builder.py's draft(section, data, **overrides)
 MAX_SEEN = 4096
-SIGHTINGS = ("remove", "attachment", "submit")  # of one queued message (module docstring)
 MAX_CALLS = 128  # recent tool calls remembered for joining requests and decisions
 MAX_DECIDED = 1024
 MAX_AGENT_FILE = 256 << 20  # a subagent file larger than this is not read for usage
 
 
-class Tracker(Plain):
+class Tracker(QueueLedger, Plain):
     """What one session's records depend on beyond a single payload; JSON-persisted
     (its FIELDS, in this order: to_json)."""
 
@@ -216,7 +216,9 @@ class Tracker(Plain):
         return None
 
     def _keyed(self) -> None:
-        """Key the calls only when compared or saved: most leave MAX_CALLS unkeyed."""
+        """Give each remembered call its key (permissions.call_key), made only when one
+        is compared or saved: a drain saves the build state every few thousand frames, so
+        most calls leave the MAX_CALLS window before anyone asks for their key."""
         for call in self.calls:
             if isinstance(call[2], permissions.Unkeyed):
                 call[2] = call[2].key()
@@ -271,80 +273,6 @@ class Tracker(Plain):
         return state, out
 
     # --- one transcript line ------------------------------------------------------------
-
-    def sighting(self, dig: str, source: str) -> bool:
-        """True the first time a queued message is seen; False for its other sightings
-        (SIGHTINGS: each of one message's is seen once, in any order)."""
-        for e in self.queued:
-            if e[0] == dig and source not in e[1]:
-                e[1].append(source)
-                if len(e[1]) == len(SIGHTINGS):
-                    self.queued.remove(e)  # all seen: a later equal text is a new one
-                return False
-        self.queued = [*self.queued[-255:], [dig, [source]]]
-        return True
-
-    def in_queue(self, text: Any) -> bool:
-        """Whether `text` waits in the input queue or was already seen leaving it."""
-        if not isinstance(text, str) or not text.strip():
-            return False
-        dig = digest(text)
-        return any(e[0] == dig for e in self.pending) or any(e[0] == dig for e in self.queued)
-
-    def submitted(self, text: Any, draft: MakeDraft) -> list[Draft]:
-        """A UserPromptSubmit in the running turn (its prompt_id already began one): a
-        message typed while the agent worked, absorbed into the turn."""
-        if not isinstance(text, str) or not text.strip():
-            return []
-        if not self.sighting(digest(text), "submit"):
-            return []
-        return [self._queued(text, None, draft, "submitted")]
-
-    def _queued(self, text: str, ts: str | None, draft: MakeDraft, how: str) -> Draft:
-        d = draft("queued_message", {"text": text, "via": how}, agent_id=None, agent_type="main")
-        if ts:
-            d.timestamp = ts
-        return d
-
-    def _queue_operation(
-        self, obj: dict[str, Any], ts: str | None, draft: MakeDraft
-    ) -> list[Draft]:
-        """The input queue's ledger. Every prompt passes through it: one that is dequeued
-        became a turn of its own (UserPromptSubmit exports it as user_prompt); one that is
-        removed was absorbed into the running turn: that is a queued message."""
-        op, content = obj.get("operation"), obj.get("content")
-        if op == "enqueue":
-            if (
-                isinstance(content, str)
-                and content.strip()
-                and not content.lstrip().startswith("<task-notification>")
-            ):
-                self.pending = [*self.pending[-63:], [digest(content), content, ts]]
-            else:
-                self.pending = [*self.pending[-63:], ["", "", ts]]  # keeps dequeues in step
-            return []
-        if op == "dequeue":
-            self.pending = self.pending[1:]
-            return []
-        if op == "popAll":
-            self.pending = []
-            return []
-        if op != "remove":
-            return []
-        entry = None
-        if isinstance(content, str) and content:
-            dig = digest(content)
-            entry = next((e for e in self.pending if e[0] == dig), None)
-        elif self.pending:
-            entry = self.pending[0]
-        if entry is None or not entry[1]:
-            if entry is not None:
-                self.pending.remove(entry)
-            return []
-        self.pending.remove(entry)
-        if not self.sighting(entry[0], "remove"):
-            return []
-        return [self._queued(entry[1], entry[2] or ts, draft, "absorbed")]
 
     def _line(self, obj: dict[str, Any], ts: str | None, draft: MakeDraft) -> list[Draft]:
         kind = obj.get("type")

@@ -48,8 +48,15 @@ FRESH = 5.0  # seconds: a session file changed this recently is still being writ
 
 
 def new() -> dict[str, Any]:
-    return {"sum": [0, 0, 0, 0], "cur": None, "last": [0, 0, 0, 0], "ids": [], "n": 0,
-            "model": None, "final": False}  # fmt: skip
+    return {
+        "sum": [0, 0, 0, 0],
+        "cur": None,
+        "last": [0, 0, 0, 0],
+        "ids": [],
+        "n": 0,
+        "model": None,
+        "final": False,
+    }
 
 
 def _count(value: Any) -> int:

@@ -28,15 +28,7 @@ from __future__ import annotations
 
 from ... import jsoncore
 from ...records import Draft
-from ..drafting import (
-    Drafts,
-    event_of,
-    event_time,
-    extra,
-    subagent_of,
-    text_or_empty,
-    tool_data,
-)
+from ..drafting import Drafts, event_of, event_time, extra, subagent_of, text_or_empty, tool_data
 from ..kit import building
 from ..kit.building import guarded
 from ..kit.sessionfile import ReadStats

@@ -111,9 +111,11 @@ class TurnUsage:
         self.turns: dict[str, list[int]] = {
             k: list(v)
             for k, v in (turns.items() if isinstance(turns, dict) else ())
-            if isinstance(k, str) and isinstance(v, list) and len(v) == 5
+            if isinstance(k, str)
+            and isinstance(v, list)
+            and len(v) == 5
             and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
-        }  # fmt: skip
+        }
 
     def see(self, obj: dict[str, Any]) -> None:
         p = _p if isinstance(_p := obj.get("payload"), dict) else {}

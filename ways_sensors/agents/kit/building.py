@@ -10,7 +10,7 @@ the payload makes by itself are built all the same.
 
 from __future__ import annotations
 
-from ... import events
+from ...state import events
 from .sessionfile import ReadStats
 
 TYPE_CHECKING = False

@@ -1,0 +1,40 @@
+"""The user's config.yaml for a process that most often finds none (a dispatcher).
+
+`layers.read_config` loads the YAML reader (PyYAML, about a tenth of a dispatcher's
+start: bench/RESULTS.md) to read a file that is usually absent. `data()` looks first:
+with no config.yaml it gives {} without loading it. A config.yaml that cannot be read
+gives {} too, as read_config does (its problem is for `ways sensors lint`, not for the
+dispatcher's idle exit, retention age or metrics textfile).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .. import roots
+
+
+def data(path: str | None = None) -> dict[str, Any]:
+    """config.yaml as a mapping ({} when there is none or it is broken)."""
+    path = path or roots.config_file()
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        pass  # read_config says what is wrong with it
+    from .layers import read_config
+
+    config, _ = read_config(path)
+    return config
+
+
+def stamp(path: str) -> tuple[int, int]:
+    """(mtime_ns, size) of `path`, (0, -1) when it cannot be stat'ed: changes when it is
+    written, replaced, made or removed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, -1)
+    return (st.st_mtime_ns, st.st_size)

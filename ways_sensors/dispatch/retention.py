@@ -1,0 +1,387 @@
+"""How long the state root keeps what it holds: the retention sweep, and its size.
+
+What is removed, and by whom (layout.py has every path):
+
+* A finished session's folder: by its own dispatcher, once the session ended and every
+  record is delivered (dispatcher.py `_remove_if_quiet`); its ledger stays.
+* An abandoned session's folder (a session that never ended: the agent was killed, the
+  machine slept through it): by `sweep`, which every dispatcher runs once, at its first
+  quiet moment (dispatcher.py: after the backlog it started with, at most 30 s in). A
+  folder nothing wrote in for `ways.retention.abandoned_after` (config.yaml; a duration
+  such as `12h`, `7d`, `2w` or seconds, at least MIN_AGE; default DEFAULT_AGE), whose
+  dispatcher is not running, whose spool no hook holds and which owes nothing, gets its
+  ledger written (so a resumed session goes on numbering its chains), then loses its
+  folder; `retention.session_removed` is logged with its age and its size.
+* Never a session that owes records, however old (`owes`): one with a pending marker
+  (a dispatcher exited owing `at_least_once` records), a batch pending in a cursor,
+  journal records a rule's cursor has not passed, or spool frames not yet built (a
+  dispatcher was killed). It is kept, `retention.session_kept` is logged, and one
+  without a marker gets one, so the resumer (resume.py) starts its dispatcher at a
+  later session start; it goes once that dispatcher delivered what it owed, or once
+  the rules owed are removed or disabled (a removed rule owes nothing). There is no age
+  past which owed records are given up: a consumer down for a month gets them when it
+  comes back (README, "Retention").
+* Ledger entries beyond LEDGER_MAX sessions, oldest first (`retention.ledger_pruned`,
+  with the count): a session resumed after its entry is gone starts its chains again
+  at rule_seq 1, and `verify --rule` no longer expects its records.
+* Pending markers of sessions without a folder, and temporary files a SIGKILL left in
+  the ledger folder.
+* A dead-letter file (deadletters.py; its rotated `.1` too) nothing was parked in for
+  DEAD_LETTER_AGE, or for `abandoned_after` when that is longer: removed under its
+  flock, `retention.dead_letters_removed` logged with the rule and the records given up.
+* events.log is rotated by events.py (past events.LOG_MAX), errors.log by errors.py.
+
+The sweep is bounded: at most SCAN_MAX session folders looked at (SCAN_ENTRIES entries
+each) and REMOVE_MAX removed per dispatcher run. It never raises: a failure is logged
+(`retention.error`) and the dispatcher goes on. `usage` is what `ways status` shows: the
+bytes, files and sessions under the state root.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import stat
+import time
+from typing import Any
+
+from ..config import userconfig
+from ..state import cursorread, events, secure, spool
+from ..state.layout import Layout, rule_label
+from ..state.session import Session, read_json
+from .spoolread import Reader
+
+SETTING = ("ways", "retention", "abandoned_after")
+DEFAULT_AGE = 7 * 86400.0
+MIN_AGE = 3600.0
+LEDGER_MAX = 10_000
+SCAN_MAX, SCAN_ENTRIES, REMOVE_MAX = 512, 4096, 32
+TMP_AGE = 3600.0
+DEAD_LETTER_AGE = 30 * 86400.0
+_AGE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(value: Any) -> float:
+    """Seconds from `12h`, `7d`, `2w`, `90m`, `3600s` or a number of seconds; at least
+    MIN_AGE. ValueError otherwise."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError("abandoned_after takes a duration such as 12h, 7d or 2w")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        m = _AGE_RE.match(str(value))
+        if not m:
+            raise ValueError(f"{value!r} is not a duration; write e.g. 12h, 7d or 2w")
+        seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if seconds < MIN_AGE:
+        raise ValueError("abandoned_after must be at least 1h (a live session can idle)")
+    return seconds
+
+
+def abandoned_after(config: dict[str, Any] | None = None) -> float:
+    """The configured age in seconds (config.yaml's, else the default); a bad value is
+    logged and the default used."""
+    node: Any = userconfig.data() if config is None else config
+    for key in SETTING:
+        node = node.get(key) if isinstance(node, dict) else None
+    if node is None:
+        return DEFAULT_AGE
+    try:
+        return parse_age(node)
+    except ValueError:
+        events.log("retention.bad_setting", key=".".join(SETTING))
+        return DEFAULT_AGE
+
+
+# --- the sweep ---------------------------------------------------------------------------
+
+
+def sweep(layout: Layout | None = None, skip: str | None = None, now: float | None = None) -> int:
+    """Remove abandoned sessions (never `skip`, the caller's own), prune the ledger and
+    stale markers; returns how many sessions were removed. Never raises."""
+    layout = layout or Layout()
+    try:
+        age = abandoned_after()
+        now = time.time() if now is None else now
+        removed = 0
+        for sid in layout.sessions()[:SCAN_MAX]:
+            if removed >= REMOVE_MAX:
+                break
+            if sid == skip or last_touched(layout.session_dir(sid)) >= now - age:
+                continue
+            try:
+                removed += _remove_abandoned(layout, sid, now - age, now)
+            except OSError as exc:  # a refused path (secure.py), a full disk: the next one
+                events.log("retention.error", session=sid, error=type(exc).__name__)
+        _prune_markers(layout)
+        _prune_ledger(layout, now)
+        _prune_dead_letters(layout, now - max(age, DEAD_LETTER_AGE))
+        return removed
+    except Exception as exc:
+        events.log("retention.error", error=type(exc).__name__)
+        return 0
+
+
+def last_touched(folder: str) -> float:
+    """The newest mtime in `folder` and below (links not followed), from at most
+    SCAN_ENTRIES entries; 0 when it cannot be read."""
+    newest, seen, stack = 0.0, 0, [folder]
+    while stack and seen < SCAN_ENTRIES:
+        path = stack.pop()
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        newest = max(newest, st.st_mtime)
+        seen += 1
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                stack.extend(os.path.join(path, n) for n in os.listdir(path))
+            except OSError:
+                continue
+    if stack:  # too many entries to look at all: call it busy
+        return time.time()
+    return newest
+
+
+def _try_lock(path: str, root: str) -> int | None:
+    """An exclusive flock on `path` (created), without waiting; None when it is held."""
+    fd = secure.open_private(path, os.O_RDWR | os.O_CREAT, root)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _remove_abandoned(layout: Layout, sid: str, cutoff: float, now: float) -> int:
+    """Write the session's ledger and remove its folder, under its dispatch and spool
+    locks and if it is still untouched since `cutoff`; 1 when removed."""
+    s = Session(sid, layout)
+    locks: list[int] = []
+    try:
+        secure.ensure_private_dir(s.dir, layout.root, create=False)
+        for path in (s.lock, layout.spool_lock(sid)):
+            fd = _try_lock(path, layout.root)
+            if fd is None:
+                return 0  # a dispatcher runs, or a hook is appending: not abandoned
+            locks.append(fd)
+        touched = last_touched(s.dir)
+        if touched >= cutoff:
+            return 0
+        if owes(s):
+            if not os.path.lexists(layout.pending_marker(sid)):
+                s.mark_pending(True)  # the resumer brings its dispatcher back
+            events.log(
+                "retention.session_kept",
+                session=sid,
+                idle_h=round((now - touched) / 3600, 1),
+                owes=True,
+            )
+            return 0
+        size = _size(s.dir)
+        s.write_ledger(_ledger(s))
+        import shutil  # here: with bz2 and lzma, a tenth of a dispatcher's imports
+
+        shutil.rmtree(s.dir, ignore_errors=True)
+        s.mark_pending(False)
+    except FileNotFoundError:
+        return 0
+    finally:
+        for fd in locks:
+            os.close(fd)
+    events.log(
+        "retention.session_removed",
+        session=sid,
+        idle_h=round((now - touched) / 3600, 1),
+        bytes=size,
+        owes=False,
+    )
+    return 1
+
+
+def owes(s: Session) -> bool:
+    """Whether the session may still owe a consumer records: a pending marker, a batch
+    pending in a cursor, an active cursor short of the journal's committed end, or
+    spool frames past the build cursor. Files that cannot be read count as owing."""
+    layout = s.layout
+    if os.path.lexists(layout.pending_marker(s.id)):
+        return True
+    build = read_json(s.build, None)
+    if build is None:
+        return bool(spool.segment_names(layout.spool_dir(s.id)))
+    try:
+        j_seg, j_off = build["journal"]
+        p_seg, p_off = build["spool"]
+        end = (str(j_seg), int(j_off))
+    except (KeyError, TypeError, ValueError):
+        return True
+    if not Reader(s.id, layout).drained(str(p_seg), int(p_off)):
+        return True
+    try:
+        cursors = cursorread.read_states(s.cursors, strict=True)  # the log, older `.json`s
+    except OSError:
+        return True
+    for cur in cursors.values():
+        if not cur.get("active", True):
+            continue
+        try:
+            at = (str(cur.get("segment")), int(cur.get("offset") or 0))
+        except (TypeError, ValueError):
+            return True
+        if cursorread.has_pending(cur) or at < end:
+            return True
+    return False
+
+
+def _ledger(s: Session) -> dict[str, Any]:
+    """What the folder leaves behind (as dispatcher.py's `_remove_if_quiet` writes it):
+    the session's `seq` and each rule's chain head; and, since the session never ended,
+    its builders' state (content-free), so a session still running when it was removed
+    goes on reading its transcript where it was instead of exporting it again."""
+    old = s.read_ledger()
+    build = read_json(s.build, {})
+    seq = build.get("seq") if isinstance(build, dict) else None
+    rules = dict(old.get("rules") or {})
+    for sensor, rule in s.layout.cursor_rules(s.id):
+        head = s.layout.session_head(s.id, sensor, rule)
+        if head:
+            rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
+    out = {"seq": seq if isinstance(seq, int) else int(old.get("seq", 0)), "rules": rules}
+    trackers = build.get("trackers") if isinstance(build, dict) else None
+    if isinstance(trackers, dict) and trackers:
+        out["trackers"] = trackers
+    cost = build.get("cost") if isinstance(build, dict) else old.get("cost")
+    if isinstance(cost, dict):  # the replies priced so far (numbers only): a resume adds on
+        out["cost"] = cost
+    return out
+
+
+def _prune_markers(layout: Layout) -> None:
+    """A pending marker whose session folder is gone restarts a dispatcher that finds
+    nothing: remove it."""
+    for sid in layout.pending_sessions():
+        if not os.path.lexists(layout.session_dir(sid)):
+            Session(sid, layout).mark_pending(False)
+
+
+def _prune_ledger(layout: Layout, now: float) -> None:
+    folder = layout.ledger_dir()
+    try:
+        entries = [e for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for e in entries:
+        if e.name.endswith(".tmp") and e.stat(follow_symlinks=False).st_mtime < now - TMP_AGE:
+            os.unlink(e.path)  # a SIGKILL during a ledger write left it
+    ledgers = [e for e in entries if e.name.endswith(".json")]
+    if len(ledgers) <= LEDGER_MAX:
+        return
+    secure.ensure_private_dir(folder, layout.root, create=False)
+    ledgers.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime)
+    extra = ledgers[: min(len(ledgers) - LEDGER_MAX, 1000)]
+    for e in extra:
+        os.unlink(e.path)
+    events.log("retention.ledger_pruned", removed=len(extra), kept=LEDGER_MAX)
+
+
+def _prune_dead_letters(layout: Layout, cutoff: float) -> None:
+    """Remove the dead-letter files last written before `cutoff`, each under the flock
+    parkers take (deadletters._append_bounded), so none is removed while a record goes in."""
+    from ..pipeline.deadletters import count_lines
+
+    folder = layout.deadletters_dir()
+    try:
+        entries = [e for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for e in entries[:SCAN_MAX]:
+        if not e.name.endswith((".jsonl", ".jsonl.1")):
+            continue
+        try:
+            fd = secure.open_private(e.path, os.O_RDONLY, layout.root)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            st = os.fstat(fd)
+            if st.st_mtime >= cutoff or os.lstat(e.path).st_ino != st.st_ino:
+                continue
+            records = count_lines(e.path)
+            os.unlink(e.path)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        key = e.name.rsplit(".jsonl", 1)[0]
+        events.log("retention.dead_letters_removed", rule=key, records=records)
+
+
+# --- what `ways status` shows ------------------------------------------------------------
+
+
+def _size(folder: str) -> int:
+    return usage_of(folder)[0]
+
+
+def usage_of(folder: str, cap: int = 200_000) -> tuple[int, int, bool]:
+    """(bytes, files, complete) under `folder`, links not followed; at most `cap`
+    entries are counted (complete is False past it)."""
+    total = files = seen = 0
+    stack = [folder]
+    while stack:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                seen += 1
+                if seen > cap:
+                    return total, files, False
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    else:
+                        total += e.stat(follow_symlinks=False).st_size
+                        files += 1
+                except OSError:
+                    continue
+    return total, files, True
+
+
+def usage(layout: Layout | None = None) -> dict[str, Any]:
+    """{"root", "bytes", "files", "sessions", "complete", "abandoned_after_s"}."""
+    layout = layout or Layout()
+    total, files, complete = usage_of(layout.root)
+    return {
+        "root": layout.root,
+        "bytes": total,
+        "files": files,
+        "sessions": len(layout.sessions()),
+        "complete": complete,
+        "abandoned_after_s": abandoned_after(),
+    }
+
+
+def describe(state: dict[str, Any]) -> str:
+    """`usage` as the line `ways status` prints."""
+    more = "" if state["complete"] else " or more"
+    return (
+        f"state: {state['root']} holds {human(state['bytes'])}{more} in {state['files']} "
+        f"file(s), {state['sessions']} session folder(s); one nothing wrote in for "
+        f"{state['abandoned_after_s'] / 86400:g} day(s) is removed at the next dispatcher start"
+    )
+
+
+def human(n: int) -> str:
+    """1536 -> '1.5 KiB'."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
