@@ -1,6 +1,6 @@
-"""What stays at rest (issue 22's done-when, README "What stays at rest"): a content canary
-in every field of every agent's events, and in their session files, never appears in a
-state file outside the session's spool and journal.
+"""What stays at rest (issue 22's done-when, docs/privacy.md "What stays at rest"): a
+content canary in every field of every agent's events, and in their session files, never
+appears in a state file outside the session's spool and journal.
 
 Each of the five agents' recorded or documented sessions (tests/fixtures) is played
 through the wired hook (a subprocess, JSON on stdin) with the canary written into

@@ -1,6 +1,6 @@
-"""The README's backend configurations for traces (Langfuse, Datadog, Honeycomb,
+"""The backend configurations for traces in docs/otlp.md (Langfuse, Datadog, Honeycomb,
 Phoenix) are sensor files `ways sensors lint` accepts, each a traces rule in protobuf,
-once the sections the README says to add are added."""
+once the sections the page says to add are added."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..conftest import REPO
 
 
 def backends() -> dict:
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "otlp.md").read_text()
     after = text[text.index("**Backends.**") :]
     return yaml.safe_load(after.split("```yaml\n", 1)[1].split("```", 1)[0])["rules"]
 
