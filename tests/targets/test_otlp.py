@@ -132,7 +132,8 @@ def test_a_batch_is_one_request_the_official_definitions_decode(receiver):
     assert raw["timeUnixNano"] == str(when) and isinstance(raw["observedTimeUnixNano"], str)
     seq = next(x for x in raw["attributes"] if x["key"] == "ways.rule_seq")
     assert seq["value"] == {"intValue": "1"}
-    assert (logs[1].severity_number, logs[1].severity_text) == (13, "WARN")  # a failed result
+    # a failed result: syslog's notice, OpenTelemetry's INFO2 (formats/severity.py)
+    assert (logs[1].severity_number, logs[1].severity_text) == (10, "INFO2")
     sub = attrs(logs[2].attributes)
     assert sub["gen_ai.agent.id"] == ("string_value", "ag-7")
     assert sub["gen_ai.agent.name"] == ("string_value", "Explore")
@@ -335,7 +336,7 @@ def test_a_session_reaches_the_receiver_and_its_bodies_verify(install, tmp_path)
         assert calls[0]["prompt.id"] == ("string_value", PROMPT_ID)
         assert calls[1]["gen_ai.agent.id"] == ("string_value", AGENT_ID)
         assert calls[1]["gen_ai.agent.name"] == ("string_value", "Explore")
-        warn = [lr for lr in logs if lr.severity_text == "WARN"]
+        warn = [lr for lr in logs if lr.severity_text == "INFO2"]  # notice: a failure
         assert (
             len(warn) == 1 and json.loads(warn[0].body.string_value)["data"]["status"] == "failure"
         )

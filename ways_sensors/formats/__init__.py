@@ -15,6 +15,8 @@ syslog MSG). Each module (`formats/<name>.py`) holds to the `Format` Protocol:
                                  passes on untouched
 
     json         the record exactly as chained (docs/records.md); the default
+    ndjson       the same documents, a batch one per line (the http target's framing
+                 `ndjson`, media type application/x-ndjson)
     text         one readable line (the file target's `format: text`)
     ocsf         an OCSF event (ocsf.py has the class table)
     ecs          an Elastic Common Schema document (ecs.py)
@@ -32,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from . import ecs, ocsf, splunk_hec, text
+from . import ecs, ndjson, ocsf, splunk_hec, text
 from . import json as json_record
 
 
@@ -48,6 +50,7 @@ class Format(Protocol):
 
 FORMATS: dict[str, Format] = {
     "json": json_record,
+    "ndjson": ndjson,
     "text": text,
     "ocsf": ocsf,
     "ecs": ecs,

@@ -9,9 +9,11 @@ filter finds them without reading the record:
     notice    a failed tool call (`tool_result` with `status: failure`)
     info      everything else
 
-Each level maps to RFC 5424's severity numbers (syslog.py) and to OCSF's severity_id
-(ocsf.py); ECS carries the syslog number as `event.severity` and the name as
-`log.level`.
+Each level maps to RFC 5424's severity numbers (syslog.py), to OCSF's severity_id
+(ocsf.py) and to OpenTelemetry's SeverityNumber and short name (the otlp target's log
+records; the log data model's own mapping of syslog's levels); ECS carries the syslog
+number as `event.severity` and the name as `log.level`. Every target and format takes
+its severity from `level` here, and nowhere else.
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ Level = Literal["error", "warning", "notice", "info"]
 SYSLOG: Final[dict[str, int]] = {"error": 3, "warning": 4, "notice": 5, "info": 6}
 # OCSF severity_id: 1 Informational, 2 Low, 3 Medium, 4 High
 OCSF: Final[dict[str, int]] = {"error": 4, "warning": 3, "notice": 2, "info": 1}
+# OpenTelemetry log data model: SeverityNumber and short name, as it maps syslog's
+# Error, Warning, Notice and Informational (appendix B)
+OTEL: Final[dict[str, tuple[int, str]]] = {
+    "error": (17, "ERROR"),
+    "warning": (13, "WARN"),
+    "notice": (10, "INFO2"),
+    "info": (9, "INFO"),
+}
 
 
 def level(record: dict[str, Any]) -> Level:

@@ -2,14 +2,16 @@
 
     {"time": 1764718049.728, "host": "<this machine>", "source": "ways:<sensor>/<rule>",
      "sourcetype": "ways:record", "fields": {"session_id", "agent", "section",
-     "rule_seq"}, "event": {the record}}
+     "rule_seq", "severity"}, "event": {the record}}
 
 `time` is the record's timestamp in epoch seconds with milliseconds; `event` the
 record exactly as the `json` format sends it (masked, chained); `fields` are indexed
-fields for fast `tstats` searches, each a string. No `index`: the HEC token's default
-index decides, as Splunk recommends. A batch is the envelopes one after another, one
-per line, as HEC's `/services/collector/event` endpoint reads them (its documented
-batch form is concatenated JSON objects; whitespace between them is allowed).
+fields for fast `tstats` searches, each a string; `severity` is the record's level
+(severity.py: error, warning, notice or info), the one every other format carries. No
+`index`: the HEC token's default index decides, as Splunk recommends. A batch is the
+envelopes one after another, one per line, as HEC's `/services/collector/event`
+endpoint reads them (its documented batch form is concatenated JSON objects; whitespace
+between them is allowed).
 
 The http target speaks the rest of HEC (targets/hec.py): the `Splunk <token>` header
 comes from the spec's headers, HEC's status codes decide retryable or permanent.
@@ -21,6 +23,7 @@ from typing import Any, Final, Literal
 
 from ._json import dumps
 from .ocsf import epoch_ms, hostname
+from .severity import level
 
 MEDIA_TYPE: Final = "application/json"
 BATCH: Final[Literal["array", "lines"]] = "lines"
@@ -33,6 +36,7 @@ def envelope(record: dict[str, Any]) -> dict[str, Any]:
         "agent": str(record.get("agent") or "claude-code"),
         "section": str(record.get("section", "")),
         "rule_seq": str(record.get("rule_seq", "")),
+        "severity": level(record),
     }
     return {
         "time": epoch_ms(record.get("timestamp")) / 1000,

@@ -58,6 +58,14 @@ class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 
 Spec = HttpTarget
+# the spec's `format` as formats/ names it: `array` is the json format, framed by its BATCH
+FORMAT_OF = {
+    "array": "json",
+    "ndjson": "ndjson",
+    "ocsf": "ocsf",
+    "ecs": "ecs",
+    "splunk_hec": "splunk_hec",
+}
 SECRET_FIELDS: tuple[str, ...] = ("headers",)
 BATCH_DEFAULT = (1, 0.0)  # one request per record unless the rule sets `batch:`
 
@@ -130,23 +138,15 @@ def deliver(spec: HttpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
     headers = transport.headers(spec.headers)
     if isinstance(headers, Outcome):
         return headers
-    docs = [i.line for i in batch]
-    if spec.format in ("ocsf", "ecs", "splunk_hec"):
-        from .. import formats
+    from .. import formats
 
-        docs = [formats.encode(spec.format, i.record, i.line) for i in batch]
-    if spec.format == "splunk_hec":
-        headers.setdefault("content-type", "application/json")
-        return _send_hec(spec, headers, formats.body(docs, "lines"), deadline)
+    fmt = formats.get(FORMAT_OF[spec.format])  # its documents, media type and framing
+    docs = [fmt.encode(i.record, i.line) for i in batch]
+    headers.setdefault("content-type", fmt.MEDIA_TYPE)
+    if spec.format == "splunk_hec":  # HEC takes a batch of any size as one request
+        return _send_hec(spec, headers, formats.body(docs, fmt.BATCH), deadline)
     if ctx.batched:
-        from .. import formats
-
-        if spec.format == "ndjson":
-            headers.setdefault("content-type", "application/x-ndjson")
-            return _send(spec, headers, formats.body(docs, "lines"), deadline)
-        headers.setdefault("content-type", "application/json")
-        return _send(spec, headers, formats.body(docs, "array"), deadline)
-    headers.setdefault("content-type", "application/json")
+        return _send(spec, headers, formats.body(docs, fmt.BATCH), deadline)
     outcome = accepted()
     for doc in docs:  # an unbatched rule's batch is one record; one request each anyway
         outcome = _send(spec, headers, doc, deadline)

@@ -21,8 +21,8 @@ The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase 
           {"timeUnixNano": the record's `timestamp`, "observedTimeUnixNano": now,
            "traceId", "spanId": the session's trace (the client's, once the session
              joined it: `traceparent`) and the record's span in it (traces/ids.py),
-           "severityNumber": 9 (INFO) | 13 (WARN: a failed tool result),
-           "severityText": "INFO" | "WARN", "eventName": "ways.sensor.<section>",
+           "severityNumber", "severityText": the record's level (formats/severity.py:
+             17 ERROR, 13 WARN, 10 INFO2, 9 INFO), "eventName": "ways.sensor.<section>",
            "body": {"stringValue": the record as canonical JSON, `chain` included},
            "attributes": [session.id, gen_ai.conversation.id, prompt.id?,
              gen_ai.agent.id? gen_ai.agent.name? (subagents), gen_ai.tool.name?
@@ -61,6 +61,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
+from ..formats.severity import OTEL, level
 from ..state.events import unix_nano
 from ..traces import ids
 from . import otlp_protobuf, transport
@@ -91,7 +92,6 @@ TRACES_PATH = "/v1/traces"
 SERVICE_NAME = "ways-sensors"
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 AUTH_STATUS = frozenset({401, 403})  # retried with backoff: about the credential, not the record
-SEVERITY = {"INFO": 9, "WARN": 13}  # OTLP SeverityNumber
 
 
 def logs_url(endpoint: str, path: str = LOGS_PATH) -> str:
@@ -152,16 +152,6 @@ def body_of(record: dict[str, Any]) -> str:
 _sorted = msgspec.json.Encoder(order="sorted")
 
 
-def severity(record: dict[str, Any]) -> str:
-    data = record.get("data")
-    failed = (
-        record.get("section") == "tool_result"
-        and isinstance(data, dict)
-        and data.get("status") == "failure"
-    )
-    return "WARN" if failed else "INFO"
-
-
 def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
     section = record.get("section")
     data = _data if isinstance(_data := record.get("data"), dict) else {}
@@ -191,7 +181,7 @@ def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
         ("ways.hook_event", record.get("hook_event")),
         ("ways.test", True if record.get("test") else None),
     ]
-    level = severity(record)
+    number, name = OTEL[level(record)]
     out: dict[str, Any] = {}
     when = unix_nano(record.get("timestamp"))
     if when:
@@ -202,8 +192,8 @@ def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
             "observedTimeUnixNano": str(observed),
             "traceId": trace,
             "spanId": span,
-            "severityNumber": SEVERITY[level],
-            "severityText": level,
+            "severityNumber": number,
+            "severityText": name,
             "eventName": f"ways.sensor.{section}",
             "body": {"stringValue": body_of(record)},
             "attributes": _attrs([(k, v) for k, v in pairs if isinstance(v, (str, int, bool))]),
