@@ -38,6 +38,8 @@ def test_every_kind_is_a_whole_room():
             "deadline",
         ], kind
         assert callable(t.destination) and callable(t.off_machine) and callable(t.close)
+        assert list(inspect.signature(t.warnings).parameters) == ["spec", "at_least_once"]
+        assert list(inspect.signature(t.unreachable).parameters) == ["spec", "timeout"]
         records, delay = t.BATCH_DEFAULT
         assert isinstance(records, int) and records >= 1 and delay >= 0, kind
 
@@ -51,6 +53,31 @@ def test_kinds_share_code_through_public_modules_only():
                 names = {node.module} if node.module else {a.name for a in node.names}
                 assert not names & set(TARGETS), (kind, names)
                 assert not any(a.name.startswith("_") for a in node.names), (kind, names)
+
+
+def test_what_lint_and_listings_say_of_a_consumer_is_its_kinds_own():
+    """A kind's warnings and reachability check live in its module: lint, `ways
+    sensors list` and the tab name no kind (adding one touches its module, the
+    registry, the schema and its test)."""
+    for module in ("config/lint.py", "services/catalog.py", "services/status.py"):
+        tree = ast.parse((REPO / "ways_sensors" / module).read_text())
+        kinds = {
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in TARGETS
+        }
+        assert kinds <= {"file"}, (module, kinds)  # "file": a layer's name, not the kind
+    for kind, t in TARGETS.items():
+        spec = msgspec.convert(EXAMPLES[kind], t.Spec)
+        assert t.warnings(spec, True) == [] or kind == "syslog", kind
+    udp = msgspec.convert({"host": "127.0.0.1", "protocol": "udp"}, TARGETS["syslog"].Spec)
+    [(message, where)] = TARGETS["syslog"].warnings(udp, True)
+    assert where == ["protocol"] and "udp" in message
+    assert TARGETS["syslog"].warnings(udp, False) == []
+    args = msgspec.convert({"argv": ["nc", "--token", "hunter2hunter2"], "input": "args"},
+                           TARGETS["command"].Spec)  # fmt: skip
+    assert [w for _, w in TARGETS["command"].warnings(args, False)] == [["input"], ["argv", 2]]
+    assert "hunter2" not in TARGETS["command"].destination(args)
 
 
 def test_close_releases_the_threads_event_loop_and_a_later_attempt_makes_a_new_one():

@@ -29,10 +29,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import msgspec
-
 from .. import roots
 from ..targets import TARGETS
+from ..targets.base import hide
 from .layers import (
     Catalog,
     LoadedSensor,
@@ -56,45 +55,10 @@ _ENV_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRETISH = re.compile(r"^(Bearer|Basic|Token)\s+\S{8,}$|^[A-Za-z0-9_\-./+=]{20,}$")
 
 
-_SECRET_FLAG = re.compile(
-    r"^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|api[-_]?key|auth|credential)[A-Za-z0-9_-]*$",
-    re.I,
-)
-HIDDEN = "[secret]"
-
-
-def hide(text: str) -> str:
-    """`text` with each secret the masking finds (redact.find: spans, no key needed)
-    replaced by HIDDEN."""
-    from ..redact import find
-
-    for start, end, _ in sorted(find(text), reverse=True):
-        text = text[:start] + HIDDEN + text[end:]
-    return text
-
-
-def argv_secrets(argv: list[str]) -> list[int]:
-    """Indexes of the arguments holding a literal secret: one the masking finds in it,
-    or the value after a flag named like a secret (`--token X`); `${...}` is not one."""
-    out = []
-    for i, arg in enumerate(argv):
-        if "${" in arg:
-            continue
-        after_flag = i > 0 and bool(_SECRET_FLAG.match(argv[i - 1])) and not arg.startswith("-")
-        if after_flag or hide(arg) != arg:
-            out.append(i)
-    return out
-
-
 def destination(rule: LoadedRule) -> str:
     """A short human description of where a rule's records go (the target says), with
     every secret in it hidden: it is shown in warnings, listings and the tab."""
     d = rule.spec.dispatch
-    argv = getattr(d.target, "argv", None)
-    if d.kind == "command" and isinstance(argv, list):
-        secret = set(argv_secrets(argv))
-        shown = [HIDDEN if i in secret else arg for i, arg in enumerate(argv)]
-        return TARGETS[d.kind].destination(msgspec.structs.replace(d.target, argv=shown))
     return hide(TARGETS[d.kind].destination(d.target))
 
 
@@ -193,13 +157,8 @@ def rule_warnings(
     if rule.spec.redact == "none":
         warn(f"redact: none dispatches unmasked session content to {destination(rule)}")
     kind = rule.spec.dispatch.kind
-    if kind == "command" and getattr(rule.spec.dispatch.target, "input", "stdin") == "args":
-        warn(
-            "input: args puts each record on the command line, which every local user "
-            "can read (/proc/<pid>/cmdline, ps) while the command runs, and a record over "
-            "128 KiB cannot be passed at all (parked); input: stdin keeps records private",
-            ["dispatch", kind, "input"],
-        )
+    for message, where in TARGETS[kind].warnings(rule.spec.dispatch.target, rule.at_least_once):
+        warn(message, ["dispatch", kind, *where])  # the kind's own (targets/<kind>.py)
     for field, name in literal_secrets(rule):
         warn(
             f"{field}: {name!r} holds a literal secret; write it as ${{ENV_NAME}} and set "
@@ -216,24 +175,6 @@ def rule_warnings(
         why = impossible(path, rule.spec.sections)
         if why:
             warn(f"where {path!r}: {why}", ["where", path])
-    if (
-        kind == "syslog"
-        and rule.at_least_once
-        and getattr(rule.spec.dispatch.target, "protocol", "") == "udp"
-    ):
-        warn(
-            "delivery: at_least_once over syslog udp cannot see a lost datagram; "
-            "use protocol: tcp or tls",
-            ["dispatch", kind, "protocol"],
-        )
-    argv = getattr(rule.spec.dispatch.target, "argv", None)
-    if rule.spec.dispatch.kind == "command" and isinstance(argv, list):
-        for i in argv_secrets(argv):
-            warn(
-                f"argv[{i}] holds a literal secret, which every local user can read in the "
-                "process list; pass it in `env:` as ${ENV_NAME} and read it in the command",
-                ["dispatch", kind, "argv", i],
-            )
     return out
 
 
@@ -327,40 +268,5 @@ def target_problems(cat: Catalog, timeout: float = 3.0) -> list[Problem]:
 
 
 def _unreachable(rule: LoadedRule, timeout: float) -> str | None:
-    import shutil
-    import socket
-    from urllib.parse import urlsplit
-
-    target = rule.spec.dispatch.target
-    path = getattr(target, "path", None)
-    argv = getattr(target, "argv", None)
-    url = getattr(target, "url", None) or getattr(target, "endpoint", None)
-    host = getattr(target, "host", None)
-    if isinstance(host, str) and getattr(target, "protocol", "tcp") != "udp":
-        tls = getattr(target, "protocol", "tcp") == "tls"
-        port = getattr(target, "port", None) or (6514 if tls else 514)
-        url = f"tcp://{host}:{port}"  # syslog over tcp or tls: a connection, nothing sent
-    if isinstance(path, str):
-        folder = os.path.dirname(os.path.expanduser(path))
-        folder = folder.split("{", 1)[0].rstrip("/") or "/"  # up to the first placeholder
-        while not os.path.lexists(folder):
-            folder = os.path.dirname(folder)
-        if not os.path.isdir(folder):
-            return f"{folder} is not a folder, so {path} cannot be created"
-        if not os.access(folder, os.W_OK | os.X_OK):
-            return f"{folder} is not writable here, so {path} cannot be created"
-    elif isinstance(argv, list) and argv:
-        exe = argv[0] if "/" in argv[0] else shutil.which(argv[0])
-        if not exe or not os.access(exe, os.X_OK) or os.path.isdir(exe):
-            return f"{argv[0]} is not an executable here"
-    elif isinstance(url, str):
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-            socket.create_connection((host, port), timeout=timeout).close()
-        except (OSError, ValueError) as exc:
-            return f"{host}:{parts.port or ''} does not accept a connection ({exc})".replace(
-                ":()", "()"
-            )
-    return None
+    d = rule.spec.dispatch
+    return TARGETS[d.kind].unreachable(d.target, timeout)  # targets/<kind>.py checks its own

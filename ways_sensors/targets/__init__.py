@@ -10,6 +10,10 @@ A kind's module (`targets/<kind>.py`) owns everything about it, and holds to the
     close()                               release what this thread's attempts hold
     destination(spec) -> str              where records go, for people
     off_machine(spec) -> bool             may session content leave this machine?
+    warnings(spec, at_least_once)         what lint warns of this consumer, beyond what
+                                          every kind shares (its SECRET_FIELDS)
+    unreachable(spec, timeout)            `lint --check-targets`: why it cannot be
+                                          reached from here, or None (nothing is sent)
 
 Shared code is public to every kind, never imported from a sibling's privates: the
 contract in base.py, the HTTP transport (a POST under a total deadline, `${ENV}`
@@ -17,9 +21,11 @@ headers, Retry-After, a per-thread event loop) in transport.py, for http and otl
 
 spec.py builds `Dispatch` from TARGETS (one optional field per kind, exactly one set);
 settings.py offers `dispatch.<kind>.<field>` keys from each Spec; lint.py and
-`ways sensors list` describe rules through destination, off_machine and SECRET_FIELDS;
-every "one of file, http, command" message is `names()`. Adding a target kind is one
-new module, its name in KINDS, and its tests (the registry test checks the contract).
+`ways sensors list` describe rules through destination, off_machine, SECRET_FIELDS,
+warnings and unreachable, and know no kind by name; every "one of file, http, command"
+message is `names()`. Adding a target kind is one new module, its name in KINDS, the
+regenerated schema (`python -m ways_sensors.config.schemas`), and its tests (the
+registry test checks the contract).
 The kinds' modules load on first use: `get(kind)` loads one, TARGETS all of them.
 A kind in STDLIB_KINDS (file, command) imports nothing outside the standard library
 and keeps its flat Spec in `<kind>_spec.py`, served by the module's `__getattr__` on

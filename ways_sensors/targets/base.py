@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     Status = Literal["accepted", "retryable", "permanent"]
     Cause = Literal["", "timeout", "refused", "error"]
+    Advice = tuple[str, list[str | int]]  # a lint warning: (message, path in dispatch.<kind>)
 
 # what became of an attempt (delivery.py's docstring draws the whole tree)
 ACCEPTED: Final = "accepted"
@@ -135,6 +136,40 @@ class Context(Frozen):
 
 
 PLACEHOLDERS = ("session_id", "date", "sensor", "rule")
+HIDDEN = "[secret]"  # what lint, listings and the tab show in a secret's place
+
+
+def hide(text: str) -> str:
+    """`text` with each secret the masking finds (redact.find: spans, no key needed)
+    replaced by HIDDEN: a consumer's description is shown to people."""
+    from ..redact import find
+
+    for start, end, _ in sorted(find(text), reverse=True):
+        text = text[:start] + HIDDEN + text[end:]
+    return text
+
+
+def refused_connection(host: str, port: int, timeout: float) -> str | None:
+    """Why a TCP connection to host:port fails from here, or None; nothing is sent."""
+    import socket
+
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except (OSError, ValueError) as exc:
+        return f"{host}:{port} does not accept a connection ({exc})"
+    return None
+
+
+def refused_url(url: str, timeout: float) -> str | None:
+    """refused_connection for an http(s) URL's host and port."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        return f"{url} names no valid port ({exc})"
+    return refused_connection(parts.hostname or "", port, timeout)
 
 
 if TYPE_CHECKING:
@@ -177,4 +212,14 @@ if TYPE_CHECKING:
 
         def off_machine(self, spec: Any) -> bool:
             """True when session content may leave this machine through this consumer."""
+            ...
+
+        def warnings(self, spec: Any, at_least_once: bool) -> list[Advice]:
+            """What `lint` warns of this kind's consumer beyond what every kind shares
+            (its SECRET_FIELDS): (message, path under `dispatch.<kind>`) each."""
+            ...
+
+        def unreachable(self, spec: Any, timeout: float) -> str | None:
+            """`lint --check-targets`: why records cannot reach this consumer from here,
+            or None; it may open a connection, and sends nothing."""
             ...

@@ -36,7 +36,19 @@ import os
 import sys
 import time
 
-from .base import ERROR, REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
+from .base import (
+    ERROR,
+    HIDDEN,
+    REFUSED,
+    TIMEOUT,
+    Context,
+    Item,
+    Outcome,
+    accepted,
+    hide,
+    permanent,
+    retryable,
+)
 from .spawn import signals
 
 TYPE_CHECKING = False
@@ -44,6 +56,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from .base import Advice
     from .command_spec import CommandTarget
 
     Spec = CommandTarget
@@ -262,7 +275,62 @@ def close() -> None:
 
 
 def destination(spec: CommandTarget) -> str:
-    return "command " + " ".join(spec.argv)
+    """The command line, every argument that holds a secret shown as HIDDEN."""
+    secret = set(argv_secrets(spec.argv))
+    return "command " + " ".join(HIDDEN if i in secret else a for i, a in enumerate(spec.argv))
+
+
+_SECRET_FLAG = (
+    r"^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|api[-_]?key|auth|credential)[A-Za-z0-9_-]*$"
+)
+
+
+def argv_secrets(argv: list[str]) -> list[int]:
+    """Indexes of the arguments holding a literal secret: one the masking finds in it,
+    or the value after a flag named like a secret (`--token X`); `${...}` is not one."""
+    import re
+
+    flag = re.compile(_SECRET_FLAG, re.I)
+    out = []
+    for i, arg in enumerate(argv):
+        if "${" in arg:
+            continue
+        after_flag = i > 0 and bool(flag.match(argv[i - 1])) and not arg.startswith("-")
+        if after_flag or hide(arg) != arg:
+            out.append(i)
+    return out
+
+
+def warnings(spec: CommandTarget, at_least_once: bool) -> list[Advice]:
+    out: list[Advice] = []
+    if spec.input == "args":
+        out.append(
+            (
+                "input: args puts each record on the command line, which every local user "
+                "can read (/proc/<pid>/cmdline, ps) while the command runs, and a record "
+                "over 128 KiB cannot be passed at all (parked); input: stdin keeps records "
+                "private",
+                ["input"],
+            )
+        )
+    for i in argv_secrets(spec.argv):
+        out.append(
+            (
+                f"argv[{i}] holds a literal secret, which every local user can read in the "
+                "process list; pass it in `env:` as ${ENV_NAME} and read it in the command",
+                ["argv", i],
+            )
+        )
+    return out
+
+
+def unreachable(spec: CommandTarget, timeout: float) -> str | None:
+    import shutil
+
+    exe = spec.argv[0] if "/" in spec.argv[0] else shutil.which(spec.argv[0])
+    if not exe or not os.access(exe, os.X_OK) or os.path.isdir(exe):
+        return f"{spec.argv[0]} is not an executable here"
+    return None
 
 
 def off_machine(spec: CommandTarget) -> bool:

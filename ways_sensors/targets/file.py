@@ -52,6 +52,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .base import Advice
     from .file_spec import FileTarget
 
     Spec = FileTarget
@@ -246,3 +247,22 @@ def destination(spec: FileTarget) -> str:
 
 def off_machine(spec: FileTarget) -> bool:
     return False  # a network file system is the user's own choice of disk
+
+
+def warnings(spec: FileTarget, at_least_once: bool) -> list[Advice]:
+    return []
+
+
+def unreachable(spec: FileTarget, timeout: float) -> str | None:
+    """The nearest folder that exists on the way to the path (up to its first
+    placeholder) must be a folder this process can write in."""
+    path = spec.path
+    folder = os.path.dirname(os.path.expanduser(path))
+    folder = folder.split("{", 1)[0].rstrip("/") or "/"
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        return f"{folder} is not a folder, so {path} cannot be created"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{folder} is not writable here, so {path} cannot be created"
+    return None

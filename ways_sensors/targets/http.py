@@ -33,12 +33,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from msgspec import Meta, Struct
 
 from . import transport
-from .base import REFUSED, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
+from .base import (
+    REFUSED,
+    TIMEOUT,
+    Context,
+    Item,
+    Outcome,
+    accepted,
+    permanent,
+    refused_url,
+    retryable,
+)
+
+if TYPE_CHECKING:
+    from .base import Advice
 
 
 class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -165,3 +178,11 @@ def destination(spec: HttpTarget) -> str:
 
 def off_machine(spec: HttpTarget) -> bool:
     return not transport.is_loopback_url(spec.url)
+
+
+def warnings(spec: HttpTarget, at_least_once: bool) -> list[Advice]:
+    return []
+
+
+def unreachable(spec: HttpTarget, timeout: float) -> str | None:
+    return refused_url(spec.url, timeout)

@@ -56,7 +56,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta, Struct
@@ -65,7 +65,10 @@ from ..formats.severity import OTEL, level
 from ..state.events import unix_nano
 from ..traces import ids
 from . import otlp_protobuf, transport
-from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable
+from .base import REFUSED, Context, Item, Outcome, accepted, permanent, refused_url, retryable
+
+if TYPE_CHECKING:
+    from .base import Advice
 
 
 class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -357,3 +360,11 @@ def destination(spec: OtlpTarget) -> str:
 
 def off_machine(spec: OtlpTarget) -> bool:
     return not transport.is_loopback_url(spec.endpoint)
+
+
+def warnings(spec: OtlpTarget, at_least_once: bool) -> list[Advice]:
+    return []
+
+
+def unreachable(spec: OtlpTarget, timeout: float) -> str | None:
+    return refused_url(spec.endpoint, timeout)

@@ -60,11 +60,23 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from msgspec import Meta, Struct
 
 from ..utf8 import ERRORS
-from .base import ERROR, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
+from .base import (
+    ERROR,
+    TIMEOUT,
+    Context,
+    Item,
+    Outcome,
+    accepted,
+    permanent,
+    refused_connection,
+    retryable,
+)
 
 if TYPE_CHECKING:
     import socket
     import ssl
+
+    from .base import Advice
 
 Facility = Literal[
     "kern",
@@ -362,3 +374,22 @@ def off_machine(spec: SyslogTarget) -> bool:
         return not ipaddress.ip_address(host).is_loopback
     except ValueError:
         return True
+
+
+def warnings(spec: SyslogTarget, at_least_once: bool) -> list[Advice]:
+    if at_least_once and spec.protocol == "udp":
+        return [
+            (
+                "delivery: at_least_once over syslog udp cannot see a lost datagram; "
+                "use protocol: tcp or tls",
+                ["protocol"],
+            )
+        ]
+    return []
+
+
+def unreachable(spec: SyslogTarget, timeout: float) -> str | None:
+    """tcp and tls: a connection (nothing sent); udp cannot be checked without sending."""
+    if spec.protocol == "udp":
+        return None
+    return refused_connection(spec.host, port_of(spec), timeout)
