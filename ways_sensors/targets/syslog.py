@@ -55,7 +55,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
 
 from msgspec import Meta, Struct
 
@@ -142,37 +142,7 @@ Spec = SyslogTarget
 SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (256, 0.0)  # a backlog goes in one connection; a lone record at once
 
-FACILITIES: Final = {
-    name: code
-    for code, name in enumerate(
-        [
-            "kern",
-            "user",
-            "mail",
-            "daemon",
-            "auth",
-            "syslog",
-            "lpr",
-            "news",
-            "uucp",
-            "cron",
-            "authpriv",
-            "ftp",
-            "ntp",
-            "audit",
-            "alert",
-            "clock",
-            "local0",
-            "local1",
-            "local2",
-            "local3",
-            "local4",
-            "local5",
-            "local6",
-            "local7",
-        ]
-    )
-}
+FACILITIES: Final = {name: code for code, name in enumerate(get_args(Facility))}  # RFC 5424
 SEVERITIES: Final = {
     "emerg": 0,
     "alert": 1,
