@@ -7,6 +7,8 @@ same token in every record, rule and session of one install. The record's `redac
 lists kind, path and token (never the secret).
 
 The scan, in order (an earlier detector's span wins an overlap):
+  needles.py    the catalogue families whose values cut token runs short (base64
+                bodies, URL-shaped credentials), by a literal needle, in one pass
   shapes.py     PEM private keys; provider tokens and the structures that need no
                 vendor name (prefixed tokens, Discord and Telegram bot tokens, a key
                 id's adjacent secret), all from one pass over the text's token runs
@@ -36,7 +38,7 @@ from __future__ import annotations
 import time
 
 from .. import regex
-from . import keyvalue, shapes, structure
+from . import keyvalue, needles, placeholders, shapes, structure
 from .key import KEY_BYTES, KeyRefused, install_key, key_path, key_status, token
 from .scan import MaskTimeout, Scan, Work, measure, measuring
 
@@ -64,6 +66,7 @@ __all__ = [
 SCAN = Scan(
     [
         shapes.detect_private_keys,
+        needles.detect,
         shapes.detect_tokens,
         structure.detect_urls,
         structure.detect_cli,
@@ -77,6 +80,7 @@ KINDS: tuple[str, ...] = tuple(
         ["private-key"]
         + [s.kind for s in shapes.SHAPES if s.mask]
         + [s.pair.kind for s in shapes.SHAPES if s.pair is not None]
+        + [n.kind for n in needles.NEEDLES]
         + ["discord-bot-token", "telegram-bot-token", "prefixed-api-token"]
         + ["slack-webhook", "discord-webhook", "connection-string-password", "url-query-secret"]
         + ["cli-password", "secret-field", "env-assignment", "prose-password", "api-key-header"]
@@ -88,10 +92,17 @@ SHORT = 512  # strings up to this long have their spans remembered ...
 REMEMBERED = 4096  # ... this many of them, the least recently used forgotten first
 
 
+def _scan(text: str, deadline: float | None = None) -> list[tuple[int, int, str]]:
+    spans = SCAN.find(text, deadline)
+    if spans and "arn:aws" in text:  # an ARN names a secret: `secret:<name>` holds none
+        spans = [s for s in spans if not placeholders.in_secret_arn(text, s[0])]
+    return spans
+
+
 def _spans(text: str) -> tuple[tuple[int, int, str], ...]:
     # no deadline inside: a scan of SHORT characters is bounded by a few microseconds
     # per detector (scan.py); `find` checks the deadline before it asks
-    return tuple(SCAN.find(text))
+    return tuple(_scan(text))
 
 
 def _remembered() -> Callable[[str], tuple[tuple[int, int, str], ...]]:
@@ -114,7 +125,7 @@ def find(text: str, deadline: float | None = None) -> list[tuple[int, int, str]]
         if deadline is not None and time.monotonic() > deadline:
             raise MaskTimeout()
         return list(_find_short(text))
-    return SCAN.find(text, deadline)
+    return _scan(text, deadline)
 
 
 def mask_text(text: str, deadline: float | None = None) -> tuple[str, list[tuple[str, str]]]:

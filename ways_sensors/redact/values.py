@@ -146,6 +146,8 @@ def plausible(value: str, after: str = "") -> bool:
         return False
     if REFERENCE.search(v) or PLACEHOLDER.search(v) or expression(v, after):
         return False
+    if len(v) >= 16 and len(set(v[-16:].lower())) <= 2:
+        return False  # `glpat-0000...`, `sk-xxxx...`: a placeholder after a real prefix
     return not _NUMBERISH.fullmatch(v)  # numbers, versions, ports, dates
 
 
