@@ -46,7 +46,7 @@ TERMINATORS = (
 )
 # owned by another detector, or a value that is not a secret (a host, a URL, an id)
 SKIP = re.compile(
-    r"^(?:alibaba-access-key-id|aiven|microsoft-teams|sidekiq|curl-|private-key|jwt|generic-|pkcs12|kubernetes|gcp-service-account|gcp-application"
+    r"^(?:alibaba-access-key-id|authress|aws-amazon-bedrock-api-key-short|aiven|microsoft-teams|sidekiq|curl-|private-key|jwt|generic-|pkcs12|kubernetes|gcp-service-account|gcp-application"
     r"|artifactory-jfrog-url|salesforce-instance-url|supabase-project-url|snowflake-account-host"
     r"|tableau-server-host|azure-storage-account-name|azure-client-id|azure-tenant-id"
     r"|nuget-config|freemius|facebook-access-token|sourcegraph|ebay-client-id|aws-access-token"

@@ -33,7 +33,8 @@ RE2_FROM = 2048  # shorter strings are searched with str.find: RE2's call costs 
 class Needle:
     """A family found by a literal: its kind, the needle (lower case), how far before
     the needle its match starts (or, with `opening`, at most how far: the match starts
-    at the last `opening` there, a URL's scheme), and its regex (group 1, when there is
+    at the last `opening` there, a URL's scheme; `*`: anywhere there, searched), and
+    its regex (group 1, when there is
     one, is the secret)."""
 
     __slots__ = ("back", "kind", "needle", "opening", "regex")
@@ -78,6 +79,23 @@ _HAND = (  # the documented shapes that have no literal prefix to dispatch on, a
         40,
         r"(?i:https?://([a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com)",
         opening="http",
+    ),
+    *(
+        Needle(  # `<id>.<4-6>.acc_<...>.<base64>`: lower-case dotted runs, shorter than 20
+            "authress-service-client-access-key",
+            needle,
+            52,
+            r"(?<![A-Za-z0-9])((?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-]"
+            r"[a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120})(?![a-z0-9+/_=-])",
+            opening="*",
+        )
+        for needle in (".acc_", ".acc-")
+    ),
+    Needle(  # the constant is base64 of the service's host; the rest is the token
+        "aws-amazon-bedrock-api-key-short-lived",
+        "bedrock-api-key-ymvkcm9jay5hbwf6b25hd3muy29t",
+        0,
+        r"(bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&._\-]{20,2000})",
     ),
     Needle(  # Bundler's setting for the same gem server
         "sidekiq-secret",
@@ -140,6 +158,8 @@ def _hits(ctx: Context) -> list[tuple[int, str]]:
 
 def _start(text: str, family: Needle, at: int) -> int:
     """Where a match of `family` around the needle at `at` would start, or -1."""
+    if family.opening == "*":  # anywhere in the `back` characters before: searched
+        return max(0, at - family.back)
     if family.opening:  # a URL: its scheme, at most `back` characters before the needle
         return text.rfind(family.opening, max(0, at - family.back), at)
     start = at - family.back
@@ -160,7 +180,12 @@ def detect(ctx: Context) -> None:
             start = _start(text, family, at)
             if start < 0:
                 continue
-            m = family.regex.match(text, start, min(ctx.n, at + WINDOW))
+            end = min(ctx.n, at + WINDOW)
+            if family.opening == "*":
+                m = family.regex.search(text, start, end)
+                m = m if m is not None and m.start() <= at else None
+            else:
+                m = family.regex.match(text, start, end)
             if m is None:
                 continue
             group = 1 if m.re.groups else 0

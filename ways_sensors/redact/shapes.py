@@ -327,6 +327,8 @@ def _examine(ctx: Context, s: int, e: int) -> None:
     for p in starts:
         if _try_shapes(ctx, p):
             return
+    if BORING.fullmatch(text, s, e):
+        return  # a hash after a dot, looked at for the dotted shapes only
     if text[s] in "MNO":
         m = _DISCORD.match(text, s, min(ctx.n, s + 80))
         if m and _lead_ok(text, s) and _discord(m.group(1)):
