@@ -128,9 +128,26 @@ def find(text: str, deadline: float | None = None) -> list[tuple[int, int, str]]
     return _scan(text, deadline)
 
 
-def mask_text(text: str, deadline: float | None = None) -> tuple[str, list[tuple[str, str]]]:
-    """The text with every secret replaced, and [(kind, token)] in order of appearance."""
+def _with_personal(
+    text: str, spans: list[tuple[int, int, str]], kinds: frozenset[str]
+) -> list[tuple[int, int, str]]:
+    """The secrets' spans and the personal data's of `kinds` (pii.py) outside them."""
+    from . import pii  # only a rule that names kinds gets here
+
+    taken = bytearray(len(text))
+    for start, end, _ in spans:
+        taken[start:end] = b"\x01" * (end - start)
+    return sorted(spans + pii.find(text, kinds, taken))
+
+
+def mask_text(
+    text: str, deadline: float | None = None, kinds: frozenset[str] = frozenset()
+) -> tuple[str, list[tuple[str, str]]]:
+    """The text with every secret (and the personal data of `kinds`) replaced, and
+    [(kind, token)] in order of appearance."""
     spans = find(text, deadline)
+    if kinds:
+        spans = _with_personal(text, spans, kinds)
     if not spans:
         return text, []
     out, found, pos = [], [], 0
@@ -145,29 +162,36 @@ def mask_text(text: str, deadline: float | None = None) -> tuple[str, list[tuple
 
 
 def _walk(
-    value: Any, at: tuple[Any, ...], found: list[dict[str, str]], deadline: float | None
+    value: Any,
+    at: tuple[Any, ...],
+    found: list[dict[str, str]],
+    deadline: float | None,
+    kinds: frozenset[str],
 ) -> Any:
     """`value` masked; `at` is its path as keys and indexes, spelled `a.b.0` only for a
     hit (most strings have none, and a path per string was a tenth of masking's cost)."""
     if isinstance(value, str):
-        masked, hits = mask_text(value, deadline)
+        masked, hits = mask_text(value, deadline, kinds)
         if hits:
             path = ".".join(map(str, at))
             found.extend({"kind": k, "path": path, "token": t} for k, t in hits)
         return masked
     if isinstance(value, dict):
-        return {k: _walk(v, (*at, k), found, deadline) for k, v in value.items()}
+        return {k: _walk(v, (*at, k), found, deadline, kinds) for k, v in value.items()}
     if isinstance(value, list):
-        return [_walk(v, (*at, i), found, deadline) for i, v in enumerate(value)]
+        return [_walk(v, (*at, i), found, deadline, kinds) for i, v in enumerate(value)]
     return value
 
 
-def mask_record(record: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
-    """The record with every string masked and, when anything was, `redactions` set.
-    Past `deadline` (time.monotonic()), MaskTimeout: drop the record, never send it."""
+def mask_record(
+    record: dict[str, Any], deadline: float | None = None, kinds: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The record with every string masked (secrets, and the personal data of `kinds`)
+    and, when anything was, `redactions` set. Past `deadline` (time.monotonic()),
+    MaskTimeout: drop the record, never send it."""
     found: list[dict[str, str]] = []
     out = {
-        k: (v if k in ("schema", "chain", "redactions") else _walk(v, (k,), found, deadline))
+        k: (v if k in ("schema", "chain", "redactions") else _walk(v, (k,), found, deadline, kinds))
         for k, v in record.items()
     }
     if found:

@@ -10,7 +10,10 @@ their start either. Each such family has a needle, a literal every value of it h
 searched once for all of them (RE2's automaton: its cost does not grow with the number
 of needles), and each hit is examined with its family's regex over a bounded window,
 from `back` characters before the needle. A light process (a blocking hook: a record or
-two) searches with `str.find`, one call per needle, rather than pay RE2's import.
+two) searches with `str.find`, one call per needle, rather than pay RE2's import. A
+short string is searched only when it holds a stretch of 12 characters a value could be
+made of: most strings of a hook record (commands, paths) have none, and either search
+costs more than the rest of the scan on them (bench/RESULTS.md).
 
 The spans cover the whole value, base64's `+`, `/` and `=` included.
 """
@@ -27,7 +30,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 WINDOW = 1400  # the widest match a needle's family allows, after the needle
-RE2_FROM = 2048  # shorter strings are searched with str.find: RE2's call costs more
+RE2_FROM = 2048  # a shorter string is searched only when it may hold a value (detect)
+STRETCH = 12  # every needle value holds this many of [A-Za-z0-9+=_.~-] in a row
+_STRETCH = b"a" * STRETCH
+_STRETCH_TABLE = bytes(
+    ord("a") if (chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+=_.~-")) else ord(" ")
+    for i in range(256)
+)
 
 
 class Needle:
@@ -144,7 +153,7 @@ def _hits(ctx: Context) -> list[tuple[int, str]]:
     """(position, needle) of every needle in the folded text, in order."""
     hay = ctx.folded
     ctx.searched(ctx.n)
-    if ctx.n >= RE2_FROM and not rx.is_light():
+    if not rx.is_light():
         return [(m.start(), m.group()) for m in _automaton().finditer(hay)]
     out: list[tuple[int, str]] = []
     for needle in BY_NEEDLE:
@@ -172,6 +181,10 @@ def detect(ctx: Context) -> None:
     """Each needle's families matched once, at the one place a value holding the needle
     would start: a bounded match per hit, whatever the text repeats."""
     text = ctx.text
+    if ctx.n < RE2_FROM:  # no STRETCH run: no value here (most strings of a record)
+        raw = text.encode() if text.isascii() else text.encode("ascii", "replace")
+        if raw.translate(_STRETCH_TABLE).find(_STRETCH) < 0:
+            return
     for at, needle in _hits(ctx):
         if ctx.covered(at, at + len(needle)):
             continue

@@ -188,7 +188,8 @@ class Context:
         """Every run of RUN or more [A-Za-z0-9_-], left to right, found with two
         `bytes.find` per run over a one-byte-per-character shape of the text; `examine`
         gets those `keep` does not fullmatch (plain hashes, numbers, words) or that
-        follow a dot, and that are not masked yet. One tight loop: a hash-heavy output
+        follow a dot and are 40 or longer, and that are not masked yet. One tight loop: a
+        hash-heavy output
         has a run every 40 bytes."""
         if self._runs is None:
             raw = self.text.encode("ascii", "replace") if not self.text.isascii() else None
@@ -201,8 +202,9 @@ class Context:
             if e < 0:
                 e = n
             count += 1
-            # a plain run after a dot may end a dotted token (Airtable's `pat<id>.<hex>`)
-            if (skip(text, i, e) is None or (i and text[i - 1] == ".")) and not self.covered(i, e):
+            # a long plain run after a dot may end a dotted token (`pat<id>.<64 hex>`)
+            dotted = e - i >= 40 and i and text[i - 1] == "."
+            if (dotted or skip(text, i, e) is None) and not self.covered(i, e):
                 self.tick()
                 examine(self, i, e)
             i = find(RUN_NEEDLE, e)
