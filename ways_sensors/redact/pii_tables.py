@@ -62,7 +62,7 @@ CALLING: dict[str, frozenset[int]] = {
     }.items()
 }
 
-_N = r"(?<![\d+\-.])"  # a national number starts after no digit, plus, dash or dot
+_N = r"(?<![\w+\-.])"  # a national number starts after no letter, digit, plus, dash or dot
 _E = r"(?![\d]|[.\-]\d)"
 # (region, format, its digit counts, trunk prefix included)
 _NATIONAL = (
