@@ -117,6 +117,7 @@ def score(before: str | None) -> dict:
     lines = [s["text"] for s in secrets] + [c["text"] for c in clean]
     got = through_dispatcher(lines, before)
     missed: Counter[str] = Counter()
+    placed: Counter[str] = Counter(s["family"] for s in secrets)
     by_context: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for i, s in enumerate(secrets):
         miss = leaked(s["private"], got[f"toolu_{i:06d}"] or "")
@@ -132,6 +133,7 @@ def score(before: str | None) -> dict:
         "families": len({s["family"] for s in secrets}),
         "clean": len(clean),
         "missed": missed,
+        "placed": placed,
         "by_context": dict(by_context),
         "altered": altered,
         "clean_by_family": totals,
@@ -163,6 +165,42 @@ def throughput_once(before: str | None) -> dict:
     return got
 
 
+def personal_data() -> None:
+    """Precision and recall of the personal-data kinds on tests/pii_corpus.py."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    import pii_corpus
+
+    from ways_sensors import redact
+    from ways_sensors.redact import pii
+
+    kinds = frozenset(pii.KINDS)
+    tp: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    fp = altered = 0
+    rows = pii_corpus.corpus()
+    for row in rows:
+        text = row["text"]
+        assert text is not None
+        altered += redact.mask_text(text)[0] != text
+        spans = [s for s in redact._with_personal(text, redact.find(text), kinds) if s[2] in kinds]
+        if row["kind"] is None or row["value"] is None:
+            fp += len(spans)
+            continue
+        start = text.index(row["value"])
+        end = start + len(row["value"])
+        total[row["kind"]] += 1
+        tp[row["kind"]] += any(s <= start and e >= end for s, e, _ in spans)
+        fp += sum(1 for s, e, _ in spans if e <= start or s >= end)
+    n_tp, n = sum(tp.values()), sum(total.values())
+    print(
+        f"\nPersonal data (`redact: {{kinds: [email, phone, iban, card, ip]}}`), "
+        f"tests/pii_corpus.py: {n} items, {len(rows) - n} negatives; precision "
+        f"{100 * n_tp / (n_tp + fp):.1f} % ({fp} false), recall {_pct(n_tp, n)}; per kind: "
+        + ", ".join(f"{k} {_pct(tp[k], total[k])}" for k in sorted(total))
+        + f"; lines altered without kinds: {altered}."
+    )
+
+
 def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f} % ({a}/{b})" if b else "-"
 
@@ -191,10 +229,11 @@ def report(args: argparse.Namespace) -> None:
     for name, s in scored.items():
         misses = sorted((f, m) for f, m in s["missed"].items() if m)
         print(f"\nMisses by family, {name} ({len(misses)} families): ", end="")
-        print(", ".join(f"{f} {m}/14" for f, m in misses) or "none")
+        print(", ".join(f"{f} {m}/{s['placed'][f]}" for f, m in misses) or "none")
         alts = sorted((f, a) for f, a in s["altered"].items() if a)
         print(f"\nLook-alikes altered, {name}: ", end="")
         print(", ".join(f"{f} {a}/{s['clean_by_family'][f]}" for f, a in alts) or "none")
+    personal_data()
     if not args.before:
         return
     samples: dict[str, list[dict]] = {"now": [], "before": []}

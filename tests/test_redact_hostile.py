@@ -10,7 +10,17 @@ import re
 import pytest
 
 from ways_sensors import redact, regex
-from ways_sensors.redact import keyvalue, needles, placeholders, scan, shapes, structure, values
+from ways_sensors.redact import (
+    keyvalue,
+    needles,
+    pii,
+    pii_tables,
+    placeholders,
+    scan,
+    shapes,
+    structure,
+    values,
+)
 
 try:  # Python 3.11+
     import re._parser as sre_parse  # type: ignore[import-not-found]
@@ -30,7 +40,7 @@ def scan_regexes() -> list[re.Pattern[str]]:
     """Every regex the scan runs: module-level patterns, shapes, pairs, the name regexes."""
     out = [
         v
-        for mod in (shapes, structure, keyvalue, values, scan, placeholders)
+        for mod in (shapes, structure, keyvalue, values, scan, placeholders, pii)
         for v in vars(mod).values()
         if isinstance(v, (re.Pattern, regex.Lazy))
     ]
@@ -38,6 +48,7 @@ def scan_regexes() -> list[re.Pattern[str]]:
     out += [s.regex for s in shapes.SHAPES]
     out += [s.pair.regex for s in shapes.SHAPES if s.pair is not None]
     out += [n.regex.regex for n in needles.NEEDLES]
+    out += [rx.regex for rx, _ in pii_tables.NATIONAL]
     out += [keyvalue.regex(w) for w in keyvalue.WORDS]
     out += [c.regex for c in values._CLASSES]
     out += [rx.regex for rx in keyvalue._GLUED_RX.values()]
