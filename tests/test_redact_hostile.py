@@ -10,7 +10,17 @@ import re
 import pytest
 
 from ways_sensors import redact, regex
-from ways_sensors.redact import keyvalue, scan, shapes, structure, values
+from ways_sensors.redact import (
+    keyvalue,
+    needles,
+    pii,
+    pii_tables,
+    placeholders,
+    scan,
+    shapes,
+    structure,
+    values,
+)
 
 try:  # Python 3.11+
     import re._parser as sre_parse  # type: ignore[import-not-found]
@@ -30,13 +40,15 @@ def scan_regexes() -> list[re.Pattern[str]]:
     """Every regex the scan runs: module-level patterns, shapes, pairs, the name regexes."""
     out = [
         v
-        for mod in (shapes, structure, keyvalue, values, scan)
+        for mod in (shapes, structure, keyvalue, values, scan, placeholders, pii)
         for v in vars(mod).values()
         if isinstance(v, (re.Pattern, regex.Lazy))
     ]
     out = [v.regex if isinstance(v, regex.Lazy) else v for v in out]
     out += [s.regex for s in shapes.SHAPES]
     out += [s.pair.regex for s in shapes.SHAPES if s.pair is not None]
+    out += [n.regex.regex for n in needles.NEEDLES]
+    out += [rx.regex for rx, _ in pii_tables.NATIONAL]
     out += [keyvalue.regex(w) for w in keyvalue.WORDS]
     out += [c.regex for c in values._CLASSES]
     out += [rx.regex for rx in keyvalue._GLUED_RX.values()]
@@ -70,6 +82,7 @@ def hostile_needles() -> list[str]:
     program, and the issue's three (`sk-`, `eyJ`, `mysql `)."""
     needles = {literal_prefix(rx) for rx in scan_regexes()} - {""}
     needles |= {k for s in shapes.SHAPES for k in s.starts}
+    needles |= {n.needle for n in globals()["needles"].NEEDLES} | {"00a!", "arn:aws:"}
     needles |= set(keyvalue.WORDS) | {p + " " for p in structure.PROGRAMS}
     needles |= {"sk-", "eyJ", "mysql ", "mysql -p", "curl -u a:", "password is 1", "://:", "a:b@"}
     needles |= {"-----BEGIN PRIVATE KEY-----", "AKIA" + "A" * 16 + " ", "123456789:AA", "?key="}

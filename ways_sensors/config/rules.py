@@ -106,7 +106,7 @@ def blocking(idx: Index) -> dict[str, LoadedRule]:
 
 
 class _Fields:
-    """A plain struct's fields as attributes (a rule's `fields`, `batch`)."""
+    """A plain struct's fields as attributes (a rule's `fields`, `batch`, `redact`)."""
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.__dict__.update(values)
@@ -141,7 +141,7 @@ def _plain(values: dict[str, Any]) -> Rule:
 
         consumer = msgspec.convert(target, targets.get(kind).Spec)
     spec["dispatch"] = _Dispatch(kind, consumer)
-    for name in ("fields", "batch"):
+    for name in ("fields", "batch", "redact"):  # redact: {kinds: [...]} (spec.Redact)
         if isinstance(spec.get(name), dict):
             spec[name] = _Fields(spec[name])
     plain: Any = _PlainRule(spec)  # answers what spec.Rule does (its docstring)

@@ -105,6 +105,16 @@ class Fields(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True
         check_fields(self.include, self.exclude)
 
 
+class Redact(Struct, frozen=True, forbid_unknown_fields=True):
+    """Secrets masked as by `default`, and the personal data of `kinds` too (issue 40;
+    docs/masking.md)."""
+
+    kinds: Annotated[
+        tuple[Literal["email", "phone", "iban", "card", "ip"], ...],
+        Meta(min_length=1, description="personal data masked as well as secrets"),
+    ]
+
+
 class _Dispatch(Struct, forbid_unknown_fields=True, omit_defaults=True):
     """Exactly one consumer."""
 
@@ -177,8 +187,11 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
     ] = DEFAULT_QUEUE_CAP
     chain: Annotated[bool, Meta(description="hash chain across the rule's records")] = False
     redact: Annotated[
-        Literal["default", "none"],
-        Meta(description="default masks secrets; none dispatches unmasked content"),
+        Literal["default", "none"] | Redact,
+        Meta(
+            description="default masks secrets; none dispatches unmasked content; "
+            "{kinds: [email, phone, iban, card, ip]} masks secrets and those kinds"
+        ),
     ] = "default"
     fields: Annotated[
         Literal["metadata"] | Fields | None,

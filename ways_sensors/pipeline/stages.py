@@ -58,18 +58,22 @@ def project(record: dict[str, Any], rule: LoadedRule) -> dict[str, Any]:
 
 
 def mask(record: dict[str, Any], rule: LoadedRule, deadline: float | None = None) -> dict[str, Any]:
-    """Mask secrets unless the rule says `redact: none` (redact/, imported at the first
-    record that needs it and kept: an import statement per record costs). Past `deadline`
+    """Mask secrets unless the rule says `redact: none`, and the personal data of
+    `redact: {kinds}` (redact/, imported at the first record that needs it and kept: an
+    import statement per record costs). Past `deadline`
     the scan raises redact.MaskTimeout: the caller drops and counts the record, never
     sends it unmasked."""
-    if rule.spec.redact == "none":
+    redact = rule.spec.redact
+    if redact == "none":
         return record
     global _mask_record
     if _mask_record is None:
         from ..redact import mask_record
 
         _mask_record = mask_record
-    return _mask_record(record, deadline=deadline)
+    if isinstance(redact, str):
+        return _mask_record(record, deadline=deadline)
+    return _mask_record(record, deadline=deadline, kinds=frozenset(redact.kinds))
 
 
 _mask_record: Callable[..., dict[str, Any]] | None = None

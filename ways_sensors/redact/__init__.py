@@ -7,6 +7,8 @@ same token in every record, rule and session of one install. The record's `redac
 lists kind, path and token (never the secret).
 
 The scan, in order (an earlier detector's span wins an overlap):
+  needles.py    the catalogue families whose values cut token runs short (base64
+                bodies, URL-shaped credentials), by a literal needle, in one pass
   shapes.py     PEM private keys; provider tokens and the structures that need no
                 vendor name (prefixed tokens, Discord and Telegram bot tokens, a key
                 id's adjacent secret), all from one pass over the text's token runs
@@ -36,7 +38,7 @@ from __future__ import annotations
 import time
 
 from .. import regex
-from . import keyvalue, shapes, structure
+from . import keyvalue, needles, placeholders, shapes, structure
 from .key import KEY_BYTES, KeyRefused, install_key, key_path, key_status, token
 from .scan import MaskTimeout, Scan, Work, measure, measuring
 
@@ -64,6 +66,7 @@ __all__ = [
 SCAN = Scan(
     [
         shapes.detect_private_keys,
+        needles.detect,
         shapes.detect_tokens,
         structure.detect_urls,
         structure.detect_cli,
@@ -77,6 +80,7 @@ KINDS: tuple[str, ...] = tuple(
         ["private-key"]
         + [s.kind for s in shapes.SHAPES if s.mask]
         + [s.pair.kind for s in shapes.SHAPES if s.pair is not None]
+        + [n.kind for n in needles.NEEDLES]
         + ["discord-bot-token", "telegram-bot-token", "prefixed-api-token"]
         + ["slack-webhook", "discord-webhook", "connection-string-password", "url-query-secret"]
         + ["cli-password", "secret-field", "env-assignment", "prose-password", "api-key-header"]
@@ -88,10 +92,17 @@ SHORT = 512  # strings up to this long have their spans remembered ...
 REMEMBERED = 4096  # ... this many of them, the least recently used forgotten first
 
 
+def _scan(text: str, deadline: float | None = None) -> list[tuple[int, int, str]]:
+    spans = SCAN.find(text, deadline)
+    if spans and "arn:aws" in text:  # an ARN names a secret: `secret:<name>` holds none
+        spans = [s for s in spans if not placeholders.in_secret_arn(text, s[0])]
+    return spans
+
+
 def _spans(text: str) -> tuple[tuple[int, int, str], ...]:
     # no deadline inside: a scan of SHORT characters is bounded by a few microseconds
     # per detector (scan.py); `find` checks the deadline before it asks
-    return tuple(SCAN.find(text))
+    return tuple(_scan(text))
 
 
 def _remembered() -> Callable[[str], tuple[tuple[int, int, str], ...]]:
@@ -114,12 +125,29 @@ def find(text: str, deadline: float | None = None) -> list[tuple[int, int, str]]
         if deadline is not None and time.monotonic() > deadline:
             raise MaskTimeout()
         return list(_find_short(text))
-    return SCAN.find(text, deadline)
+    return _scan(text, deadline)
 
 
-def mask_text(text: str, deadline: float | None = None) -> tuple[str, list[tuple[str, str]]]:
-    """The text with every secret replaced, and [(kind, token)] in order of appearance."""
+def _with_personal(
+    text: str, spans: list[tuple[int, int, str]], kinds: frozenset[str]
+) -> list[tuple[int, int, str]]:
+    """The secrets' spans and the personal data's of `kinds` (pii.py) outside them."""
+    from . import pii  # only a rule that names kinds gets here
+
+    taken = bytearray(len(text))
+    for start, end, _ in spans:
+        taken[start:end] = b"\x01" * (end - start)
+    return sorted(spans + pii.find(text, kinds, taken))
+
+
+def mask_text(
+    text: str, deadline: float | None = None, kinds: frozenset[str] = frozenset()
+) -> tuple[str, list[tuple[str, str]]]:
+    """The text with every secret (and the personal data of `kinds`) replaced, and
+    [(kind, token)] in order of appearance."""
     spans = find(text, deadline)
+    if kinds:
+        spans = _with_personal(text, spans, kinds)
     if not spans:
         return text, []
     out, found, pos = [], [], 0
@@ -134,29 +162,36 @@ def mask_text(text: str, deadline: float | None = None) -> tuple[str, list[tuple
 
 
 def _walk(
-    value: Any, at: tuple[Any, ...], found: list[dict[str, str]], deadline: float | None
+    value: Any,
+    at: tuple[Any, ...],
+    found: list[dict[str, str]],
+    deadline: float | None,
+    kinds: frozenset[str],
 ) -> Any:
     """`value` masked; `at` is its path as keys and indexes, spelled `a.b.0` only for a
     hit (most strings have none, and a path per string was a tenth of masking's cost)."""
     if isinstance(value, str):
-        masked, hits = mask_text(value, deadline)
+        masked, hits = mask_text(value, deadline, kinds)
         if hits:
             path = ".".join(map(str, at))
             found.extend({"kind": k, "path": path, "token": t} for k, t in hits)
         return masked
     if isinstance(value, dict):
-        return {k: _walk(v, (*at, k), found, deadline) for k, v in value.items()}
+        return {k: _walk(v, (*at, k), found, deadline, kinds) for k, v in value.items()}
     if isinstance(value, list):
-        return [_walk(v, (*at, i), found, deadline) for i, v in enumerate(value)]
+        return [_walk(v, (*at, i), found, deadline, kinds) for i, v in enumerate(value)]
     return value
 
 
-def mask_record(record: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
-    """The record with every string masked and, when anything was, `redactions` set.
-    Past `deadline` (time.monotonic()), MaskTimeout: drop the record, never send it."""
+def mask_record(
+    record: dict[str, Any], deadline: float | None = None, kinds: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The record with every string masked (secrets, and the personal data of `kinds`)
+    and, when anything was, `redactions` set. Past `deadline` (time.monotonic()),
+    MaskTimeout: drop the record, never send it."""
     found: list[dict[str, str]] = []
     out = {
-        k: (v if k in ("schema", "chain", "redactions") else _walk(v, (k,), found, deadline))
+        k: (v if k in ("schema", "chain", "redactions") else _walk(v, (k,), found, deadline, kinds))
         for k, v in record.items()
     }
     if found:

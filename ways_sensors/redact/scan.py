@@ -187,8 +187,10 @@ class Context:
     ) -> None:
         """Every run of RUN or more [A-Za-z0-9_-], left to right, found with two
         `bytes.find` per run over a one-byte-per-character shape of the text; `examine`
-        gets those `keep` does not fullmatch (plain hashes, numbers, words) and that are
-        not masked yet. One tight loop: a hash-heavy output has a run every 40 bytes."""
+        gets those `keep` does not fullmatch (plain hashes, numbers, words) or that
+        follow a dot and are 40 or longer, and that are not masked yet. One tight loop: a
+        hash-heavy output
+        has a run every 40 bytes."""
         if self._runs is None:
             raw = self.text.encode("ascii", "replace") if not self.text.isascii() else None
             self._runs = (raw if raw is not None else self.text.encode()).translate(_RUN_TABLE)
@@ -200,7 +202,9 @@ class Context:
             if e < 0:
                 e = n
             count += 1
-            if skip(text, i, e) is None and not self.covered(i, e):
+            # a long plain run after a dot may end a dotted token (`pat<id>.<64 hex>`)
+            dotted = e - i >= 40 and i and text[i - 1] == "."
+            if (dotted or skip(text, i, e) is None) and not self.covered(i, e):
                 self.tick()
                 examine(self, i, e)
             i = find(RUN_NEEDLE, e)

@@ -26,7 +26,7 @@ import bisect
 
 from .. import regex as rx
 from ..regex import Lazy
-from . import values
+from . import families, placeholders, values
 from .scan import Context
 
 TYPE_CHECKING = False
@@ -106,7 +106,7 @@ def _shape(
     kind: str,
     starts: str,
     regex: str,
-    check: Callable[[str], bool] = values.not_example,
+    check: Callable[[str], bool] = placeholders.real,
     pair: Pair | None = None,
     mask: bool = True,
 ) -> Shape:
@@ -171,7 +171,7 @@ SHAPES: tuple[Shape, ...] = (
         "docker-config",
         "ey",
         r"(eyJhdXRocyI6[A-Za-z0-9+/]{16,20000}={0,2})",  # base64 of {"auths":
-        check=lambda v: True,
+        check=placeholders.real,
     ),
     _shape(
         "jwt",
@@ -185,7 +185,6 @@ SHAPES: tuple[Shape, ...] = (
         "LT",
         r"(LTAI[A-Za-z0-9]{12,30})" + _W,
         pair=_pair("alibaba-access-key-secret", r"[A-Za-z0-9]{30}"),
-        mask=False,
     ),
     _shape(
         "tencent-secret-id",
@@ -209,6 +208,9 @@ SHAPES: tuple[Shape, ...] = (
         mask=False,
     ),
 )
+# the catalogues' families a token run meets (families.py), tried first: more specific
+# than the shapes above (`glpat-....xx.yyyyyyyyy` whole); the rest are needles.py's
+SHAPES = tuple(_shape(k, s, r) for k, s, n, r in families.TABLE if not n) + SHAPES
 DISPATCH: dict[str, list[Shape]] = {}
 for _s in SHAPES:
     for _k in _s.starts:
@@ -312,7 +314,7 @@ def _examine(ctx: Context, s: int, e: int) -> None:
     starts = [s]
     back = s
     for _ in range(4):  # `SG.`, `hvs.`, `dp.st.prd.`, a JWT's header, a bot id's `id:`
-        if back == 0 or text[back - 1] not in ".:":
+        if back == 0 or text[back - 1] not in ".:~!":  # dp.pt., AstraCS:, sha256~, 00D..!
             break
         sep = k = back - 1
         while k > max(0, sep - 80) and (text[k - 1].isalnum() or text[k - 1] in "_-"):
@@ -325,6 +327,8 @@ def _examine(ctx: Context, s: int, e: int) -> None:
     for p in starts:
         if _try_shapes(ctx, p):
             return
+    if BORING.fullmatch(text, s, e):
+        return  # a hash after a dot, looked at for the dotted shapes only
     if text[s] in "MNO":
         m = _DISCORD.match(text, s, min(ctx.n, s + 80))
         if m and _lead_ok(text, s) and _discord(m.group(1)):

@@ -34,6 +34,9 @@ KNOWN_EXAMPLES = frozenset(
         "AKIAIOSFODNN7EXAMPLE",
         "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        # a Bedrock short-lived key's constant head (base64 of the service's host): the
+        # token is what follows it (needles.py)
+        "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t",
     }
 )
 _NUMBERISH = Lazy(r"[\d.,_:+\-]{1,4096}")
@@ -146,6 +149,8 @@ def plausible(value: str, after: str = "") -> bool:
         return False
     if REFERENCE.search(v) or PLACEHOLDER.search(v) or expression(v, after):
         return False
+    if len(v) >= 16 and len(set(v[-16:].lower())) <= 2:
+        return False  # `glpat-0000...`, `sk-xxxx...`: a placeholder after a real prefix
     return not _NUMBERISH.fullmatch(v)  # numbers, versions, ports, dates
 
 

@@ -189,7 +189,7 @@ def rule_row(sensor: LoadedSensor, rule: LoadedRule) -> RuleRow:
         timeout=r.timeout_s,
         delivery=r.delivery,
         chain=r.chain,
-        redact=r.redact,
+        redact=r.redact if isinstance(r.redact, str) else "default+" + ",".join(r.redact.kinds),
         fields=describe(r.fields),
         off_machine=off_machine(rule),
         content_off_machine=content_off_machine(rule),
