@@ -78,6 +78,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     kshow.add_argument("--json", action="store_true")
     ks.add_parser("chain", help="the key certificates, for `ways sensors verify --checkpoints`")
 
+    sessions = group("sessions", help="the session store read back (docs/sessions.md)")
+    _sessions_parsers(sessions.add_subparsers(dest="command", metavar="COMMAND"))
+
     settings = group("settings", help="get and set any sensor key")
     st_sub = settings.add_subparsers(dest="command", metavar="COMMAND")
     for name, helptext in (
@@ -209,6 +212,40 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     finish(p)
     return p
+
+
+def _sessions_parsers(sub: Any) -> None:
+    """`ways sessions list|show|search|replay` (commands/sessions.py)."""
+
+    def store_args(p: Any) -> None:
+        p.add_argument("--store", metavar="PATH", help="another store than the data root's")
+        p.add_argument("--json", action="store_true")
+
+    def filter_args(p: Any, records: bool) -> None:
+        names = ["agent", "project", "session", "model", "outcome", "since", "until"]
+        if records:
+            names[2:2] = ["section", "tool", "tool-kind", "rule"]
+        for name in names:
+            p.add_argument(f"--{name}", metavar=name.split("-")[-1].upper())
+        imp = p.add_mutually_exclusive_group()
+        imp.add_argument("--imported", action="store_true", default=None)
+        imp.add_argument("--live", dest="imported", action="store_false")
+        p.add_argument("--limit", type=int, default=50, help="at most this many (0: all)")
+
+    ls = sub.add_parser("list", help="sessions newest first")
+    filter_args(ls, records=True)
+    store_args(ls)
+    sh = sub.add_parser("show", help="a session's timeline")
+    sh.add_argument("sid", metavar="SESSION")
+    store_args(sh)
+    se = sub.add_parser("search", help="records holding a text, best first")
+    se.add_argument("query", metavar="QUERY", help="a substring (case-insensitive)")
+    filter_args(se, records=True)
+    store_args(se)
+    rp = sub.add_parser("replay", help="a session in the terminal, or as one HTML page")
+    rp.add_argument("sid", metavar="SESSION")
+    rp.add_argument("--html", metavar="FILE", help="write a self-contained page there")
+    store_args(rp)
 
 
 KEY_HELP = "a settings key: ways.sensors.SENSOR.rules.RULE.FIELD, or a ways.* key of config.yaml"

@@ -1,0 +1,218 @@
+"""What `ways sessions` reads from the store: sessions, a session's records, a search.
+
+Search semantics (the brute-force oracle in tests/store/test_search_oracle.py is this
+paragraph): a record matches when its `text` (schema.py: every string of its `data`,
+one a line) contains the query as a substring, letters compared case-insensitively,
+and every filter given holds. A query of three characters or more goes through the
+FTS5 trigram index (case folded as Unicode's simple folding, accents kept); a shorter
+one is a LIKE scan (ASCII case folding), bounded by the filters and the limit. Results
+are ranked by FTS5's bm25 (a short one by time), newest first among equals.
+
+Filters are exact matches on the columns of schema.py, `since`/`until` compare ISO UTC
+timestamps (a prefix such as `2026-12-01` works), `rule` is `sensor/rule`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, fields
+from typing import Any
+
+HIT = "\x02"  # highlight's marks inside the FTS5 text, replaced by the caller's
+END = "\x03"
+CONTEXT = 80  # characters of text kept either side of a search's first match
+
+
+RECORD_COLUMNS = frozenset(
+    {"agent", "section", "tool", "tool_kind", "project", "session_id", "model", "outcome"}
+)
+SESSION_COLUMNS = frozenset({"agent", "project", "session_id", "model", "outcome"})
+
+
+@dataclass(frozen=True)
+class Filters:
+    agent: str | None = None
+    section: str | None = None
+    tool: str | None = None
+    tool_kind: str | None = None
+    project: str | None = None
+    session: str | None = None
+    model: str | None = None
+    outcome: str | None = None
+    rule: str | None = None
+    since: str | None = None
+    until: str | None = None
+    imported: bool | None = None
+
+    def where(self, table: str) -> tuple[list[str], list[Any]]:
+        """SQL conditions over `table` (`r`: records, `s`: sessions) for the filters that
+        table has columns for (a session's span overlaps since..until)."""
+        columns = RECORD_COLUMNS if table == "r" else SESSION_COLUMNS
+        conds: list[str] = []
+        args: list[Any] = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            if f.name == "since":
+                conds.append(f"{table}.{'ts' if table == 'r' else 'last_ts'} >= ?")
+            elif f.name == "until":  # a prefix (a date) takes in all it names
+                conds.append(f"substr({table}.{'ts' if table == 'r' else 'first_ts'}, 1, ?) <= ?")
+                args.append(len(value))
+            elif f.name == "imported":
+                conds.append(f"{table}.imported = ?")
+                value = 1 if value else 0
+            elif f.name == "rule":
+                if table != "r":
+                    continue
+                sensor, _, rule = str(value).partition("/")
+                conds.append("r.sensor = ? AND r.rule = ?")
+                args.extend([sensor, rule])
+                continue
+            else:
+                column = "session_id" if f.name == "session" else f.name
+                if column not in columns:
+                    continue
+                conds.append(f"{table}.{column} = ?")
+            args.append(value)
+        return conds, args
+
+
+def sessions(conn: sqlite3.Connection, f: Filters, limit: int = 0) -> list[dict[str, Any]]:
+    """Sessions newest first (by their last record); record-level filters (section,
+    tool, rule) keep the sessions holding at least one such record."""
+    conds, args = f.where("s")
+    record_level = Filters(section=f.section, tool=f.tool, tool_kind=f.tool_kind, rule=f.rule)
+    rconds, rargs = record_level.where("r")
+    if rconds:
+        conds.append(
+            "EXISTS (SELECT 1 FROM records r WHERE r.session_id = s.session_id AND "
+            + " AND ".join(rconds)
+            + ")"
+        )
+        args.extend(rargs)
+    sql = "SELECT * FROM sessions s"
+    if conds:
+        sql += " WHERE " + " AND ".join(conds)
+    sql += " ORDER BY s.last_ts DESC, s.session_id"
+    if limit > 0:
+        sql += f" LIMIT {int(limit)}"
+    cur = conn.execute(sql, args)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur]
+
+
+def session(conn: sqlite3.Connection, sid: str) -> dict[str, Any] | None:
+    cur = conn.execute("SELECT * FROM sessions WHERE session_id = ?", (sid,))
+    row = cur.fetchone()
+    if row is None:
+        return None
+    return dict(zip([d[0] for d in cur.description], row, strict=True))
+
+
+def records(conn: sqlite3.Connection, sid: str) -> list[dict[str, Any]]:
+    """The session's records in order (spool order, then time); a record two store
+    rules both delivered is given once."""
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[int, str]] = set()
+    cur = conn.execute(
+        "SELECT seq, section, record FROM records WHERE session_id = ? "
+        "ORDER BY seq IS NULL, seq, ts, id",
+        (sid,),
+    )
+    for seq, section, text in cur:
+        if seq is not None:
+            if (seq, section) in seen:
+                continue
+            seen.add((seq, section))
+        out.append(json.loads(text))
+    return out
+
+
+def search(
+    conn: sqlite3.Connection, query: str, f: Filters, limit: int = 0
+) -> list[dict[str, Any]]:
+    """Records matching `query` and the filters, best first (the module docstring)."""
+    conds, args = f.where("r")
+    cols = (
+        "r.id, r.session_id, r.ts, r.agent, r.sensor, r.rule, r.section, r.tool, "
+        "r.seq, r.rule_seq, r.imported"
+    )
+    if len(query) >= 3:
+        sql = (
+            f"SELECT {cols}, highlight(records_fts, 0, '{HIT}', '{END}') "
+            "FROM records_fts JOIN records r ON r.id = records_fts.rowid "
+            "WHERE records_fts MATCH ?"
+        )
+        args = ['"' + query.replace('"', '""') + '"', *args]
+        order = " ORDER BY records_fts.rank, r.ts DESC, r.id"
+    else:
+        like = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        sql = f"SELECT {cols}, r.text FROM records r WHERE r.text LIKE ? ESCAPE '\\'"
+        args = [f"%{like}%", *args]
+        order = " ORDER BY r.ts DESC, r.id"
+    if conds:
+        sql += " AND " + " AND ".join(conds)
+    sql += order
+    if limit > 0:
+        sql += f" LIMIT {int(limit)}"
+    hits = []
+    for row in conn.execute(sql, args):
+        rid, sid, ts, agent, sensor, rule, section, tool, seq, rule_seq, imported, text = row
+        marked = text if len(query) >= 3 else _mark(text, query)
+        hits.append(
+            {
+                "id": rid,
+                "session_id": sid,
+                "timestamp": ts,
+                "agent": agent,
+                "rule": f"{sensor}/{rule}",
+                "section": section,
+                "tool": tool,
+                "seq": seq,
+                "rule_seq": rule_seq,
+                "imported": bool(imported),
+                **snippet(marked),
+            }
+        )
+    return hits
+
+
+def _mark(text: str, query: str) -> str:
+    """`text` with the first ASCII-case-insensitive occurrence of `query` marked."""
+    at = text.lower().find(query.lower()) if query else -1
+    if at < 0:
+        return text
+    return text[:at] + HIT + text[at : at + len(query)] + END + text[at + len(query) :]
+
+
+def snippet(marked: str) -> dict[str, Any]:
+    """The text around the first match, one line, and where the matches are in it:
+    {"snippet": str, "highlights": [[start, end], ...]} (offsets into the snippet)."""
+    first = marked.find(HIT)
+    start = max(first - CONTEXT, 0) if first >= 0 else 0
+    end_at = marked.find(END, first) if first >= 0 else -1
+    stop = min((end_at if end_at >= 0 else start) + CONTEXT, len(marked))
+    piece = marked[start:stop]
+    text, spans, open_at = [], [], -1
+    pos = 0
+    for ch in piece:
+        if ch == HIT:
+            open_at = pos
+        elif ch == END:
+            if open_at >= 0:
+                spans.append([open_at, pos])
+            open_at = -1
+        else:
+            text.append(" " if ch in "\n\r\t" else ch)
+            pos += 1
+    if open_at >= 0:
+        spans.append([open_at, pos])
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if stop < len(marked) else ""
+    shift = len(prefix)
+    return {
+        "snippet": prefix + "".join(text) + suffix,
+        "highlights": [[a + shift, b + shift] for a, b in spans],
+    }
