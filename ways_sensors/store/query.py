@@ -5,7 +5,7 @@ paragraph): a record matches when its `text` (schema.py: every string of its `da
 one a line) contains the query as a substring, letters compared case-insensitively,
 and every filter given holds. A query of three characters or more goes through the
 FTS5 trigram index (case folded as Unicode's simple folding, accents kept); a shorter
-one is a LIKE scan (ASCII case folding), bounded by the filters and the limit. Results
+one is a scan of the text (Python's lower() on both sides), bounded by the filters. Results
 are ranked by FTS5's bm25 (a short one by time), newest first among equals.
 
 Filters are exact matches on the columns of schema.py, `since`/`until` compare ISO UTC
@@ -148,9 +148,10 @@ def search(
         args = ['"' + query.replace('"', '""') + '"', *args]
         order = " ORDER BY records_fts.rank, r.ts DESC, r.id"
     else:
-        like = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        sql = f"SELECT {cols}, r.text FROM records r WHERE r.text LIKE ? ESCAPE '\\'"
-        args = [f"%{like}%", *args]
+        # Python's lower(), as the oracle's: LIKE would fold ASCII letters only
+        conn.create_function("ways_lower", 1, _lower, deterministic=True)
+        sql = f"SELECT {cols}, r.text FROM records r WHERE instr(ways_lower(r.text), ?) > 0"
+        args = [query.lower(), *args]
         order = " ORDER BY r.ts DESC, r.id"
     if conds:
         sql += " AND " + " AND ".join(conds)
@@ -179,6 +180,10 @@ def search(
     return hits
 
 
+def _lower(text: object) -> object:
+    return text.lower() if isinstance(text, str) else text
+
+
 def _mark(text: str, query: str) -> str:
     """`text` with the first ASCII-case-insensitive occurrence of `query` marked."""
     at = text.lower().find(query.lower()) if query else -1
@@ -194,6 +199,9 @@ def snippet(marked: str) -> dict[str, Any]:
     start = max(first - CONTEXT, 0) if first >= 0 else 0
     end_at = marked.find(END, first) if first >= 0 else -1
     stop = min((end_at if end_at >= 0 else start) + CONTEXT, len(marked))
+    last = marked.rfind(HIT, start, stop)
+    if last >= 0:  # never cut a match: the window takes in the whole of its last one
+        stop = max(stop, marked.find(END, last) + 1)
     piece = marked[start:stop]
     text, spans, open_at = [], [], -1
     pos = 0
