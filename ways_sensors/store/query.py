@@ -180,8 +180,8 @@ def search(
     return hits
 
 
-def _lower(text: object) -> object:
-    return text.lower() if isinstance(text, str) else text
+def _lower(text: object) -> str | None:
+    return text.lower() if isinstance(text, str) else None
 
 
 def _mark(text: str, query: str) -> str:
