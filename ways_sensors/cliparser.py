@@ -214,6 +214,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+SESSION_FILTERS = (  # `ways sessions list|search`: store/query.py's Filters
+    ("agent", "only this agent's: claude-code, codex, gemini, cursor or copilot"),
+    ("project", "only this project folder's"),
+    ("section", "only records of this section (list: sessions holding one)"),
+    ("tool", "only this tool's records (Bash, Read, mcp__server__tool, ...)"),
+    ("tool-kind", "only this kind of tool: shell, read, edit, write, search, web, mcp, agent"),
+    ("rule", "only what this store rule delivered: SENSOR/RULE"),
+    ("session", "only this session's records"),
+    ("model", "only this model's records (list: sessions that used it)"),
+    ("outcome", "a tool result's status, a permission's decision, a session's end reason"),
+    ("since", "from this UTC time on: 2026-12-01, 2026-12-01T09:30"),
+    ("until", "up to this UTC time, a date taking in its whole day"),
+)
+
+
 def _sessions_parsers(sub: Any) -> None:
     """`ways sessions list|show|search|replay` (commands/sessions.py)."""
 
@@ -221,29 +236,28 @@ def _sessions_parsers(sub: Any) -> None:
         p.add_argument("--store", metavar="PATH", help="another store than the data root's")
         p.add_argument("--json", action="store_true")
 
-    def filter_args(p: Any, records: bool) -> None:
-        names = ["agent", "project", "session", "model", "outcome", "since", "until"]
-        if records:
-            names[2:2] = ["section", "tool", "tool-kind", "rule"]
-        for name in names:
-            p.add_argument(f"--{name}", metavar=name.split("-")[-1].upper())
+    def filter_args(p: Any) -> None:
+        for name, helptext in SESSION_FILTERS:
+            p.add_argument(f"--{name}", metavar=name.split("-")[-1].upper(), help=helptext)
         imp = p.add_mutually_exclusive_group()
-        imp.add_argument("--imported", action="store_true", default=None)
-        imp.add_argument("--live", dest="imported", action="store_false")
+        imp.add_argument(
+            "--imported", action="store_true", default=None, help="only imported sessions"
+        )
+        imp.add_argument("--live", dest="imported", action="store_false", help="only recorded live")
         p.add_argument("--limit", type=int, default=50, help="at most this many (0: all)")
 
     ls = sub.add_parser("list", help="sessions newest first")
-    filter_args(ls, records=True)
+    filter_args(ls)
     store_args(ls)
     sh = sub.add_parser("show", help="a session's timeline")
-    sh.add_argument("sid", metavar="SESSION")
+    sh.add_argument("sid", metavar="SESSION", help="the session id (ways sessions list)")
     store_args(sh)
     se = sub.add_parser("search", help="records holding a text, best first")
     se.add_argument("query", metavar="QUERY", help="a substring (case-insensitive)")
-    filter_args(se, records=True)
+    filter_args(se)
     store_args(se)
     rp = sub.add_parser("replay", help="a session in the terminal, or as one HTML page")
-    rp.add_argument("sid", metavar="SESSION")
+    rp.add_argument("sid", metavar="SESSION", help="the session id (ways sessions list)")
     rp.add_argument("--html", metavar="FILE", help="write a self-contained page there")
     store_args(rp)
 
