@@ -1,7 +1,8 @@
 """`ways sessions search` and `list` against a brute-force scan of the same records, on a
 generated corpus: the same set of records for every query and filter (store/query.py's
-docstring is the contract: the query a substring of the record's data strings, one a
-line, letters case-insensitive; every filter given holds)."""
+docstring is the contract: the query a substring of the record's text, letters
+case-insensitive; every filter given holds; schema.py's: the text is the distinct
+strings of `data` but `data.extra`, one a line)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,15 @@ def strings(value) -> list[str]:
     return []
 
 
+def text(data: dict) -> str:
+    """The oracle's record text: distinct strings outside `extra`, first seen first."""
+    seen: list[str] = []
+    for s in strings({k: v for k, v in data.items() if k != "extra"}):
+        if s not in seen:
+            seen.append(s)
+    return "\n".join(seen)
+
+
 def phrase(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
 
@@ -75,6 +85,8 @@ def record(rng: random.Random, sid: str, agent: str, project: str, n: int, t0: f
         data["output" if status == "success" else "error"] = [phrase(rng), {"k": phrase(rng)}]
     else:
         data = {"reason": rng.choice(("exit", "other"))}
+    if rng.random() < 0.5:  # the client's bookkeeping: never searched
+        data["extra"] = {"cwd": "/home/dev/extra-only", "note": phrase(rng)}
     ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t0 + n * 7)) + ".000Z"
     return {
         "section": section,
@@ -126,7 +138,7 @@ def oracle_columns(r: dict) -> dict:
 
 
 def matches(r: dict, q: str, f: query.Filters) -> bool:
-    if q.lower() not in "\n".join(strings(r["data"])).lower():
+    if q.lower() not in text(r["data"]).lower():
         return False
     cols = oracle_columns(r)
     for name, value in cols.items():
@@ -150,10 +162,10 @@ def random_filters(rng: random.Random, recs: list[dict]) -> query.Filters:
 
 
 def random_query(rng: random.Random, recs: list[dict]) -> str:
-    text = "\n".join(strings(rng.choice(recs)["data"]))
+    whole = text(rng.choice(recs)["data"])
     size = rng.choice((1, 2, 3, 4, 6, 9, 14))
-    start = rng.randrange(max(len(text) - size, 1))
-    q = text[start : start + size]
+    start = rng.randrange(max(len(whole) - size, 1))
+    q = whole[start : start + size]
     return q.upper() if rng.random() < 0.3 else q
 
 
@@ -172,7 +184,7 @@ def test_search_equals_a_brute_force_scan(corpus):
         assert got == want, (q, f)
         checked += 1
         hits += bool(want)
-    for q in ("no such text anywhere", "zz", "q"):
+    for q in ("no such text anywhere", "zz", "q", "extra-only"):
         assert query.search(conn, q, query.Filters()) == []
     assert checked > 250 and hits > 150  # the queries found things, not only nothing
 

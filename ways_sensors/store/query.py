@@ -3,9 +3,10 @@
 Search semantics (the brute-force oracle in tests/store/test_search_oracle.py is this
 paragraph): a record matches when its `text` (schema.py: every string of its `data`,
 one a line) contains the query as a substring, letters compared case-insensitively,
-and every filter given holds. A query of three characters or more goes through the
-FTS5 trigram index (case folded as Unicode's simple folding, accents kept); a shorter
-one is a scan of the text (Python's lower() on both sides), bounded by the filters. Results
+and every filter given holds: Python's lower() on both sides, accents kept. A query of
+three characters or more first asks the FTS5 trigram index for the records holding
+each of its trigrams, then checks the substring; a shorter one scans the records the
+filters leave. Results
 are ranked by FTS5's bm25 (a short one by time), newest first among equals.
 
 Filters are exact matches on the columns of schema.py, `since`/`until` compare ISO UTC
@@ -19,7 +20,7 @@ import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
 
-HIT = "\x02"  # highlight's marks inside the FTS5 text, replaced by the caller's
+HIT = "\x02"  # where a match begins and ends in a marked text (snippet() reads them)
 END = "\x03"
 CONTEXT = 80  # characters of text kept either side of a search's first match
 
@@ -139,17 +140,16 @@ def search(
         "r.id, r.session_id, r.ts, r.agent, r.sensor, r.rule, r.section, r.tool, "
         "r.seq, r.rule_seq, r.imported"
     )
-    if len(query) >= 3:
+    # Python's lower() on both sides, as the oracle's: LIKE would fold ASCII only
+    conn.create_function("ways_lower", 1, _lower, deterministic=True)
+    if len(query) >= 3:  # the records holding every trigram, then the substring itself
         sql = (
-            f"SELECT {cols}, highlight(records_fts, 0, '{HIT}', '{END}') "
-            "FROM records_fts JOIN records r ON r.id = records_fts.rowid "
-            "WHERE records_fts MATCH ?"
+            f"SELECT {cols}, r.text FROM records_fts JOIN records r ON r.id = records_fts.rowid "
+            "WHERE records_fts MATCH ? AND instr(ways_lower(r.text), ?) > 0"
         )
-        args = ['"' + query.replace('"', '""') + '"', *args]
+        args = [trigrams(query), query.lower(), *args]
         order = " ORDER BY records_fts.rank, r.ts DESC, r.id"
     else:
-        # Python's lower(), as the oracle's: LIKE would fold ASCII letters only
-        conn.create_function("ways_lower", 1, _lower, deterministic=True)
         sql = f"SELECT {cols}, r.text FROM records r WHERE instr(ways_lower(r.text), ?) > 0"
         args = [query.lower(), *args]
         order = " ORDER BY r.ts DESC, r.id"
@@ -161,7 +161,7 @@ def search(
     hits = []
     for row in conn.execute(sql, args):
         rid, sid, ts, agent, sensor, rule, section, tool, seq, rule_seq, imported, text = row
-        marked = text if len(query) >= 3 else _mark(text, query)
+        marked = _mark(text, query)
         hits.append(
             {
                 "id": rid,
@@ -184,12 +184,24 @@ def _lower(text: object) -> str | None:
     return text.lower() if isinstance(text, str) else None
 
 
+def trigrams(query: str) -> str:
+    """An FTS5 query for the records holding every trigram of `query` (each one quoted:
+    one token of the trigram tokenizer, which folds its case as it does the text's)."""
+    grams = dict.fromkeys(query[i : i + 3] for i in range(len(query) - 2))
+    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+
+
 def _mark(text: str, query: str) -> str:
-    """`text` with the first ASCII-case-insensitive occurrence of `query` marked."""
-    at = text.lower().find(query.lower()) if query else -1
-    if at < 0:
+    """`text` with every case-insensitive occurrence of `query` marked."""
+    lowered, q = text.lower(), query.lower()
+    if not q or len(lowered) != len(text):  # a letter whose lower case is longer: unmarked
         return text
-    return text[:at] + HIT + text[at : at + len(query)] + END + text[at + len(query) :]
+    out, pos = [], 0
+    while (at := lowered.find(q, pos)) >= 0:
+        out += [text[pos:at], HIT, text[at : at + len(q)], END]
+        pos = at + len(q)
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def snippet(marked: str) -> dict[str, Any]:

@@ -11,9 +11,13 @@
     checkpoints  the signed checkpoints a chained rule delivers after its records
     meta         `schema` (VERSION): a database of another version is refused
 
-`text` is every string of the record's `data`, depth first, one per line (prompts,
-replies, commands, paths, tool output), at most TEXT_MAX characters: the search's
-bound on what one record costs to index. Rows are only ever inserted and, by retention,
+`text` is every distinct string of the record's `data` but `data.extra` (the client's
+bookkeeping: its transcript path, working folder, modes), depth first, one per line
+(prompts, replies, commands, paths, tool output), at most TEXT_MAX characters: the
+search's bound on what one record costs to index. The index keeps no positions
+(`detail=none`: the trigram index costs a record about half as much to write); a query
+asks for every trigram of its text and the match is then checked on the text itself
+(store/query.py). Rows are only ever inserted and, by retention,
 deleted with their session.
 """
 
@@ -38,7 +42,7 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE INDEX IF NOT EXISTS records_session ON records (session_id, ts, seq);
 CREATE INDEX IF NOT EXISTS records_ts ON records (ts);
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5 (
-  text, content='records', content_rowid='id', tokenize='trigram'
+  text, content='records', content_rowid='id', tokenize='trigram', detail='none'
 );
 CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
   INSERT INTO records_fts (rowid, text) VALUES (new.id, new.text);
@@ -127,8 +131,11 @@ def strings(value: Any, out: list[str]) -> list[str]:
 
 
 def text_of(data: Any) -> str:
-    """What search reads of a record: its data's strings, one a line, bounded."""
-    return "\n".join(strings(data, []))[:TEXT_MAX]
+    """What search reads of a record: its data's distinct strings outside `extra`, one a
+    line in the order they first appear, bounded."""
+    if isinstance(data, dict) and "extra" in data:
+        data = {k: v for k, v in data.items() if k != "extra"}
+    return "\n".join(dict.fromkeys(strings(data, [])))[:TEXT_MAX]
 
 
 def _str(value: Any) -> str | None:
