@@ -46,6 +46,7 @@ COMMANDS = {
     ("sessions", "show"): "sessions:show",
     ("sessions", "search"): "sessions:search",
     ("sessions", "replay"): "sessions:replay",
+    ("sessions", "import"): "sessions:import_",
     ("settings", "get"): "settings_cmd:cmd_get",
     ("settings", "set"): "settings_cmd:cmd_set",
     ("settings", "unset"): "settings_cmd:cmd_unset",

@@ -97,6 +97,11 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ("sessions", "list"): ("ways sessions list --agent codex --since 2026-12-01", FOUND),
     ("sessions", "show"): ("ways sessions show SESSION_ID --json", FOUND),
     ("sessions", "search"): ("ways sessions search 'rm -rf' --tool-kind shell", FOUND),
+    ("sessions", "import"): (
+        "ways sessions import --agent codex",
+        "0 imported (or nothing new); 1 no session file found; 2 bad arguments, or an "
+        "agent without session files; 3 not a session store",
+    ),
     ("sessions", "replay"): (
         "ways sessions replay SESSION_ID --html session.html",
         f"{FOUND}; 5 the page could not be written",

@@ -260,6 +260,19 @@ def _sessions_parsers(sub: Any) -> None:
     rp.add_argument("sid", metavar="SESSION", help="the session id (ways sessions list)")
     rp.add_argument("--html", metavar="FILE", help="write a self-contained page there")
     store_args(rp)
+    im = sub.add_parser("import", help="the agents' own session files into the store")
+    im.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="session files or folders (default: each agent's own folder)",
+    )
+    im.add_argument(
+        "--agent",
+        default="all",
+        help="whose files: claude-code, codex, gemini, or all (the default)",
+    )
+    store_args(im)
 
 
 KEY_HELP = "a settings key: ways.sensors.SENSOR.rules.RULE.FIELD, or a ways.* key of config.yaml"

@@ -13,6 +13,22 @@ from ..conftest import HOOKS, TRANSCRIPT
 from ..helpers import dispatcher_lock
 
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "copilot")
+# secrets of three kinds the masking knows, planted in every field by the canaries
+A36 = "Zq4vK8pL2mN6xR1tY5wB9cD3fG7hJ0sQaUe4"
+SECRETS = {
+    "github-token": "ghp_" + A36,
+    "anthropic-api-key": "sk-ant-api03-" + A36 * 2 + "AA",
+    "aws-access-key-id": "AKIA2E7A3F3BZZ4CQQ56",
+}
+PLANT = " ".join(SECRETS.values())
+
+
+def leaks(blob: bytes) -> list[str]:
+    """Which secrets `blob` holds, whole or by a distinctive part of them."""
+    parts = {kind: (s, s[-20:]) for kind, s in SECRETS.items()}
+    return [k for k, ps in parts.items() if any(p.encode() in blob for p in ps)]
+
+
 Plant = Callable[[Any], Any]
 
 

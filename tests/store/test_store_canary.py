@@ -12,21 +12,7 @@ import pytest
 from ways_sensors.store.sqlite import connect
 
 from ..helpers import planted
-from .play import AGENTS, play
-
-A36 = "Zq4vK8pL2mN6xR1tY5wB9cD3fG7hJ0sQaUe4"
-SECRETS = {
-    "github-token": "ghp_" + A36,
-    "anthropic-api-key": "sk-ant-api03-" + A36 * 2 + "AA",
-    "aws-access-key-id": "AKIA2E7A3F3BZZ4CQQ56",
-}
-PLANT = " ".join(SECRETS.values())
-
-
-def leaks(blob: bytes) -> list[str]:
-    """Which secrets `blob` holds, whole or by a distinctive part of them."""
-    parts = {kind: (s, s[-20:]) for kind, s in SECRETS.items()}
-    return [k for k, ps in parts.items() if any(p.encode() in blob for p in ps)]
+from .play import AGENTS, PLANT, SECRETS, leaks, play
 
 
 @pytest.mark.parametrize("agent", AGENTS)

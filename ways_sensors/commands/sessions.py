@@ -7,16 +7,19 @@
     search QUERY    records whose text holds QUERY (store/query.py), best first, the
                     match highlighted, with session, time, agent and rule
     replay SID      the session as one self-contained HTML page (services/replay.py)
+    import [PATHS]  the agents' own session files (services/session_import.py)
 
-Exit codes: 0 something was found (or the page written); 1 nothing: no session of that
-id, no match, no store yet (the message says how to turn it on); 2 bad arguments; 3 the
-file is not a session store of this version; 5 the page could not be written.
+Exit codes: 0 something was found (or the page written, or the files imported); 1
+nothing: no session of that id, no match, no store yet (the message says how to turn it
+on), no session file to import; 2 bad arguments; 3 the file is not a session store of
+this version; 5 the page could not be written.
 
 JSON (`--json`, stable): list: [session, ...] with the columns of store/schema.py's
 `sessions`; show: {"session": {...}, "records": [record, ...]} (the records as
 delivered); search: [hit, ...], each {"id", "session_id", "timestamp", "agent", "rule",
 "section", "tool", "seq", "rule_seq", "imported", "snippet", "highlights"}
-(`highlights`: [start, end] offsets of the matches in `snippet`).
+(`highlights`: [start, end] offsets of the matches in `snippet`); import: {"files",
+"sessions", "records", "unchanged", "live", "unreadable"}.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import json
 import sys
 from typing import Any
 
-from ..errors import FAILED, WriteError
+from ..errors import FAILED, InvalidError, WriteError
 from ..services.sessions import describe, open_store
 from ..store import query
 from ..table import paint, printable_line, render
@@ -150,6 +153,35 @@ def replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise WriteError(f"could not write {args.html}: {exc.strerror or exc}") from None
     print(f"wrote {args.html}")
+    return 0
+
+
+def import_(args: argparse.Namespace) -> int:
+    import os
+
+    from ..services import session_import
+    from ..store import default_path, sqlite
+
+    files = session_import.plan(args.agent, args.paths)
+    if not files:
+        print("no session files found", file=sys.stderr)
+        return FAILED
+    where = os.path.expanduser(args.store) if args.store else default_path()
+    try:
+        conn = sqlite.connect(where, timeout=30.0)
+    except sqlite.StoreError as exc:
+        raise InvalidError(f"{where}: {exc}") from None
+    result = session_import.run(conn, files)
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2))
+        return 0
+    print(
+        f"{result.records} new records of {result.sessions} sessions from {result.files} "
+        f"files; {result.unchanged} already imported, {result.live} recorded live"
+    )
+    for path in result.unreadable:
+        print(f"unreadable: {path}", file=sys.stderr)
+    print(paint("next: ways sessions list --imported", "dim"))
     return 0
 
 
