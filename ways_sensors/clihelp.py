@@ -93,6 +93,7 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ),
     ("sensors", "tui"): ("ways sensors tui", "0; 2 the tui extra is not installed"),
     ("sensors", "dispatch"): ("ways sensors dispatch -- SESSION_ID", f"0; {USAGE}"),
+    ("mcp",): ("claude mcp add ways -- ways mcp", "0 when its stdin closes"),
     ("sessions",): ("ways sessions search 'git push'", f"0; {USAGE}"),
     ("sessions", "list"): ("ways sessions list --agent codex --since 2026-12-01", FOUND),
     ("sessions", "show"): ("ways sessions show SESSION_ID --json", FOUND),

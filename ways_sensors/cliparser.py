@@ -81,6 +81,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sessions = group("sessions", help="the session store read back (docs/sessions.md)")
     _sessions_parsers(sessions.add_subparsers(dest="command", metavar="COMMAND"))
 
+    mcp = group("mcp", help="the session store for the agent itself, over MCP (stdio)")
+    mcp.add_argument("--store", metavar="PATH", help="another store than the data root's")
+
     settings = group("settings", help="get and set any sensor key")
     st_sub = settings.add_subparsers(dest="command", metavar="COMMAND")
     for name, helptext in (
