@@ -2,7 +2,7 @@
 generated corpus: the same set of records for every query and filter (store/query.py's
 docstring is the contract: the query a substring of the record's text, letters
 case-insensitive; every filter given holds; schema.py's: the text is the distinct
-strings of `data` but `data.extra`, one a line)."""
+strings of `data` but a few bookkeeping fields, one a line)."""
 
 from __future__ import annotations
 
@@ -57,9 +57,11 @@ def strings(value) -> list[str]:
 
 
 def text(data: dict) -> str:
-    """The oracle's record text: distinct strings outside `extra`, first seen first."""
+    """The oracle's record text: distinct strings outside `extra`, the call's id and the
+    tool's name and kind, first seen first."""
     seen: list[str] = []
-    for s in strings({k: v for k, v in data.items() if k != "extra"}):
+    skip = ("extra", "tool_use_id", "tool_name", "tool_kind")
+    for s in strings({k: v for k, v in data.items() if k not in skip}):
         if s not in seen:
             seen.append(s)
     return "\n".join(seen)

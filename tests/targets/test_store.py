@@ -57,7 +57,7 @@ def test_a_batch_is_stored_once_in_private_files(tmp_path):
     assert deliver(spec, [*batch[1:], rec(4)]).status == ACCEPTED  # a resent batch, and one more
     target.close()
     assert [(s, n) for s, n, _ in rows(path)] == [("s1", 1), ("s1", 2), ("s1", 3), ("s1", 4)]
-    assert rows(path)[0][2] == "Bash\nshell\nls 1"  # every string of data, one a line
+    assert rows(path)[0][2] == "ls 1"  # data's strings but the tool's name, kind and id
     with sqlite3.connect(path) as c:
         assert c.execute("SELECT records, tools FROM sessions").fetchall() == [(4, 4)]
     for p in (path, path.with_name("s.db-wal"), path.with_name("s.db-shm")):

@@ -11,8 +11,8 @@
     checkpoints  the signed checkpoints a chained rule delivers after its records
     meta         `schema` (VERSION): a database of another version is refused
 
-`text` is every distinct string of the record's `data` but `data.extra` (the client's
-bookkeeping: its transcript path, working folder, modes), depth first, one per line
+`text` is every distinct string of the record's `data` but those under UNSEARCHED's
+keys (the client's bookkeeping, a call's id, the tool's name), depth first, one per line
 (prompts, replies, commands, paths, tool output), at most TEXT_MAX characters: the
 search's bound on what one record costs to index. The index keeps no positions
 (`detail=none`: the trigram index costs a record about half as much to write); a query
@@ -27,6 +27,10 @@ from typing import Any
 
 VERSION = 1
 TEXT_MAX = 1 << 20
+# data's fields search does not read: the client's bookkeeping (`extra`: its transcript
+# path, working folder, modes, the same in every record), a call's id, and the tool's
+# name and kind, which are filter columns; each would cost every record its trigrams
+UNSEARCHED = frozenset({"extra", "tool_use_id", "tool_name", "tool_kind"})
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -131,10 +135,10 @@ def strings(value: Any, out: list[str]) -> list[str]:
 
 
 def text_of(data: Any) -> str:
-    """What search reads of a record: its data's distinct strings outside `extra`, one a
-    line in the order they first appear, bounded."""
-    if isinstance(data, dict) and "extra" in data:
-        data = {k: v for k, v in data.items() if k != "extra"}
+    """What search reads of a record: its data's distinct strings outside UNSEARCHED,
+    one a line in the order they first appear, bounded."""
+    if isinstance(data, dict):
+        data = {k: v for k, v in data.items() if k not in UNSEARCHED}
     return "\n".join(dict.fromkeys(strings(data, [])))[:TEXT_MAX]
 
 
