@@ -140,7 +140,12 @@ def oracle_columns(r: dict) -> dict:
 
 
 def matches(r: dict, q: str, f: query.Filters) -> bool:
-    if q.lower() not in text(r["data"]).lower():
+    whole = text(r["data"])
+    if q.isascii():  # A-Z folded alone, as SQLite's lower() does for an ASCII query
+        whole = "".join(c.lower() if "A" <= c <= "Z" else c for c in whole)
+    else:
+        whole = whole.lower()
+    if q.lower() not in whole:
         return False
     cols = oracle_columns(r)
     for name, value in cols.items():

@@ -1,13 +1,14 @@
 """What `ways sessions` reads from the store: sessions, a session's records, a search.
 
 Search semantics (the brute-force oracle in tests/store/test_search_oracle.py is this
-paragraph): a record matches when its `text` (schema.py: every string of its `data`,
-one a line) contains the query as a substring, letters compared case-insensitively,
-and every filter given holds: Python's lower() on both sides, accents kept. A query of
-three characters or more first asks the FTS5 trigram index for the records holding
-each of its trigrams, then checks the substring; a shorter one scans the records the
-filters leave. Results
-are ranked by FTS5's bm25 (a short one by time), newest first among equals.
+paragraph): a record matches when its `text` (schema.py) contains the query as a
+substring, letters compared case-insensitively, and every filter given holds. An ASCII
+query folds A-Z on both sides (SQLite's lower()); any other, Python's lower(); accents
+are kept. A query of three characters or more asks the FTS5 trigram index for the
+records holding each of its trigrams, then checks the substring; a shorter one scans
+the records. Results come most recently stored first (the index's rowid order, walked
+backwards, so a search stops at its limit instead of sorting every match: the trigram
+index keeps no positions, so FTS5's bm25 would rank by little more than length).
 
 Filters are exact matches on the columns of schema.py, `since`/`until` compare ISO UTC
 timestamps (a prefix such as `2026-12-01` works), `rule` is `sensor/rule`.
@@ -134,25 +135,29 @@ def records(conn: sqlite3.Connection, sid: str) -> list[dict[str, Any]]:
 def search(
     conn: sqlite3.Connection, query: str, f: Filters, limit: int = 0
 ) -> list[dict[str, Any]]:
-    """Records matching `query` and the filters, best first (the module docstring)."""
+    """Records matching `query` and the filters, the most recently stored first (the
+    module docstring)."""
     conds, args = f.where("r")
     cols = (
         "r.id, r.session_id, r.ts, r.agent, r.sensor, r.rule, r.section, r.tool, "
         "r.seq, r.rule_seq, r.imported"
     )
-    # Python's lower() on both sides, as the oracle's: LIKE would fold ASCII only
-    conn.create_function("ways_lower", 1, _lower, deterministic=True)
+    if query.isascii():  # SQLite's own lower() folds A-Z, all an ASCII query can match
+        folded = "lower(r.text)"
+    else:  # Python's lower() on both sides, as the oracle's
+        conn.create_function("ways_lower", 1, _lower, deterministic=True)
+        folded = "ways_lower(r.text)"
     if len(query) >= 3:  # the records holding every trigram, then the substring itself
         sql = (
             f"SELECT {cols}, r.text FROM records_fts JOIN records r ON r.id = records_fts.rowid "
-            "WHERE records_fts MATCH ? AND instr(ways_lower(r.text), ?) > 0"
+            f"WHERE records_fts MATCH ? AND instr({folded}, ?) > 0"
         )
         args = [trigrams(query), query.lower(), *args]
-        order = " ORDER BY records_fts.rank, r.ts DESC, r.id"
+        order = " ORDER BY records_fts.rowid DESC"  # FTS5 walks its index that way
     else:
-        sql = f"SELECT {cols}, r.text FROM records r WHERE instr(ways_lower(r.text), ?) > 0"
+        sql = f"SELECT {cols}, r.text FROM records r WHERE instr({folded}, ?) > 0"
         args = [query.lower(), *args]
-        order = " ORDER BY r.ts DESC, r.id"
+        order = " ORDER BY r.id DESC"
     if conds:
         sql += " AND " + " AND ".join(conds)
     sql += order
