@@ -70,7 +70,7 @@ def through_dispatcher(lines: list[str], before: str | None) -> dict[str, str]:
             f"    timeout: 30s\n    dispatch: {{file: {{path: '{out}'}}}}\n"
         )
         os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
-        from ways_sensors import spool
+        from ways_sensors.state import spool
 
         for i, line in enumerate(lines):
             data = {

@@ -44,6 +44,14 @@ if ! command -v tmux >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get
     || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q tmux >/dev/null 2>&1; } \
     || echo "could not install tmux (apt-get install tmux); tests/tui/test_tmux.py needs it" >&2
 fi
+# the session replay's test (tests/store/test_replay_chromium.py) renders the page in
+# Debian's headless Chromium
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "setup: installing chromium with apt-get (the session replay's page test)" >&2
+  apt-get install -y -q chromium >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } \
+    || echo "could not install chromium (apt-get install chromium); tests/store/test_replay_chromium.py needs it" >&2
+fi
 # byte-compile the package as a wheel install would: the hook runs on every tool call
 echo "setup: byte-compiling the package" >&2
 .venv/bin/python -m compileall -q ways_sensors

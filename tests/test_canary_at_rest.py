@@ -28,58 +28,14 @@ import pytest
 
 from .agents.fixtures import CODEX, COPILOT, CURSOR, GEMINI, dispatch, load, run_hook
 from .conftest import ALL_SECTIONS, HOOKS, TRANSCRIPT
-from .helpers import dispatcher_lock
+from .helpers import dispatcher_lock, planted
 
 CANARY = "CANARY-5e1b9d"
-KEEP = frozenset(
-    {
-        "hook_event_name",
-        "hookEventName",
-        "session_id",
-        "sessionId",
-        "conversation_id",
-        "generation_id",
-        "transcript_path",
-        "transcriptPath",
-        "agent_transcript_path",
-        "cwd",
-        "workspace_roots",
-        "tool_use_id",
-        "toolUseId",
-        "call_id",
-        "turn_id",
-        "prompt_id",
-        "agent_id",
-        "id",
-        "uuid",
-        "parentUuid",
-        "type",
-        "role",
-        "timestamp",
-        "model",
-        "$set",
-        # names the agent picks from its own set (projection.py keeps them as names)
-        "tool_name",
-        "toolName",
-        "permission_mode",
-        "trigger",
-        "source",
-        "agent_type",
-        "notification_type",
-        "status",
-    }
-)
 
 
 def canaried(value: Any, key: str = "") -> Any:
     """`value` with the canary in every string a key outside KEEP holds."""
-    if isinstance(value, dict):
-        return {k: canaried(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [canaried(v, key) for v in value]
-    if isinstance(value, str) and key not in KEEP:
-        return f"{value} {CANARY}"
-    return value
+    return planted(value, CANARY, key)
 
 
 def canaried_lines(data: bytes) -> tuple[bytes, list[int]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 
-from ways_sensors.dispatch import retention
+from ways_sensors.dispatch import ages, retention
 from ways_sensors.state import events
 
 from .conftest import everything_sensor, kill_dispatchers
@@ -249,7 +249,7 @@ def test_the_abandoned_after_setting_is_checked(install):
     assert install.ways("settings", "set", key, "12h").returncode == 0
     assert install.ways("settings", "get", key).stdout.strip() == "12h"
     assert "abandoned_after: 12h" in (install.config_root / "config.yaml").read_text()
-    assert retention.parse_age("12h") == 43200 and retention.parse_age("2w") == 14 * 86400
+    assert ages.parse_age("12h") == 43200 and ages.parse_age("2w") == 14 * 86400
 
 
 # --- logs and the ledger -------------------------------------------------------------------

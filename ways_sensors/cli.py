@@ -42,6 +42,12 @@ COMMANDS = {
     ("keys", "chain"): "keys:chain",
     ("sensors", "explain"): "sensors_explain:run",
     ("sensors", "tap"): "sensors_tap:run",
+    ("mcp",): "mcp:run",
+    ("sessions", "list"): "sessions:list_",
+    ("sessions", "show"): "sessions:show",
+    ("sessions", "search"): "sessions:search",
+    ("sessions", "replay"): "sessions:replay",
+    ("sessions", "import"): "sessions:import_",
     ("settings", "get"): "settings_cmd:cmd_get",
     ("settings", "set"): "settings_cmd:cmd_set",
     ("settings", "unset"): "settings_cmd:cmd_unset",
@@ -61,7 +67,7 @@ def _handler(key: tuple[str, ...]) -> Callable[[argparse.Namespace], int | None]
     return handler
 
 
-RAW_OUTPUT = {("sensors", "tui"), ("sensors", "dispatch")}  # the tab's screen; no terminal
+RAW_OUTPUT = {("sensors", "tui"), ("sensors", "dispatch"), ("mcp",)}  # a screen; none; JSON-RPC
 
 
 def _escape_output() -> None:

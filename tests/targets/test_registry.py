@@ -23,6 +23,7 @@ EXAMPLES = {  # a minimal valid spec per kind: a new kind adds its line here
     "command": {"argv": ["true"]},
     "otlp": {"endpoint": "http://127.0.0.1:4318"},
     "syslog": {"host": "127.0.0.1"},
+    "store": {},
 }
 
 

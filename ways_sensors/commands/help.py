@@ -29,6 +29,7 @@ OPTION_HELP = {
     "--event": "which record of the session: N, counted from 1 in the order of `seq`",
 }
 USAGE, INVALID = "2 bad arguments, or no such sensor or rule", "3 rejected by the spec"
+FOUND = "0 found; 1 nothing found, or no store yet; 2 bad arguments; 3 not a session store"
 # (command words) -> (one example, its exit codes)
 EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ("hook",): (
@@ -92,6 +93,20 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ),
     ("sensors", "tui"): ("ways sensors tui", "0; 2 the tui extra is not installed"),
     ("sensors", "dispatch"): ("ways sensors dispatch -- SESSION_ID", f"0; {USAGE}"),
+    ("mcp",): ("claude mcp add ways -- ways mcp", "0 when its stdin closes"),
+    ("sessions",): ("ways sessions search 'git push'", f"0; {USAGE}"),
+    ("sessions", "list"): ("ways sessions list --agent codex --since 2026-12-01", FOUND),
+    ("sessions", "show"): ("ways sessions show SESSION_ID --json", FOUND),
+    ("sessions", "search"): ("ways sessions search 'rm -rf' --tool-kind shell", FOUND),
+    ("sessions", "import"): (
+        "ways sessions import --agent codex",
+        "0 imported (or nothing new); 1 no session file found; 2 bad arguments, or an "
+        "agent without session files; 3 not a session store",
+    ),
+    ("sessions", "replay"): (
+        "ways sessions replay SESSION_ID --html session.html",
+        f"{FOUND}; 5 the page could not be written",
+    ),
 }
 
 

@@ -78,6 +78,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     kshow.add_argument("--json", action="store_true")
     ks.add_parser("chain", help="the key certificates, for `ways sensors verify --checkpoints`")
 
+    sessions = group("sessions", help="the session store read back (docs/sessions.md)")
+    _sessions_parsers(sessions.add_subparsers(dest="command", metavar="COMMAND"))
+
+    mcp = group("mcp", help="the session store for the agent itself, over MCP (stdio)")
+    mcp.add_argument("--store", metavar="PATH", help="another store than the data root's")
+
     settings = group("settings", help="get and set any sensor key")
     st_sub = settings.add_subparsers(dest="command", metavar="COMMAND")
     for name, helptext in (
@@ -209,6 +215,67 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     finish(p)
     return p
+
+
+SESSION_FILTERS = (  # `ways sessions list|search`: store/query.py's Filters
+    ("agent", "only this agent's: claude-code, codex, gemini, cursor or copilot"),
+    ("project", "only this project folder's"),
+    ("section", "only records of this section (list: sessions holding one)"),
+    ("tool", "only this tool's records (Bash, Read, mcp__server__tool, ...)"),
+    ("tool-kind", "only this kind of tool: shell, read, edit, write, search, web, mcp, agent"),
+    ("rule", "only what this store rule delivered: SENSOR/RULE"),
+    ("session", "only this session's records"),
+    ("model", "only this model's records (list: sessions that used it)"),
+    ("outcome", "a tool result's status, a permission's decision, a session's end reason"),
+    ("since", "from this UTC time on: 2026-12-01, 2026-12-01T09:30"),
+    ("until", "up to this UTC time, a date taking in its whole day"),
+)
+
+
+def _sessions_parsers(sub: Any) -> None:
+    """`ways sessions list|show|search|replay` (commands/sessions.py)."""
+
+    def store_args(p: Any) -> None:
+        p.add_argument("--store", metavar="PATH", help="another store than the data root's")
+        p.add_argument("--json", action="store_true")
+
+    def filter_args(p: Any) -> None:
+        for name, helptext in SESSION_FILTERS:
+            p.add_argument(f"--{name}", metavar=name.split("-")[-1].upper(), help=helptext)
+        imp = p.add_mutually_exclusive_group()
+        imp.add_argument(
+            "--imported", action="store_true", default=None, help="only imported sessions"
+        )
+        imp.add_argument("--live", dest="imported", action="store_false", help="only recorded live")
+        p.add_argument("--limit", type=int, default=50, help="at most this many (0: all)")
+
+    ls = sub.add_parser("list", help="sessions newest first")
+    filter_args(ls)
+    store_args(ls)
+    sh = sub.add_parser("show", help="a session's timeline")
+    sh.add_argument("sid", metavar="SESSION", help="the session id (ways sessions list)")
+    store_args(sh)
+    se = sub.add_parser("search", help="records holding a text, best first")
+    se.add_argument("query", metavar="QUERY", help="a substring (case-insensitive)")
+    filter_args(se)
+    store_args(se)
+    rp = sub.add_parser("replay", help="a session in the terminal, or as one HTML page")
+    rp.add_argument("sid", metavar="SESSION", help="the session id (ways sessions list)")
+    rp.add_argument("--html", metavar="FILE", help="write a self-contained page there")
+    store_args(rp)
+    im = sub.add_parser("import", help="the agents' own session files into the store")
+    im.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="session files or folders (default: each agent's own folder)",
+    )
+    im.add_argument(
+        "--agent",
+        default="all",
+        help="whose files: claude-code, codex, gemini, or all (the default)",
+    )
+    store_args(im)
 
 
 KEY_HELP = "a settings key: ways.sensors.SENSOR.rules.RULE.FIELD, or a ways.* key of config.yaml"

@@ -32,7 +32,7 @@ dispatchers write to `ways.metrics_textfile` (metrics.py).
 The state root is checked first (secure.py): one that is a link or another user's is
 refused in one line, one with loose permissions repaired. The JSON also has `"state":
 {"root", "bytes", "files", "sessions", "complete", "abandoned_after_s"}`, the root's
-size (retention.py; `complete` is false past the entries it counts). Status only
+size (dispatch/usage.py; `complete` is false past the entries it counts). Status only
 reports: abandoned sessions are removed by the next dispatcher start.
 """
 
@@ -54,7 +54,7 @@ SHOWN = counters.KINDS
 
 def run(args: argparse.Namespace) -> int:
     from .. import roots
-    from ..dispatch import retention
+    from ..dispatch import usage
     from ..state import secure  # the state root: checked first, and its size
 
     try:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     data["spool_faults"] = read_faults()
     data["evidence"] = evidence()
     if args.json:
-        print(json.dumps({**data, "state": retention.usage()}, indent=2))
+        print(json.dumps({**data, "state": usage.usage()}, indent=2))
         return code
     first = snap.refused_line()
     if first:
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{e['witness_errors']} witness request(s) failed (events.log: evidence.*)"
             )
     print(f"failures are logged in {data['events_log']}")
-    print(retention.describe(retention.usage()))
+    print(usage.describe(usage.usage()))
     gone = [r for r in snap.not_recording if r.endswith(" gone")]
     if gone:
         print(f"rules gone while sessions run: {', '.join(g[:-5] for g in gone)}")

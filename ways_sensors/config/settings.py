@@ -68,6 +68,12 @@ CONFIG_KEYS: dict[str, tuple[Any, str, str]] = {
         "witnesses asked to cosign each evidence checkpoint (evidence/witness.py; user "
         "config.yaml only)",
     ),
+    "ways.retention.store_kept": (
+        None,
+        "a duration: 30d, 2w, 12h or seconds; at least 1h",
+        "sessions of the session store (the store target) whose last record is older are "
+        "removed from it (targets/store.py; user config.yaml only; default: kept)",
+    ),
     DISPATCH_IDLE: (
         60,
         "a number of seconds, 1 to 86400",

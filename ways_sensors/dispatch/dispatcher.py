@@ -60,7 +60,7 @@ ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
 # (nothing to build, every worker idle), SWEEP_AFTER seconds after the start or before it
 # leaves, whichever comes first; never while a backlog drains, whose delivery it would
 # delay (about a tenth of a dispatcher's start: bench/RESULTS.md). Nothing waits on it:
-# a session is abandoned after an hour at least (retention.MIN_AGE).
+# a session is abandoned after an hour at least (ages.MIN_AGE).
 SWEEP_AFTER = 30.0
 
 

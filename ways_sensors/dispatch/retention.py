@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import stat
 import time
 from typing import Any
@@ -50,52 +49,14 @@ from ..config import userconfig
 from ..state import cursorread, events, secure, spool
 from ..state.layout import Layout, rule_label
 from ..state.session import Session, read_json
+from .ages import STORE_KEPT, abandoned_after, parse_age
 from .spoolread import Reader
+from .usage import usage_of
 
-SETTING = ("ways", "retention", "abandoned_after")
-DEFAULT_AGE = 7 * 86400.0
-MIN_AGE = 3600.0
 LEDGER_MAX = 10_000
 SCAN_MAX, SCAN_ENTRIES, REMOVE_MAX = 512, 4096, 32
 TMP_AGE = 3600.0
 DEAD_LETTER_AGE = 30 * 86400.0
-_AGE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_age(value: Any) -> float:
-    """Seconds from `12h`, `7d`, `2w`, `90m`, `3600s` or a number of seconds; at least
-    MIN_AGE. ValueError otherwise."""
-    if isinstance(value, bool) or value is None:
-        raise ValueError("abandoned_after takes a duration such as 12h, 7d or 2w")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    else:
-        m = _AGE_RE.match(str(value))
-        if not m:
-            raise ValueError(f"{value!r} is not a duration; write e.g. 12h, 7d or 2w")
-        seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
-    if seconds < MIN_AGE:
-        raise ValueError("abandoned_after must be at least 1h (a live session can idle)")
-    return seconds
-
-
-def abandoned_after(config: dict[str, Any] | None = None) -> float:
-    """The configured age in seconds (config.yaml's, else the default); a bad value is
-    logged and the default used."""
-    node: Any = userconfig.data() if config is None else config
-    for key in SETTING:
-        node = node.get(key) if isinstance(node, dict) else None
-    if node is None:
-        return DEFAULT_AGE
-    try:
-        return parse_age(node)
-    except ValueError:
-        events.log("retention.bad_setting", key=".".join(SETTING))
-        return DEFAULT_AGE
-
-
-# --- the sweep ---------------------------------------------------------------------------
 
 
 def sweep(layout: Layout | None = None, skip: str | None = None, now: float | None = None) -> int:
@@ -118,10 +79,47 @@ def sweep(layout: Layout | None = None, skip: str | None = None, now: float | No
         _prune_markers(layout)
         _prune_ledger(layout, now)
         _prune_dead_letters(layout, now - max(age, DEAD_LETTER_AGE))
+        _prune_store(now)
         return removed
     except Exception as exc:
         events.log("retention.error", error=type(exc).__name__)
         return 0
+
+
+STORE_PRUNE_TIMEOUT = 2.0  # seconds the sweep waits for the store's write lock
+
+
+def _prune_store(now: float) -> None:
+    """The session store's sessions whose last record is older than
+    `ways.retention.store_kept` (unset: kept for good); the default store only, and only
+    when it exists. Busy or broken: the next dispatcher's sweep tries again."""
+    node: Any = userconfig.data()
+    for key in STORE_KEPT:
+        node = node.get(key) if isinstance(node, dict) else None
+    if node is None:
+        return
+    try:
+        kept = parse_age(node)
+    except ValueError:
+        events.log("store.bad_setting", key=".".join(STORE_KEPT))
+        return
+    from ..store import default_path
+    from ..store import sqlite as store
+
+    try:
+        conn = store.connect(default_path(), timeout=STORE_PRUNE_TIMEOUT, create=False)
+    except FileNotFoundError:
+        return
+    try:
+        before = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now - kept))
+        removed = store.prune(conn, before, STORE_PRUNE_TIMEOUT)
+    except Exception as exc:
+        events.log("store.prune_error", error=type(exc).__name__)
+        return
+    finally:
+        conn.close()
+    if removed:
+        events.log("store.pruned", sessions=removed)
 
 
 def last_touched(folder: str) -> float:
@@ -182,7 +180,7 @@ def _remove_abandoned(layout: Layout, sid: str, cutoff: float, now: float) -> in
                 owes=True,
             )
             return 0
-        size = _size(s.dir)
+        size = usage_of(s.dir)[0]
         s.write_ledger(_ledger(s))
         import shutil  # here: with bz2 and lzma, a tenth of a dispatcher's imports
 
@@ -318,70 +316,3 @@ def _prune_dead_letters(layout: Layout, cutoff: float) -> None:
             os.close(fd)
         key = e.name.rsplit(".jsonl", 1)[0]
         events.log("retention.dead_letters_removed", rule=key, records=records)
-
-
-# --- what `ways status` shows ------------------------------------------------------------
-
-
-def _size(folder: str) -> int:
-    return usage_of(folder)[0]
-
-
-def usage_of(folder: str, cap: int = 200_000) -> tuple[int, int, bool]:
-    """(bytes, files, complete) under `folder`, links not followed; at most `cap`
-    entries are counted (complete is False past it)."""
-    total = files = seen = 0
-    stack = [folder]
-    while stack:
-        try:
-            it = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with it:
-            for e in it:
-                seen += 1
-                if seen > cap:
-                    return total, files, False
-                try:
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-                    else:
-                        total += e.stat(follow_symlinks=False).st_size
-                        files += 1
-                except OSError:
-                    continue
-    return total, files, True
-
-
-def usage(layout: Layout | None = None) -> dict[str, Any]:
-    """{"root", "bytes", "files", "sessions", "complete", "abandoned_after_s"}."""
-    layout = layout or Layout()
-    total, files, complete = usage_of(layout.root)
-    return {
-        "root": layout.root,
-        "bytes": total,
-        "files": files,
-        "sessions": len(layout.sessions()),
-        "complete": complete,
-        "abandoned_after_s": abandoned_after(),
-    }
-
-
-def describe(state: dict[str, Any]) -> str:
-    """`usage` as the line `ways status` prints."""
-    more = "" if state["complete"] else " or more"
-    return (
-        f"state: {state['root']} holds {human(state['bytes'])}{more} in {state['files']} "
-        f"file(s), {state['sessions']} session folder(s); one nothing wrote in for "
-        f"{state['abandoned_after_s'] / 86400:g} day(s) is removed at the next dispatcher start"
-    )
-
-
-def human(n: int) -> str:
-    """1536 -> '1.5 KiB'."""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"

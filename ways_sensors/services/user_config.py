@@ -102,7 +102,7 @@ def _set_metrics_textfile(value: Any, project: str | None) -> tuple[Any, str]:
 
 
 def _set_retention(value: Any, project: str | None) -> tuple[Any, str]:
-    from ..dispatch.retention import parse_age
+    from ..dispatch.ages import parse_age
 
     if project:
         raise UsageError(f"{RETENTION_ABANDONED} lives in your user config.yaml only")

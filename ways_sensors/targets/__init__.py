@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from .base import Target  # a Protocol, for the type checker only (base.py)
 
 # the registry: each kind's module, targets/<kind>.py, in the order messages name them
-KINDS = ("file", "http", "command", "otlp", "syslog")
+KINDS = ("file", "http", "command", "otlp", "syslog", "store")
 # kinds whose module imports nothing outside the standard library and whose Spec is flat
 # (its own module, loaded on first use): a blocking rule's hook reads their consumer from
 # the index's plain form, without msgspec or site-packages (rules._plain)

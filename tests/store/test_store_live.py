@@ -1,0 +1,126 @@
+"""The store through the real hook and dispatcher: the shipped sensor turned on with one
+`ways settings set`, every agent's session stored as a file consumer receives it, and
+a dispatcher SIGKILLed in its drain storing every record once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+
+import pytest
+
+from ..conftest import ALL_SECTIONS
+from ..helpers import SID, spool_directly, start_dispatcher, wait_until
+from .play import AGENTS, play
+
+
+def store_path(install):
+    return install.home / ".local" / "share" / "agent-ways" / "store" / "sessions.db"
+
+
+def by_seq(records: list[dict]) -> dict[int, tuple]:
+    return {r["seq"]: (r["section"], r.get("agent"), r["data"]) for r in records}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_shipped_sensor_stores_every_agent_s_session_as_a_file_gets_it(
+    install, tmp_path, agent
+):
+    r = install.ways("settings", "set", "ways.sensors.store.enabled", "true")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "file.jsonl"
+    install.sensor(
+        "copy",
+        "rules:\n  all:\n"
+        f"    sections: [{', '.join(ALL_SECTIONS)}]\n"
+        "    delivery: at_least_once\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n",
+    )
+    sid = play(install, agent)
+    filed = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(filed) >= 5
+    shown = install.ways("sessions", "show", sid, "--json")
+    assert shown.returncode == 0, shown.stderr
+    got = json.loads(shown.stdout)
+    assert by_seq(got["records"]) == by_seq(filed)
+    assert {x["rule"] for x in got["records"]} == {"all"}
+    assert {x["sensor"] for x in got["records"]} == {"store"}
+    head = got["session"]
+    assert (head["session_id"], head["agent"], head["records"]) == (sid, agent, len(filed))
+    assert head["imported"] == 0
+    listed = json.loads(install.ways("sessions", "list", "--json", "--agent", agent).stdout)
+    assert [s["session_id"] for s in listed] == [sid]
+    assert install.ways("sessions", "list", "--agent", "nobody").returncode == 1
+
+
+def test_a_dispatcher_killed_mid_drain_stores_every_record_once(install):
+    db = install.root / "s.db"
+    install.config("ways:\n  dispatch_idle_seconds: 1\n")
+    install.sensor(
+        "st",
+        "rules:\n  calls:\n    sections: [tool_call]\n    delivery: at_least_once\n"
+        "    batch: {max_records: 4}\n"
+        f"    dispatch: {{store: {{path: '{db}'}}}}\n",
+    )
+    n = 1500
+    spool_directly(
+        install,
+        [
+            (
+                "PreToolUse",
+                {
+                    "session_id": SID,
+                    "hook_event_name": "PreToolUse",
+                    "tool_name": "Bash",
+                    "tool_use_id": f"toolu_{i}",
+                    "tool_input": {"command": f"echo {i}"},
+                },
+            )
+            for i in range(n)
+        ],
+    )
+
+    def stored() -> int:
+        try:
+            with sqlite3.connect(db) as c:
+                return c.execute("SELECT count(*) FROM records").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+
+    first = start_dispatcher(install)
+    assert wait_until(lambda: stored() >= 8, 60)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(10)
+    at_kill = stored()
+    second = start_dispatcher(install)
+    assert wait_until(lambda: stored() >= n, 120), stored()
+    second.wait(120)  # drained, then idle: it exits
+    with sqlite3.connect(db) as c:
+        seqs = [x for (x,) in c.execute("SELECT rule_seq FROM records ORDER BY rule_seq")]
+        head = c.execute("SELECT records, tools FROM sessions").fetchall()
+    assert seqs == list(range(1, n + 1)), at_kill
+    assert head == [(n, n)]
+
+
+def test_the_retention_sweep_removes_sessions_older_than_store_kept(install):
+    """`ways.retention.store_kept`: a dispatcher's retention sweep removes the store's
+    sessions whose last record is older; a newer one stays."""
+    assert install.ways("settings", "set", "ways.sensors.store.enabled", "true").returncode == 0
+    old = play(install, "codex")
+    db = store_path(install)
+    with sqlite3.connect(db) as conn:  # that session, as if it ended a month ago
+        conn.execute("UPDATE sessions SET last_ts = '2000-01-01T00:00:00Z' WHERE session_id = ?",
+                     (old,))  # fmt: skip
+    r = install.ways("settings", "set", "ways.retention.store_kept", "30d")
+    assert r.returncode == 0, r.stderr
+    new = play(install, "gemini")  # its dispatcher sweeps as it leaves
+    listed = lambda: [  # noqa: E731 (read again at each look)
+        s["session_id"] for s in json.loads(install.ways("sessions", "list", "--json").stdout)
+    ]
+    assert wait_until(lambda: listed() == [new]), listed()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM records WHERE session_id = ?", (old,)
+        ).fetchone() == (0,)

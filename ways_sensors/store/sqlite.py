@@ -1,0 +1,156 @@
+"""The embedded store: one SQLite database, written by every session's dispatcher.
+
+On disk: `<folder>/sessions.db` with SQLite's `-wal` and `-shm` beside it. The folder
+is made 0700 (every missing parent too) and the database file 0600 before SQLite opens
+it; SQLite gives its WAL and shared-memory files the database's mode, so all three
+hold only what the owner may read.
+
+Crash safety: WAL with synchronous=NORMAL. A batch is one transaction; it is accepted
+only after COMMIT, and the rule's cursor moves only then (delivery.py), so a SIGKILL
+before the commit leaves nothing of the batch and the batch comes again; one after it
+leaves the rows, and the batch that comes again is ignored row by row (the UNIQUE key
+of schema.py). A power cut may lose the last commits of the WAL, as an unsynced file
+append would.
+
+Concurrency: each dispatcher (one process per session, one thread per rule) has its
+own connection; a write transaction starts with BEGIN IMMEDIATE and waits for another
+writer's at most until the attempt's deadline (SQLite's busy timeout), then the attempt
+is retried (Busy). Readers never wait for writers (WAL).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from ..roots import makedirs_private
+from . import schema
+
+
+class StoreError(Exception):
+    """The store cannot be used as it is: another schema version, not a database."""
+
+
+class Busy(Exception):
+    """Another writer held the database until the deadline."""
+
+
+def connect(path: str, timeout: float = 5.0, create: bool = True) -> sqlite3.Connection:
+    """An open store (made when `create` and missing, schema included).
+    FileNotFoundError when it is missing and not to be made; StoreError when the file is
+    not a store of this version."""
+    if create:
+        folder = os.path.dirname(path)
+        if folder:
+            makedirs_private(folder)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    elif not os.path.exists(path):
+        raise FileNotFoundError(path)
+    conn = sqlite3.connect(path, timeout=max(timeout, 0.001), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        _ensure_schema(conn, create)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise Busy from None
+        raise StoreError(f"not a session store ({type(exc).__name__})") from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _ensure_schema(conn: sqlite3.Connection, create: bool) -> None:
+    version = _version(conn)
+    if version is None and create:
+        conn.executescript(
+            "BEGIN IMMEDIATE;"
+            + schema.DDL
+            + f"INSERT OR IGNORE INTO meta VALUES ('schema', '{schema.VERSION}');COMMIT;"
+        )
+        version = _version(conn)
+    if version != str(schema.VERSION):
+        raise StoreError(f"a session store of schema {version}, not {schema.VERSION}")
+
+
+def _version(conn: sqlite3.Connection) -> str | None:
+    try:
+        got = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+    return str(got[0]) if got else None
+
+
+def write(
+    conn: sqlite3.Connection, records: Iterable[tuple[dict[str, Any], str]], timeout: float
+) -> int:
+    """Store (record, its JSON) pairs in one transaction; how many rows were new. Busy
+    when another writer held the database for `timeout` seconds."""
+    conn.execute(f"PRAGMA busy_timeout = {max(int(timeout * 1000), 1)}")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise Busy from None
+        raise
+    new = 0
+    try:
+        for record, line in records:
+            if record.get("section") == "checkpoint":
+                conn.execute(schema.INSERT_CHECKPOINT, _checkpoint(record, line))
+                continue
+            r = schema.row(record, line)
+            if conn.execute(schema.INSERT, r).rowcount == 1:
+                conn.execute(schema.UPSERT_SESSION, schema.session_values(r))
+                new += 1
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return new
+
+
+def _checkpoint(record: dict[str, Any], line: str) -> tuple[Any, ...]:
+    last = record.get("last_rule_seq")
+    return (
+        str(record.get("sensor") or ""),
+        str(record.get("rule") or ""),
+        str(record.get("session_id") or ""),
+        last if isinstance(last, int) else -1,
+        str(record.get("timestamp") or ""),
+        line,
+    )
+
+
+PRUNE_MAX = 256  # sessions removed per call: a writer's transaction stays short
+
+
+def prune(conn: sqlite3.Connection, before: str, timeout: float) -> int:
+    """Remove the sessions whose last record is older than `before` (an ISO UTC
+    timestamp), at most PRUNE_MAX; how many went."""
+    conn.execute(f"PRAGMA busy_timeout = {max(int(timeout * 1000), 1)}")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        sids = [
+            sid
+            for (sid,) in conn.execute(
+                "SELECT session_id FROM sessions WHERE last_ts < ? ORDER BY last_ts LIMIT ?",
+                (before, PRUNE_MAX),
+            )
+        ]
+        for sid in sids:
+            for table in ("records", "checkpoints", "sessions"):
+                conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return len(sids)
