@@ -15,9 +15,10 @@ dispatcher's), and they carry `seq: null`: `seq` numbers the spool, which they s
 `cursors/<rule key>.head`, updated under `cursors/<rule key>.lock` (layout.py), since
 concurrent hooks of one session (parallel tool calls) share them. Each attempt goes
 through delivery.py, like the dispatcher's: an `at_least_once` dispatch that failed
-for a retryable reason is appended to the spool as a `WaysRetry` entry holding the
-finished record, which the dispatcher delivers as it is (same rule_seq, same hash);
-one refused for good is parked in the rule's dead-letter file by the hook itself.
+for a retryable reason is appended to the spool as a `WaysRetry` entry
+(spool.RETRY_EVENT) holding the finished record, which the dispatcher delivers as it is
+(same rule_seq, same hash); one refused for good is parked in the rule's dead-letter
+file by the hook itself.
 
 An `at_least_once` record is never dropped by the hook. One it could not finish
 (masking overran the deadline, the redaction key was refused) or whose job had not
@@ -185,7 +186,7 @@ def run(
         body = jsoncore.dumps(item, ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", ERRORS
         )
-        spool.append(session_id, "WaysRetry", ts_ns, project, body)
+        spool.append(session_id, spool.RETRY_EVENT, ts_ns, project, body)
     if retry:
         from . import launch
 

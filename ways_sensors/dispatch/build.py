@@ -23,7 +23,7 @@ from .. import agents, index, records
 from ..agents.protocols import Adapter, Face, HoldsFrames, SessionBuilder
 from ..state import events, spool
 from ..state.session import Session, read_json, write_json
-from ..state.spool import Entry
+from ..state.spool import RETRY_EVENT, Entry
 from ..traces import context, joined
 from . import pricing
 from .builders import Builders
@@ -31,7 +31,6 @@ from .crew import Crew
 from .journal import FIRST_SEGMENT, Journal
 from .spoolread import Reader
 
-RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
 RETRY_SECTION = "__retry__"
 # frames built between journal commits when a backlog is drained: each commit writes the
 # build cursor (with each builder's state); 2048 rather than 512 took about 5% off a
