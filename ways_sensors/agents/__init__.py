@@ -7,9 +7,8 @@ An agent has two halves:
   variable names the project, which events start and end a session. The hook reads
   it on every tool call, before it knows whether any rule wants the event, so the
   faces are written in index.py (AGENTS), beside the compiled rule index the hook
-  reads next: one import for both. A face of its own per adapter package cost the
-  hook two imports more, and made it slower than before this registry
-  (bench/RESULTS.md, Hook latency).
+  reads next: one import for both, since every module the hook imports adds to
+  every tool call (bench/RESULTS.md, Hook latency).
 * its adapter package, `ways_sensors/agents/<name>/` (protocols.Adapter, in its
   `adapter.py`), for the dispatcher, the blocking path and the commands: payloads (and
   the agent's session file) to Drafts, the session-file reader and replayer behind

@@ -33,8 +33,8 @@ from .spoolread import Reader
 
 RETRY_SECTION = "__retry__"
 # frames built between journal commits when a backlog is drained: each commit writes the
-# build cursor (with each builder's state); 2048 rather than 512 took about 5% off a
-# 10,000-frame drain here, and the workers still start after about 50 ms of building
+# build cursor (with each builder's state), so fewer commits make a faster drain
+# (bench/RESULTS.md, 2026-12-03 16:17), while the workers still start early in it
 COMMIT_EVERY = 2048
 
 

@@ -23,12 +23,13 @@ unmasked. `find` lists the spans without masking.
 Short strings are remembered. A session's records repeat most of their strings (the
 session id, the working folder, the transcript path, the event, tool and agent names):
 the spans of a string of at most SHORT characters are kept, for the REMEMBERED most
-recently used ones (at most 2 MB of ASCII text, 8 MB of any), so a repeated string
-costs one dictionary lookup instead of seven detectors (a drain of 10,000 records spent
-about a third of its CPU masking; bench/RESULTS.md). The spans depend on the text alone
-(the token, which depends on the key, is computed after), so a remembered answer is the
-answer. A light process (regex.light(): a blocking hook, which masks a record or two)
-remembers nothing: functools' import would cost it more than the memo saves.
+recently used ones (at most 2 MB of ASCII text, 8 MB of any), so a repeated string costs
+one dictionary lookup instead of seven detectors (masking is the largest share of a
+drain's CPU: bench/RESULTS.md, The drain against a reference pipeline). The spans depend
+on the text alone (the token, which depends on the key, is computed after), so a
+remembered answer is the answer. A light process (regex.light(): a blocking hook, which
+masks a record or two) remembers nothing: functools' import would cost it more than the
+memo saves.
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ def _walk(
     value: Any, at: tuple[Any, ...], found: list[dict[str, str]], deadline: float | None
 ) -> Any:
     """`value` masked; `at` is its path as keys and indexes, spelled `a.b.0` only for a
-    hit (most strings have none, and a path per string was a tenth of masking's cost)."""
+    hit: most strings have none, and a path spelled for each would cost masking more
+    than its hits do."""
     if isinstance(value, str):
         masked, hits = mask_text(value, deadline)
         if hits:

@@ -279,7 +279,7 @@ def _overridden(
     catalog read before the write and `written` the target file's data now: the write
     changed that one file, so the sensor in effect is `cat`'s layers with `written` in
     the target's place (_merged), without loading and validating every layer again
-    (a second load was about a fifth of `ways settings set`)."""
+    (bench/RESULTS.md, 2026-12-03 16:00)."""
     if project and not cat.project_allowed:
         return OverriddenError(
             f"written to {target}, but {project} is not in "
