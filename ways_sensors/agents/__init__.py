@@ -26,8 +26,9 @@ Adding an agent: a new package `agents/<name>/` with its `adapter.py` (and its o
 modules behind it; what every adapter shares is in agents/kit/: the adapter base, the
 bounded session-file reader, the builder and replay scaffolding), its tests under
 tests/agents/, and its face, one entry in index.AGENTS (an agent registered at run
-time, like the tests' toy, is `register(face)`). `ways hook sensors --agent <name>`
-then serves it and `ways reconcile --agent <name>` wires it; nothing else changes.
+time, like the tests' toy, is `register(face)`), and, when its models come from one
+provider, a line in providers.py. `ways hook sensors --agent <name>` then serves it and
+`ways reconcile --agent <name>` wires it; nothing else changes.
 """
 
 import sys
