@@ -90,8 +90,8 @@ REMEMBERED = 4096  # ... this many of them, the least recently used forgotten fi
 
 
 def _spans(text: str) -> tuple[tuple[int, int, str], ...]:
-    # no deadline inside: a scan of SHORT characters is bounded by a few microseconds
-    # per detector (scan.py); `find` checks the deadline before it asks
+    # no deadline inside: a scan of at most SHORT characters is a few of scan.py's
+    # bounded work units per detector; `find` checks the deadline before it asks
     return tuple(SCAN.find(text))
 
 
