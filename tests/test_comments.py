@@ -5,6 +5,7 @@ the code or the machine changes, and nothing checks it there."""
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -22,6 +23,7 @@ MEASURE = re.compile(
 DIARY = re.compile(r"\bused to (hold|poll|be)\b|\bthan before\b|\bbefore this registry\b")
 
 
+@functools.cache  # both tests read every module: tokenized and parsed once
 def prose(path: Path) -> list[tuple[int, str]]:
     """Every comment and docstring of a module, with the line it starts on."""
     src = path.read_text(encoding="utf-8")
