@@ -1,12 +1,11 @@
 """The launcher `ways reconcile` wires into an agent: `<python> -S <this file> hook sensors`.
 
-pip's console script imports `re` before our code runs (about 5 ms here) and
-`python -m` costs as much (runpy), so the hook command runs this file directly, with
--S (no site processing). Only the stdlib is reachable then; we put the folder that
-holds the package first on sys.path. Python compiles a script each time it runs it
-(about 0.06 ms for a function of a dozen lines), so the logic is in hook.launched,
-loaded from cached bytecode; other commands (the dispatcher's start, for one) pass
-through it too. Stdlib-only, import-free.
+pip's console script imports `re` before our code runs and `python -m` costs as much
+(runpy), so the hook command runs this file directly, with -S (no site processing). Only
+the stdlib is reachable then; we put the folder that holds the package first on
+sys.path. Python compiles a script each time it runs it (bench/RESULTS.md, Hook
+latency), so the logic is in hook.launched, loaded from cached bytecode; other commands
+(the dispatcher's start, for one) pass through it too. Stdlib-only, import-free.
 """
 
 import sys

@@ -26,9 +26,8 @@ those sections (a blocking rule's `where`, when the payload decides it: prefilte
 Only then: find the session id, append one spool entry (naming the agent; with the
 client's $TRACEPARENT), and make sure the session's dispatcher runs. Imports here are
 `posix`, `sys`, roots.py and index.py; spool.py, `fcntl` and launch.py only on the
-hand-off; a test asserts it. Every module costs the hook about 0.1 ms to import, so
-the event no rule wants imports no more than it did before the registries
-(bench/RESULTS.md, Hook latency).
+hand-off; a test asserts it. Every module adds to the hook's start, and the event no
+rule wants is the common case (bench/RESULTS.md, Hook latency).
 
 `launched` is what the launcher (_launch.py, the file `ways reconcile` wires) calls:
 Python compiles a script on every run, but loads a module's cached bytecode, so the
@@ -44,7 +43,7 @@ from .roots import posix
 STARTED = time.monotonic()  # the blocking path's shared deadline counts from here
 
 # string_field's bound: quotes stepped over before giving up (a real payload's routing
-# keys sit behind about 20; a hostile one costs at most ~0.1 s, then reads as absent)
+# keys come long before the bound; a hostile one is cut off here, then reads as absent)
 SCAN_STEPS = 100_000
 MAX_TRACEPARENT = 256  # bytes of $TRACEPARENT carried; the dispatcher validates it
 # the gaps between strings that hold no bracket, as the agents write them: skip the count
@@ -346,8 +345,8 @@ def _resume_pending(session_start: bool, sid: str | None) -> None:
 
 
 def pending_marker(sid: str) -> str:
-    """layout.Layout().pending_marker(sid), spelled here: this stat is on the path of
-    every event no rule wants, and importing layout.py there cost more than the whole
+    """layout.Layout().pending_marker(sid), spelled here: this stat is on the path of every
+    event no rule wants, and importing layout.py there would cost more than the whole
     hand-off decision (bench/RESULTS.md, Hook latency). tests/test_hook.py checks that
     the two spellings agree."""
     from . import roots

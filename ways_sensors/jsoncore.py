@@ -1,12 +1,12 @@
 """JSON through the interpreter's C codec (`_json`), without importing the json package.
 
-`import json` costs a fresh process about 2 ms of its own and pulls in `re` (json's
-decoder and encoder compile their pure-Python fallbacks' regexes at import), and `re`
-brings enum, functools and collections: about 8 ms of a blocking rule's hook, a fresh
-process that decodes one payload and encodes a few records (bench/RESULTS.md, Blocking
-path cost). The json package's own work for `loads` and `dumps` is done by `_json`'s
-scanner and encoder, built here with json's defaults, so the results are json's, byte
-for byte (tests/test_jsoncore.py checks both against json with hypothesis).
+`import json` pulls in `re` (json's decoder and encoder compile their pure-Python
+fallbacks' regexes at import), and `re` brings enum, functools and collections: too much
+for a blocking rule's hook, a fresh process that decodes one payload and encodes a few
+records (bench/RESULTS.md, Blocking path cost). The json package's own work for `loads`
+and `dumps` is done by `_json`'s scanner and encoder, built here with json's defaults,
+so the results are json's, byte for byte (tests/test_jsoncore.py checks both against
+json with hypothesis).
 
   loads(s)            json.loads(s): str, or bytes as UTF-8 (anything else json reads
                       from bytes, a BOM or UTF-16/32, goes to json itself)

@@ -4,8 +4,8 @@ Nine small classes stand on a blocking rule's path through the hook (a record's 
 the rule, its `where`, an attempt's Context and Outcome, the session-file reader's
 counts, the Claude Code tracker). As dataclasses they cost that hook the import of
 dataclasses, which imports inspect (and ast, dis, tokenize), and one exec per
-generated method at each class's creation: a few milliseconds of every blocking event
-(bench/RESULTS.md, Blocking path cost). Here a class names its fields in `FIELDS` and
+generated method at each class's creation, on every blocking event (bench/RESULTS.md,
+Blocking path cost, 2026-12-03 09:38). Here a class names its fields in `FIELDS` and
 writes its own __init__; `Plain` gives it what a dataclass would: equality field by
 field with an object of the same class, a repr, and no hash (hash() raises: it may
 change). `Frozen`

@@ -1,8 +1,8 @@
 """The blocking path's first question, answered on the raw payload: can any enabled
 blocking rule's `where` hold for this event's records?
 
-Building records, masking and targets cost a blocking hook tens of milliseconds to
-import (bench/RESULTS.md, Blocking path cost). Most events a blocking rule selects by
+Building records, masking and targets are most of what a blocking hook imports
+(bench/RESULTS.md, Blocking path cost). Most events a blocking rule selects by
 section fail its `where` (a rule on `data.tool_name: Bash` sees every Read), so the hook
 asks this module first and pays for the rest only when the answer is "maybe". The
 answer "no" must be exact: it is given only for a condition that is decided, and a
@@ -19,7 +19,7 @@ condition is decided only when
 
 `match: all` fails when one condition is decided false; `match: any` when every one is.
 Anything undecided means "maybe": the full path builds the records and runs `where`
-exactly as before, so a rule fires on precisely the records it did.
+as it would without this module, so a rule fires on precisely the same records.
 
 The index (index.py) carries one line per enabled blocking rule, written by indexbuild
 with `line_for`, read here without a JSON library:

@@ -25,7 +25,7 @@ entries, built here; they carry the default `agent` (claude-code, where ways run
 
 from __future__ import annotations
 
-import _thread  # threading's, without its import: ~1 ms of a blocking hook (bench/RESULTS.md)
+import _thread  # not threading: the blocking path's imports (dispatch/blocking.py)
 
 from . import jsoncore
 from .depth import bounded

@@ -1,18 +1,17 @@
 """Regular expressions for the blocking path, with a light mode that compiles without `re`.
 
-Importing `re` brings enum, functools and collections (about 5 ms of a fresh process
-here), and its compiler is pure Python (about 0.3 ms a pattern): a sixth of what a
-blocking rule's hook costs, a fresh process that masks a record or two (bench/
-RESULTS.md, Blocking path cost). What `re.compile` hands the C engine (`_sre.compile`)
-is a list of integers that depends only on the pattern, its flags and the engine's
-version. So a process chooses, as sha.py's does:
+Importing `re` brings enum, functools and collections, and its compiler is pure Python:
+a large share of what a blocking rule's hook costs, a fresh process that masks a record
+or two (bench/RESULTS.md, 2026-12-03 15:53). What `re.compile` hands the C engine
+(`_sre.compile`) is a list of integers that depends only on the pattern, its flags and
+the engine's version. So a process chooses, as sha.py's does:
 
   light()        (the blocking path calls it first) `compile` makes the pattern with
                  `_sre.compile` from the code the cache file holds for it; a pattern
                  the cache lacks is compiled by `re` (imported then), and its code is
                  kept when `_sre.compile` on it gives a pattern equal to re's. save()
                  adds what was learned to the file, before the hook leaves.
-  otherwise      `compile` is re.compile, as before.
+  otherwise      `compile` is re.compile.
 
 Masking holds about fifty regexes, and a record reaches few of them: a `Lazy` stands
 where the compiled pattern would and compiles it on its first match; its methods then

@@ -38,7 +38,8 @@ def site_packages() -> None:
     """Make installed packages importable, once, in a process started with -S (the
     hook, whose fast path never needs them). The hook's slower paths call it right
     before their first third-party import (msgspec, yaml, re2): a blocking rule that
-    needs none of them never pays for site's processing (about 4 ms)."""
+    needs none of them never pays for site's processing (bench/RESULTS.md, Blocking
+    path cost)."""
     global _site_done
     if sys.flags.no_site and not _site_done:
         import site

@@ -1,18 +1,17 @@
 """SHA-256 and HMAC-SHA256 for what a blocking hook hashes, with a light mode for it.
 
-`hashlib` loads OpenSSL's libcrypto on import (2.5 to 3.8 ms here: bench/RESULTS.md,
-Blocking path cost), and `hmac` imports it too. A blocking hook hashes a handful of
-small records and pays that load on every matching tool call; the dispatcher hashes
-thousands of records, where OpenSSL (SHA-NI) is about four times faster per record
-than the interpreter's built-in SHA-256. So a process chooses: `light()` (the hook's
-blocking path calls it first) hashes with the built-in module and never loads
-OpenSSL; every other process loads hashlib on the first hash and makes HMACs with
-`hmac.digest` (OpenSSL's, one call). The light mode's HMAC is RFC 2104 over the
-built-in SHA-256; both modes give hashlib's and hmac's digests (tests/test_sha.py).
-What the blocking path never reaches (the evidence's Merkle tree and key ids) uses
-hashlib and hmac directly. The traces' ids and the metadata projection hash through
-here all the same: spec.py imports both, so every command that reads sensor files
-would otherwise load OpenSSL (about 3 ms) before, or without, hashing anything.
+`hashlib` loads OpenSSL's libcrypto on import (bench/RESULTS.md, Blocking path cost),
+and `hmac` imports it too. A blocking hook hashes a handful of small records and would
+pay that load on every matching tool call; the dispatcher hashes thousands of records,
+where OpenSSL (SHA-NI) is faster per record than the interpreter's built-in SHA-256. So
+a process chooses: `light()` (the hook's blocking path calls it first) hashes with the
+built-in module and never loads OpenSSL; every other process loads hashlib on the first
+hash and makes HMACs with `hmac.digest` (OpenSSL's, one call). The light mode's HMAC is
+RFC 2104 over the built-in SHA-256; both modes give hashlib's and hmac's digests
+(tests/test_sha.py). What the blocking path never reaches (the evidence's Merkle tree
+and key ids) uses hashlib and hmac directly. The traces' ids and the metadata projection
+hash through here all the same: spec.py imports both, so every command that reads sensor
+files would otherwise load OpenSSL before, or without, hashing anything.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from ways_sensors.agents.providers import PROVIDERS
 from ways_sensors.traces import ids
-from ways_sensors.traces.spans import PROVIDERS
 
 from ..agents.fixtures import CODEX, GEMINI, dispatch, load, replay
 from ..conftest import ALL_SECTIONS, Install, kill_dispatchers
@@ -112,7 +112,7 @@ def test_an_agents_session_makes_the_same_span_shapes_under_its_own_name(
     [root] = [s for s in spans if not s.parent_span_id]
     assert root.name == f"invoke_agent {agent}"
     assert value(root, "gen_ai.agent.name") == agent
-    assert value(root, "gen_ai.provider.name") == PROVIDERS[agent]
+    assert value(root, "gen_ai.provider.name") == PROVIDERS[agent].genai
     runs = [s for s in spans if s.name == root.name and s is not root]
     assert len(runs) == resumed and {r.parent_span_id for r in runs} == {root.span_id}
     tops = {root.span_id} | {r.span_id for r in runs}

@@ -7,9 +7,8 @@ An agent has two halves:
   variable names the project, which events start and end a session. The hook reads
   it on every tool call, before it knows whether any rule wants the event, so the
   faces are written in index.py (AGENTS), beside the compiled rule index the hook
-  reads next: one import for both. A face of its own per adapter package cost the
-  hook two imports more, and made it slower than before this registry
-  (bench/RESULTS.md, Hook latency).
+  reads next: one import for both, since every module the hook imports adds to
+  every tool call (bench/RESULTS.md, Hook latency).
 * its adapter package, `ways_sensors/agents/<name>/` (protocols.Adapter, in its
   `adapter.py`), for the dispatcher, the blocking path and the commands: payloads (and
   the agent's session file) to Drafts, the session-file reader and replayer behind
@@ -27,8 +26,9 @@ Adding an agent: a new package `agents/<name>/` with its `adapter.py` (and its o
 modules behind it; what every adapter shares is in agents/kit/: the adapter base, the
 bounded session-file reader, the builder and replay scaffolding), its tests under
 tests/agents/, and its face, one entry in index.AGENTS (an agent registered at run
-time, like the tests' toy, is `register(face)`). `ways hook sensors --agent <name>`
-then serves it and `ways reconcile --agent <name>` wires it; nothing else changes.
+time, like the tests' toy, is `register(face)`), and, when its models come from one
+provider, a line in providers.py. `ways hook sensors --agent <name>` then serves it and
+`ways reconcile --agent <name>` wires it; nothing else changes.
 """
 
 import sys

@@ -60,8 +60,8 @@ def utc_seconds(text: str) -> int | None:
     """Seconds since 1970 of `YYYY-MM-DDTHH:MM:SS` read as UTC: what
     calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S")) gives in ASCII digits,
     None where strptime would refuse (a field out of range, a day its month lacks).
-    Written out: strptime's import brings re, datetime, locale and calendar, about 8 ms
-    of a blocking hook (bench/RESULTS.md, Blocking path cost)."""
+    Written out: strptime's import brings re, datetime, locale and calendar, which the
+    blocking hook's path does without (bench/RESULTS.md, Blocking path cost)."""
     if len(text) != 19 or text[4] + text[7] + text[13] + text[16] != "--::" or text[10] not in "Tt":
         return None
     day = text[9] if text[8] == " " else text[8:10]  # strptime's %d takes " 5" too

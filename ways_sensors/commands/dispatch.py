@@ -7,12 +7,13 @@ would read `--session -abc` as a missing value and exit, delivering nothing).
 records before exiting (default 60); a new hook event starts it again.
 
 Start-up is part of every drain (a hook event after an idle exit starts a dispatcher),
-so the forms launch.py starts are read by `quick_args`, without argparse (its import
-and the command tree were a tenth of a dispatcher's start; anything else, `--help`
-included, goes through argparse as before), and the cyclic collector is off while the
-dispatcher loads (its full collections over a growing heap of just-imported modules
-were another tenth); dispatcher.run turns it on, with its own thresholds, to serve.
-The YAML reader loads only when there is a config.yaml to read (`idle_seconds`).
+so the forms launch.py starts are read by `quick_args`, without argparse (its import and
+the command tree would be a share of every dispatcher's start; anything else, `--help`
+included, goes through argparse), and the cyclic collector is off while the dispatcher
+loads (its full collections over a growing heap of just-imported modules would be
+another share: bench/RESULTS.md, 2026-12-03 13:20); dispatcher.run turns it on, with its
+own thresholds, to serve. The YAML reader loads only when there is a config.yaml to read
+(`idle_seconds`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The `ways` command's argparse tree (cli.py routes and runs it): every group's and
 command's arguments and help, built only for the group a run needs.
 
-Building every parser costs a command about as much as the interpreter's start-up
-(bench/RESULTS.md), so `build_parser(only)` fills in one group and leaves the others
+Building every parser is a large part of a command's start (bench/RESULTS.md,
+Everyday commands), so `build_parser(only)` fills in one group and leaves the others
 named but empty, and argparse's formatter is sized without importing shutil.
 """
 
@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole tree; with `only`, the arguments of that group alone (the others are
-    named, for the help, but left empty: building every parser costs a command about
-    as much as the interpreter's start-up, bench/RESULTS.md)."""
+    named, for the help, but left empty: the module docstring says why)."""
     import argparse
 
     from .. import __version__
@@ -27,8 +26,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     class Formatter(argparse.HelpFormatter):
         """argparse's formatter, sized without `shutil` (which argparse imports for every
-        parser it builds, and which pulls in bz2 and lzma: about a fifth of `ways
-        settings list`'s start-up); help text is still wrapped to the terminal."""
+        parser it builds, and which pulls in bz2 and lzma: bench/RESULTS.md, Everyday
+        commands); help text is still wrapped to the terminal."""
 
         def __init__(self, prog: str, *args: Any, **kwargs: Any) -> None:
             if kwargs.get("width") is None and len(args) < 3:

@@ -243,7 +243,7 @@ def enabled_summary(project: str | None) -> str:
 
     cat = load(os.path.abspath(project) if project else None)
     on = [
-        f"{s.name}/{r.name}"
+        r.label
         for s in cat.sensors.values()
         if s.spec.enabled
         for r in s.rules.values()

@@ -20,6 +20,7 @@ import json
 from ..config.lint import lint, lint_paths
 from ..errors import INVALID
 from ..services import table
+from ..state.layout import rule_label
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return INVALID if errors else 0
     for p in errors + warnings:
-        where = f"{p.sensor}/{p.rule}: " if p.rule else ""
+        where = rule_label(p.sensor, p.rule) + ": " if p.sensor and p.rule else ""
         sev = table.paint(p.severity, "red" if p.severity == "error" else "yellow")
         column = f":{p.column}" if p.column else ""
         print(f"{p.path}:{p.line}{column}: {sev}: {where}{p.message}")

@@ -40,6 +40,7 @@ import stat
 from typing import Any
 
 from ..errors import INVALID, UsageError
+from ..state.layout import rule_label
 
 SHOWN = 10  # breaks printed for people; --json has them all
 
@@ -212,12 +213,12 @@ def _print(report: Any, rule: str | None, shown: int) -> int:
     )
     for c in chains:
         for p in c.continues_from:
-            print(f"  session {c.session_id} ({c.sensor}/{c.rule}) continues from {p}")
+            print(f"  session {c.session_id} ({rule_label(c.sensor, c.rule)}) continues from {p}")
         for p in c.continues_in:
-            print(f"  session {c.session_id} ({c.sensor}/{c.rule}) continues in {p}")
+            print(f"  session {c.session_id} ({rule_label(c.sensor, c.rule)}) continues in {p}")
         for line in c.restarts:
             print(
-                f"  session {c.session_id} ({c.sensor}/{c.rule}) restarts at rule_seq 1 "
+                f"  session {c.session_id} ({rule_label(c.sensor, c.rule)}) restarts at rule_seq 1 "
                 f"on line {line} (resumed after its ledger entry was pruned)"
             )
     return 0

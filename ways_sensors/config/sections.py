@@ -3,9 +3,8 @@
 spec.py's `Section` literal names the same sections for msgspec and the type checker
 (tests/test_spec.py holds the two equal); this tuple is for code that only needs the
 names, such as the `--section` help of every `ways sensors` command, which would
-otherwise load spec.py, and with it msgspec, the YAML reader and every target module:
-half of `ways sensors verify`'s imports, a third of its run (bench/RESULTS.md,
-2026-12-03 16:00).
+otherwise load spec.py, and with it msgspec, the YAML reader and every target module,
+none of which `ways sensors verify` needs (bench/RESULTS.md, 2026-12-03 16:00).
 """
 
 SECTIONS = (

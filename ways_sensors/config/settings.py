@@ -109,8 +109,8 @@ class Key:
 
 @functools.cache
 def _fields(struct: type[msgspec.Struct]) -> dict[str, Any]:
-    """The struct's fields by name. Inspecting a struct evaluates its whole type tree
-    (about 25 ms for a Rule), and `settings list` asks for every key: once per struct."""
+    """The struct's fields by name. Inspecting a struct evaluates its whole type tree,
+    and `settings list` asks for every key: once per struct."""
     # a Struct class always inspects to a StructType; the stub returns the base Type
     return {f.name: f for f in cast(mi.StructType, mi.type_info(struct)).fields}
 

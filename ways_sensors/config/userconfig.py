@@ -1,10 +1,10 @@
 """The user's config.yaml for a process that most often finds none (a dispatcher).
 
-`layers.read_config` loads the YAML reader (PyYAML, about a tenth of a dispatcher's
-start: bench/RESULTS.md) to read a file that is usually absent. `data()` looks first:
-with no config.yaml it gives {} without loading it. A config.yaml that cannot be read
-gives {} too, as read_config does (its problem is for `ways sensors lint`, not for the
-dispatcher's idle exit, retention age or metrics textfile).
+`layers.read_config` loads the YAML reader (PyYAML, a large share of a dispatcher's
+start: bench/RESULTS.md, 2026-12-03 17:35) to read a file that is usually absent.
+`data()` looks first: with no config.yaml it gives {} without loading it. A config.yaml
+that cannot be read gives {} too, as read_config does (its problem is for `ways sensors
+lint`, not for the dispatcher's idle exit, retention age or metrics textfile).
 """
 
 from __future__ import annotations

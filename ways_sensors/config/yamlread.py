@@ -15,7 +15,7 @@ from typing import Any, Protocol, cast
 
 import yaml
 
-MAX_YAML_BYTES = 1 << 20  # a sensor file or config.yaml; the parser reads ~300 KB/s
+MAX_YAML_BYTES = 1 << 20  # a sensor file or config.yaml; bounds the pure-Python parser's time
 MAX_DEPTH = 64  # nesting of mappings and lists; sensor files need about 6
 
 

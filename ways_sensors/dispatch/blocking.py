@@ -15,9 +15,10 @@ dispatcher's), and they carry `seq: null`: `seq` numbers the spool, which they s
 `cursors/<rule key>.head`, updated under `cursors/<rule key>.lock` (layout.py), since
 concurrent hooks of one session (parallel tool calls) share them. Each attempt goes
 through delivery.py, like the dispatcher's: an `at_least_once` dispatch that failed
-for a retryable reason is appended to the spool as a `WaysRetry` entry holding the
-finished record, which the dispatcher delivers as it is (same rule_seq, same hash);
-one refused for good is parked in the rule's dead-letter file by the hook itself.
+for a retryable reason is appended to the spool as a `WaysRetry` entry
+(spool.RETRY_EVENT) holding the finished record, which the dispatcher delivers as it is
+(same rule_seq, same hash); one refused for good is parked in the rule's dead-letter
+file by the hook itself.
 
 An `at_least_once` record is never dropped by the hook. One it could not finish
 (masking overran the deadline, the redaction key was refused) or whose job had not
@@ -29,11 +30,19 @@ see it twice: at least once). A job abandoned at the deadline never numbers its
 record after that (`_Job`), so what the hook hands over stays true. A dispatcher
 killed between numbering such a record and committing its batch numbers it again:
 the consumer then sees a gap in `rule_seq`, never a loss.
+
+What this path imports is what a matching rule needs and nothing more: it runs inside
+the agent's tool call, and imports were most of its time (bench/RESULTS.md, Blocking
+path cost). So no module on it imports what tests/agents/test_blocking_imports.py lists
+as costly (re, json, threading, typing, dataclasses, hashlib, subprocess, msgspec,
+site, ...): `_thread` stands for threading's locks, thread-locals and threads,
+jsoncore.py for json, regex.py for re, plain.py for dataclasses, sha.light() for
+hashlib, targets/spawn.py for subprocess.
 """
 
 from __future__ import annotations
 
-import _thread  # threading's, without its import: ~1 ms of a blocking hook (bench/RESULTS.md)
+import _thread  # not threading (the module docstring: what this path imports)
 import fcntl
 import os
 import time
@@ -73,7 +82,7 @@ def run(
     import gc
 
     # a short process whose work is bounded (index.MAX_PAYLOAD, the deadline): the
-    # collector's passes over the ~70 modules imported below cost it about 2 ms
+    # collector's passes over the modules imported below would cost it time for nothing
     # (bench/RESULTS.md, Blocking path cost), and what it builds is freed by refcount
     gc.disable()
     from .. import sha
@@ -185,7 +194,7 @@ def run(
         body = jsoncore.dumps(item, ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", ERRORS
         )
-        spool.append(session_id, "WaysRetry", ts_ns, project, body)
+        spool.append(session_id, spool.RETRY_EVENT, ts_ns, project, body)
     if retry:
         from . import launch
 

@@ -23,7 +23,7 @@ from .. import agents, index, records
 from ..agents.protocols import Adapter, Face, HoldsFrames, SessionBuilder
 from ..state import events, spool
 from ..state.session import Session, read_json, write_json
-from ..state.spool import Entry
+from ..state.spool import RETRY_EVENT, Entry
 from ..traces import context, joined
 from . import pricing
 from .builders import Builders
@@ -31,11 +31,10 @@ from .crew import Crew
 from .journal import FIRST_SEGMENT, Journal
 from .spoolread import Reader
 
-RETRY_EVENT = "WaysRetry"  # a failed blocking at_least_once dispatch, spooled by the hook
 RETRY_SECTION = "__retry__"
 # frames built between journal commits when a backlog is drained: each commit writes the
-# build cursor (with each builder's state); 2048 rather than 512 took about 5% off a
-# 10,000-frame drain here, and the workers still start after about 50 ms of building
+# build cursor (with each builder's state), so fewer commits make a faster drain
+# (bench/RESULTS.md, 2026-12-03 16:17), while the workers still start early in it
 COMMIT_EVERY = 2048
 
 

@@ -23,7 +23,8 @@ class Builders:
         self.spool = spool
         self.made: dict[str, SessionBuilder] = {}
         # each made builder that holds frames, decided once at its making: a runtime
-        # Protocol check (isinstance) costs ~20 us, too much for every entry built
+        # Protocol check (isinstance) is too slow for every entry built (bench/RESULTS.md,
+        # Traces)
         self.holders: dict[str, HoldsFrames] = {}
 
     def get(self, agent: str) -> SessionBuilder | None:

@@ -52,14 +52,14 @@ IDLE = 60.0
 FAST_POLL, MAX_POLL = 0.005, 0.25  # the build loop's poll: while work is owed, when idle
 # the cyclic collector's thresholds while serving. A drain makes and drops a few dicts
 # per record field (records, masked copies, spans), almost none in a cycle; Python's
-# default (700 allocations) ran a young collection every few records, ~10% of a
-# drain's CPU (bench/RESULTS.md, Traces). Cycles are still collected, less often.
+# default (700 allocations) runs a young collection every few records (bench/RESULTS.md,
+# Traces). Cycles are still collected, less often.
 GC_THRESHOLDS = (20_000, 20, 20)
 ACTIVE = 2.0  # seconds after the last frame that the loop keeps polling fast
 # the retention sweep (retention.py) runs once per dispatcher, at the first quiet moment
 # (nothing to build, every worker idle), SWEEP_AFTER seconds after the start or before it
 # leaves, whichever comes first; never while a backlog drains, whose delivery it would
-# delay (about a tenth of a dispatcher's start: bench/RESULTS.md). Nothing waits on it:
+# delay (bench/RESULTS.md, 2026-12-03 16:17). Nothing waits on it:
 # a session is abandoned after an hour at least (ages.MIN_AGE).
 SWEEP_AFTER = 30.0
 

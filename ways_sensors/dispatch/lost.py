@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 BuilderFor = Callable[[str], "SessionBuilder | None"]  # the session's builder for an agent
 
-OWN_EVENTS = frozenset({records.WAY_EVENT, "WaysRetry"})  # ways' own spool entries
+OWN_EVENTS = frozenset({records.WAY_EVENT, spool.RETRY_EVENT})  # ways' own spool entries
 PARENTS_CHECKED = 8  # the newest agent entries whose parents must agree
 SLACK_NS = 2 * 10**9  # /proc start times are coarse
 WAIT_IDLES = 4  # a dead client's file still growing after this many idle periods: not lost

@@ -1,14 +1,15 @@
 """A thread only while there is work: what runs each rule's worker (worker.py).
 
-A dispatcher used to hold a thread per rule, each asleep on the journal: 2,000 rules
-meant 2,001 threads and about 95 MiB for a session doing nothing. Now a worker is an
-`OnDemand`. The dispatcher `poke`s every worker after each journal commit (and, as a
-safety net, once a second each one that is not done); a poke starts a thread unless
-one runs. The thread runs `burst` until the worker finds nothing to do, then ends,
-unless it was poked meanwhile (then it looks again: a poke is never lost, it is
-remembered under the lock the thread ends under). An idle rule holds no thread; a busy
-one (collecting, delivering, backing off, waiting on a hung consumer under its
-timeout) holds exactly one, its own, so one rule's trouble still never delays another.
+A thread per rule, each asleep on the journal, would make a session doing nothing hold a
+thread and its memory for every rule (bench/RESULTS.md, A thread only while a rule has
+work). So a worker is an `OnDemand`. The dispatcher `poke`s every worker after each
+journal commit (and, as a safety net, once a second each one that is not done); a poke
+starts a thread unless one runs. The thread runs `burst` until the worker finds nothing
+to do, then ends, unless it was poked meanwhile (then it looks again: a poke is never
+lost, it is remembered under the lock the thread ends under). An idle rule holds no
+thread; a busy one (collecting, delivering, backing off, waiting on a hung consumer
+under its timeout) holds exactly one, its own, so one rule's trouble still never delays
+another.
 
 Stopping (`halt`, and the dispatcher's `finish` through `stop` and `join`): a poke
 after `stop` starts nothing; a running thread sees `stop`, ends its attempt under the

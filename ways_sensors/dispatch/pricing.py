@@ -40,12 +40,11 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..agents.providers import provider as _provider
+
 SOURCE = "genai-prices"
 CURRENCY = "USD"
 MAX_MODEL = 200  # characters: a longer "model" is no model name, and is not looked up
-# which provider's price a model name means, per coding agent (the table finds one by
-# the name alone when the agent is not listed)
-PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini": "google"}
 _TOKENS = (
     "input_tokens",
     "output_tokens",
@@ -101,7 +100,10 @@ def price(model: Any, usage: Any, agent: str | None, timestamp: Any) -> dict[str
         return f"{SOURCE} is not installed"
     inp, out, cread, cwrite = (_count(usage.get(k)) for k in _TOKENS)
     calls = max(1, _count(usage.get("api_calls")))
-    provider = PROVIDERS.get(agent or "")
+    # which provider's price the model name means (agents/providers.py); an agent of
+    # several providers has none, and the table finds one by the model's name alone
+    known = _provider(agent)
+    provider = known.prices if known else None
     when = _when(timestamp)
     # `calls` equal calls of the sums' quotients, then each leftover token (fewer than
     # `calls` of each kind) as a call of its own: exact for a per-token price

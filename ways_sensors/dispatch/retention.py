@@ -182,7 +182,7 @@ def _remove_abandoned(layout: Layout, sid: str, cutoff: float, now: float) -> in
             return 0
         size = usage_of(s.dir)[0]
         s.write_ledger(_ledger(s))
-        import shutil  # here: with bz2 and lzma, a tenth of a dispatcher's imports
+        import shutil  # here: with bz2 and lzma, kept off a dispatcher's start
 
         shutil.rmtree(s.dir, ignore_errors=True)
         s.mark_pending(False)

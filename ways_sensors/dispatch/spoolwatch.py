@@ -1,9 +1,9 @@
 """The dispatcher's wait for its spool to grow: an inotify watch on the spool folder.
 
-Without it the build loop (dispatcher.py) polled the spool every FAST_POLL (5 ms) for
-ACTIVE (2 s) after each frame: some 400 reads of a folder that had not changed, as
-much CPU as the dispatcher's whole start (bench/RESULTS.md, Spool watch), and a
-session whose events came less than 2 s apart kept it polling the whole time. With a
+Without it the build loop (dispatcher.py) would poll the spool every FAST_POLL for
+ACTIVE after each frame: hundreds of reads of a folder that has not changed, as much
+CPU as the dispatcher's whole start (bench/RESULTS.md, Spool watch), and a session
+whose events come less than ACTIVE apart would keep it polling the whole time. With a
 watch, a loop with nothing to build and every worker caught up sleeps in select()
 until a writer changes the folder (a hook's append: IN_MODIFY; a new segment:
 IN_CREATE or IN_MOVED_TO) or MAX_POLL passes, so a frame is still read as soon as it
@@ -11,7 +11,7 @@ lands, and nothing is added to the state root or to the hook's path.
 
 The watch only ends waits early. Every wake, by an event or by the timeout, reads the
 spool as a poll does, so a missed or spurious event costs latency, never a frame, and
-where there is no watch the loop polls as before: another OS, no libc symbol, the
+where there is no watch the loop polls instead: another OS, no libc symbol, the
 per-user limit of inotify instances reached (fs.inotify.max_user_instances), or a
 spool folder that is not a plain folder (IN_DONT_FOLLOW, IN_ONLYDIR). A refused watch
 is logged once, content-free (`dispatch.spool_watch_refused`, with the errno's name).

@@ -25,12 +25,13 @@ A SIGKILL at any point leaves a state `Keyring` repairs under the lock: the curr
 epoch is the number of certificates; a key file of any other epoch is destroyed (an
 older one was certified away, a newer one was never certified).
 
-Rollover: every dispatcher process rolls over before its first signature (a new key
-per session run, at least), and whenever the current key is older than
+Rollover: every dispatcher process rolls over before its first signature (a new key per
+session run, at least), and whenever the current key is older than
 `ways.evidence.epoch_seconds` (config.yaml; default 3600). `cryptography` is imported
-here, never on the hook's path; its `serialization` package (about 5 ms of every
-dispatcher's start, with the RSA, DSA, DH, EC and SSH modules it loads) only for a
-key file in another PEM form than the one written here (`_pem`, `_pkcs8_seed`).
+here, never on the hook's path; its `serialization` package (a cost at every
+dispatcher's start, with the RSA, DSA, DH, EC and SSH modules it loads:
+bench/RESULTS.md, 2026-12-03 13:20) only for a key file in another PEM form than the one
+written here (`_pem`, `_pkcs8_seed`).
 """
 
 from __future__ import annotations

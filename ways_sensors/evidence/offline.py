@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..state.layout import rule_label
 from . import merkle
 from .keys import walk
 from .note import (
@@ -158,7 +159,7 @@ def _sign_check(seen: Seen, publics: list[bytes], breaks: list[Break]) -> None:
 
 def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
     ordered = [t.leaves[s] for s in sorted(t.leaves)]
-    sid = t.session_id
+    sid, label = t.session_id, rule_label(t.sensor, t.rule)
     if not t.checkpoints and all(leaf.hooked for leaf in ordered):
         return  # a blocking rule's: chained by the hook, which signs nothing
     if not t.checkpoints:
@@ -166,7 +167,7 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         breaks.append(
             Break(
                 "unsigned",
-                f"{t.sensor}/{t.rule} of session {sid}: no checkpoint covers any of its records",
+                f"{label} of session {sid}: no checkpoint covers any of its records",
                 last.file,
                 ordered[0].line,
                 ordered[0].rule_seq,
@@ -221,7 +222,7 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         last = ordered[-1]
         seen = by_size[sizes[-1]][0]
         msg = (
-            f"{seen.where} signed {sizes[-1]} records of {t.sensor}/{t.rule} in session "
+            f"{seen.where} signed {sizes[-1]} records of {label} in session "
             f"{sid}; the files hold {tree.size}, the last rule_seq {last.rule_seq}"
         )
         breaks.append(Break("truncated", msg, last.file, last.line, last.rule_seq, sid))
@@ -234,7 +235,7 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
     if tree.size > sizes[-1]:
         after = ordered[sizes[-1]]
         msg = (
-            f"rule_seq {after.rule_seq}..{ordered[-1].rule_seq} of {t.sensor}/{t.rule} in "
+            f"rule_seq {after.rule_seq}..{ordered[-1].rule_seq} of {label} in "
             f"session {sid} come after the last checkpoint (size {sizes[-1]})"
         )
         breaks.append(Break("unsigned", msg, after.file, after.line, after.rule_seq, sid))

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+from ..index import DEFAULT
+from ..state.layout import rule_label
 from ._json import dumps
 from .ocsf import hostname, local_user, uid
 from .severity import SYSLOG, level
@@ -109,7 +111,7 @@ def document(record: dict[str, Any]) -> dict[str, Any]:
     if isinstance(chain, dict) and chain.get("hash"):
         event["hash"] = str(chain["hash"])
     agent: dict[str, Any] = {
-        "type": str(record.get("agent") or "claude-code"),
+        "type": str(record.get("agent") or DEFAULT),
         "name": str(record.get("agent_type") or "main"),
     }
     if record.get("agent_id"):
@@ -118,7 +120,7 @@ def document(record: dict[str, Any]) -> dict[str, Any]:
         "@timestamp": record.get("timestamp"),
         "ecs": {"version": VERSION},
         "event": event,
-        "log": {"level": severity, "logger": f"{sensor}/{rule}"},
+        "log": {"level": severity, "logger": rule_label(sensor, rule)},
         "agent": agent,
         "user": {"name": local_user()},
         "host": {"hostname": hostname()},

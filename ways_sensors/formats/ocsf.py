@@ -48,6 +48,8 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from .. import __version__
+from ..index import DEFAULT
+from ..state.layout import rule_label
 from ..utf8 import ERRORS
 from ._json import dumps
 from .severity import OCSF as SEVERITY_IDS
@@ -124,7 +126,7 @@ def uid(record: dict[str, Any]) -> str:
     n = record.get("rule_seq")
     if n is None and record.get("section") == "checkpoint":
         n = f"checkpoint:{record.get('last_rule_seq')}"
-    return f"{record.get('session_id', '')}:{sensor}/{rule}:{n}"
+    return f"{record.get('session_id', '')}:{rule_label(sensor, rule)}:{n}"
 
 
 def _classify(record: dict[str, Any], data: dict[str, Any]) -> tuple[str, int, str]:
@@ -178,7 +180,7 @@ def event(record: dict[str, Any], line: bytes) -> dict[str, Any]:
         "product": PRODUCT,
         "uid": uid(record),
         "correlation_uid": session_id,
-        "log_name": f"{sensor}/{rule}",
+        "log_name": rule_label(sensor, rule),
         "event_code": section,
         "original_time": str(record.get("timestamp", "")),
         "profiles": ["host"],
@@ -186,7 +188,7 @@ def event(record: dict[str, Any], line: bytes) -> dict[str, Any]:
     if isinstance(record.get("rule_seq"), int):
         metadata["sequence"] = record["rule_seq"]
     actor: dict[str, Any] = {
-        "app_name": str(record.get("agent") or "claude-code"),
+        "app_name": str(record.get("agent") or DEFAULT),
         "session": {"uid": session_id},
         "user": {"name": local_user()},
     }
@@ -263,7 +265,7 @@ def _class_fields(
         ev["user"] = {"name": local_user()}
         ev["session"] = {"uid": session_id}
         ev["is_remote"] = False
-        ev["service"] = {"name": str(record.get("agent") or "claude-code")}
+        ev["service"] = {"name": str(record.get("agent") or DEFAULT)}
         reason = data.get("reason") or data.get("source")
         if reason:
             ev["status_detail"] = str(reason)
@@ -271,7 +273,7 @@ def _class_fields(
         ev["app"] = {
             "name": str(data.get("agent_type") or record.get("agent_type") or "subagent"),
             "uid": str(data.get("agent_id") or record.get("agent_id") or ""),
-            "vendor_name": str(record.get("agent") or "claude-code"),
+            "vendor_name": str(record.get("agent") or DEFAULT),
         }
     elif key == "app_error" and data.get("error"):
         ev["status_detail"] = str(data["error"])

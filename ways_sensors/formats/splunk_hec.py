@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+from ..index import DEFAULT
 from ._json import dumps
 from .ocsf import epoch_ms, hostname
 from .severity import level
@@ -33,7 +34,7 @@ SOURCETYPE: Final = "ways:record"
 def envelope(record: dict[str, Any]) -> dict[str, Any]:
     fields = {
         "session_id": str(record.get("session_id", "")),
-        "agent": str(record.get("agent") or "claude-code"),
+        "agent": str(record.get("agent") or DEFAULT),
         "section": str(record.get("section", "")),
         "rule_seq": str(record.get("rule_seq", "")),
         "severity": level(record),

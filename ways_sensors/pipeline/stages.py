@@ -99,14 +99,15 @@ def finish(
 def dumps(record: dict[str, Any]) -> bytes:
     """The record as consumers receive it: one line of compact JSON in the record's key
     order, always valid UTF-8. msgspec writes it (json.dumps' bytes, but for how a float
-    may be spelled: 1e16 for 1e+16, the same number), four times as fast; json what
+    may be spelled: 1e16 for 1e+16, the same number), faster than json; json what
     msgspec refuses (a lone surrogate becomes U+FFFD, the same way chain.canonical
     hashes it: utf8.py; a value that is not JSON, as its str()).
 
     A process that has not loaded msgspec (a blocking rule's hook, where its import
-    would be the largest cost: bench/RESULTS.md) writes with json alone, the same bytes
-    but for a float's spelling; a float that is not finite (NaN or infinity, which a
-    payload's JSON may spell) is written null there, as msgspec writes it."""
+    would be the largest cost: bench/RESULTS.md, Blocking path cost) writes with json
+    alone, the same bytes but for a float's spelling; a float that is not finite (NaN or
+    infinity, which a payload's JSON may spell) is written null there, as msgspec
+    writes it."""
     global _encode
     if _encode is None:
         _encode = _msgspec_encoder() if "msgspec" in sys.modules else _json_encode

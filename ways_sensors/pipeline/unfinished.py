@@ -21,7 +21,7 @@ counts a failed attempt.
 
 Masking time is not delivery time: an `at_least_once` rule's masking gets its own
 bound (`mask_budget`), and its `timeout` bounds only the attempt; a `best_effort` rule
-masks within its timeout, as before. A held record stops the rule's batch before
+masks within its timeout. A held record stops the rule's batch before
 it (the records before it go out), and the rule waits as it waits for a consumer that
 is down: the worker backs off (`retrying`), the dispatcher may exit owing, and the
 resumer brings it back (resume.py).

@@ -25,12 +25,13 @@ unmasked. `find` lists the spans without masking.
 Short strings are remembered. A session's records repeat most of their strings (the
 session id, the working folder, the transcript path, the event, tool and agent names):
 the spans of a string of at most SHORT characters are kept, for the REMEMBERED most
-recently used ones (at most 2 MB of ASCII text, 8 MB of any), so a repeated string
-costs one dictionary lookup instead of seven detectors (a drain of 10,000 records spent
-about a third of its CPU masking; bench/RESULTS.md). The spans depend on the text alone
-(the token, which depends on the key, is computed after), so a remembered answer is the
-answer. A light process (regex.light(): a blocking hook, which masks a record or two)
-remembers nothing: functools' import would cost it more than the memo saves.
+recently used ones (at most 2 MB of ASCII text, 8 MB of any), so a repeated string costs
+one dictionary lookup instead of seven detectors (masking is the largest share of a
+drain's CPU: bench/RESULTS.md, The drain against a reference pipeline). The spans depend
+on the text alone (the token, which depends on the key, is computed after), so a
+remembered answer is the answer. A light process (regex.light(): a blocking hook, which
+masks a record or two) remembers nothing: functools' import would cost it more than the
+memo saves.
 """
 
 from __future__ import annotations
@@ -100,8 +101,8 @@ def _scan(text: str, deadline: float | None = None) -> list[tuple[int, int, str]
 
 
 def _spans(text: str) -> tuple[tuple[int, int, str], ...]:
-    # no deadline inside: a scan of SHORT characters is bounded by a few microseconds
-    # per detector (scan.py); `find` checks the deadline before it asks
+    # no deadline inside: a scan of at most SHORT characters is a few of scan.py's
+    # bounded work units per detector; `find` checks the deadline before it asks
     return tuple(_scan(text))
 
 
@@ -169,7 +170,8 @@ def _walk(
     kinds: frozenset[str],
 ) -> Any:
     """`value` masked; `at` is its path as keys and indexes, spelled `a.b.0` only for a
-    hit (most strings have none, and a path per string was a tenth of masking's cost)."""
+    hit: most strings have none, and a path spelled for each would cost masking more
+    than its hits do."""
     if isinstance(value, str):
         masked, hits = mask_text(value, deadline, kinds)
         if hits:

@@ -24,7 +24,7 @@ gives the same token in every record of one install, and another token elsewhere
 
 from __future__ import annotations
 
-import _thread  # threading's, without its import: ~1 ms of a blocking hook (bench/RESULTS.md)
+import _thread  # not threading: the blocking path's imports (dispatch/blocking.py)
 import errno
 import os
 import stat

@@ -19,7 +19,7 @@ and the caller drops the record (counted) instead of sending it unmasked.
 
 from __future__ import annotations
 
-import _thread  # threading's, without its import: ~1 ms of a blocking hook (bench/RESULTS.md)
+import _thread  # not threading: the blocking path's imports (dispatch/blocking.py)
 import time
 
 from ..regex import Lazy
@@ -36,7 +36,7 @@ class MaskTimeout(Exception):
 
 class Work:
     """What the scan did, in units each bounded by a constant amount of engine time.
-    (Plain classes here: `dataclasses` alone costs the blocking hook ~15 ms to import.)"""
+    (Plain classes here: `dataclasses` stays off the blocking path, dispatch/blocking.py.)"""
 
     __slots__ = ("around", "candidates", "searched", "strings")
 

@@ -39,7 +39,8 @@ _W = r"(?![A-Za-z0-9])"  # trailing boundary
 
 class _Lazy:
     """A regex compiled when first matched: most texts reach few shapes, and compiling
-    all of them at import cost a blocking rule's hook several ms (bench/RESULTS.md).
+    all of them at import would cost every blocking rule's hook for shapes it never
+    reaches (bench/RESULTS.md, Blocking path cost).
     Two threads compiling it at once both get the same pattern; one is kept."""
 
     __slots__ = ("_compiled", "_source")

@@ -101,7 +101,7 @@ def verdict(
 ) -> Verdict:
     """What `rule` makes of `record`, and why (module docstring); `as_enabled` judges a
     disabled rule as if it were on (a preview)."""
-    rid = f"{sensor.name}/{rule.name}"
+    rid = rule.label
     if not as_enabled and not (sensor.spec.enabled and rule.spec.enabled):
         which = "its sensor" if not sensor.spec.enabled else "the rule"
         on = verdict(sensor, rule, record, as_enabled=True)

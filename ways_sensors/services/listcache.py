@@ -1,11 +1,11 @@
 """`ways settings list`, kept: the last listing, reused until a file it came from changes.
 
 Resolving every key loads every layer (the YAML parser, the spec's types, the targets:
-about ten times the interpreter's start-up, bench/RESULTS.md) and the listing changes
-only when a sensor file, a sensor folder or config.yaml does. So the listing is kept in
-the cache root under the rule index's key (index.compute_key: the version, the project,
-and the path, size and modification time of every sensor folder, sensor file and
-config.yaml), and a run whose key matches prints it without loading anything else:
+bench/RESULTS.md, Everyday commands) and the listing changes only when a sensor file, a
+sensor folder or config.yaml does. So the listing is kept in the cache root under the
+rule index's key (index.compute_key: the version, the project, and the path, size and
+modification time of every sensor folder, sensor file and config.yaml), and a run whose
+key matches prints it without loading anything else:
 
     <cache>/settings/<project tail>-<fnv1a32 of the project>.json   (0600, folders 0700)
         {"key": "<the index key>", "rows": [{"key", "value", "layer", "default",

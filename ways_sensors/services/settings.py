@@ -37,6 +37,7 @@ from ..config.spec import SpecError
 from ..config.yamlread import read_yaml
 from ..errors import InvalidError, OverriddenError, UsageError
 from ..state import previews
+from ..state.layout import rule_label
 from . import project_folder, user_config
 from .table import show as show  # the tab and the commands print values alike
 
@@ -231,7 +232,7 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     target = layer_file(layer, sensor_name, project)
     cat = load(project, with_project=True if project else None)
     sensor = cat.sensors.get(sensor_name)
-    rid = f"{sensor_name}/{parsed.rule}" if parsed.rule else None
+    rid = rule_label(sensor_name, parsed.rule) if parsed.rule else None
     new_rule = bool(parsed.rule) and (sensor is None or parsed.rule not in sensor.rules)
     if new_rule and len(parsed.path) != 2:
         raise InvalidError(
@@ -278,7 +279,7 @@ def _overridden(
     catalog read before the write and `written` the target file's data now: the write
     changed that one file, so the sensor in effect is `cat`'s layers with `written` in
     the target's place (_merged), without loading and validating every layer again
-    (a second load was about a fifth of `ways settings set`)."""
+    (bench/RESULTS.md, 2026-12-03 16:00)."""
     if project and not cat.project_allowed:
         return OverriddenError(
             f"written to {target}, but {project} is not in "

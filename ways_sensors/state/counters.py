@@ -14,7 +14,7 @@ memory until a once-a-second flush no dispatcher lived to make).
 
 from __future__ import annotations
 
-import _thread  # threading's, without its import: ~1 ms of a blocking hook (bench/RESULTS.md)
+import _thread  # not threading: the blocking path's imports (dispatch/blocking.py)
 import os
 
 from . import secure

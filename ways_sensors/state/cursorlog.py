@@ -48,7 +48,7 @@ Readers (this writer at its opening, and other processes: `ways status`, retenti
 
 from __future__ import annotations
 
-import _thread  # threading's, without its import: ~1 ms of a blocking hook (bench/RESULTS.md)
+import _thread  # not threading: the blocking path's imports (dispatch/blocking.py)
 import os
 
 from .. import jsoncore

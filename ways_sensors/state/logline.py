@@ -7,7 +7,7 @@ formats its lines here and secure.append_log writes them; secure logs its own re
 and refusals the same way, without importing events.py (no import cycle). Import-free.
 """
 
-LOG_MAX = 1 << 20  # then events.log becomes events.log.1: the two hold about 2 MiB
+LOG_MAX = 1 << 20  # then events.log becomes events.log.1: the two hold at most twice this
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+ ")
 
 

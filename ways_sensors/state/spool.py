@@ -26,8 +26,8 @@ A segment is a run of frames:
 `agent` names the adapter whose face read the payload (agents/: `claude-code`, ...);
 the dispatcher builds the entry with that adapter's builder. Entries written before
 the field existed have none and are read as `claude-code` (DEFAULT_AGENT). Entries
-ways writes itself (`WayEvent` from `ways sensors emit`, `WaysRetry`) carry the
-default too; no adapter builds them.
+ways writes itself (`WayEvent` from `ways sensors emit`, RETRY_EVENT from the blocking
+path) carry the default too; no adapter builds them.
 
 The transcript size tells the dispatcher, which may build the entry much later, where
 a resumed session's transcript was when this process of the session began, and, at the
@@ -79,6 +79,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 MAGIC = b"WS1 "
+# the event of a failed blocking at_least_once dispatch the hook spools for the
+# dispatcher to finish (dispatch/blocking.py writes it, dispatch/build.py reads it)
+RETRY_EVENT = "WaysRetry"
 FIRST_SEGMENT = "0000000001.seg"
 WALK = 16  # frame headers a writer reads past the commit record before sealing instead
 DEFAULT_AGENT = DEFAULT  # entries without an `agent` field came from Claude Code

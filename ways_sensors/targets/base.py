@@ -4,8 +4,8 @@ attempt's context, an outcome.
 Kept apart from `targets/__init__.py` so the kind modules can import it while the
 package imports them into its registry. Cheap to import: the blocking hook path and the
 spec load it; a kind's heavy imports (asyncio, httpx, subprocess) wait inside `deliver`.
-The Protocol and the Literal types exist for the type checker only: `typing` costs a
-blocking hook about 3 ms to import (bench/RESULTS.md, Blocking path cost).
+The Protocol and the Literal types exist for the type checker only: `typing` stays off
+the blocking path (dispatch/blocking.py; bench/RESULTS.md, Blocking path cost).
 """
 
 from __future__ import annotations

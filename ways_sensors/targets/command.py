@@ -128,11 +128,11 @@ def _subreaper_preexec() -> Callable[[], None] | None:
 
 def _libc_prctl() -> Any:
     """libc's prctl(option, arg2, arg3, arg4, arg5) -> int, made with `_ctypes`, the C
-    module under ctypes: ctypes/__init__.py's import (its forty types, struct) costs a
-    blocking hook about 2 ms for one function that needs an int and an unsigned long
-    (bench/RESULTS.md, Blocking path cost). These are ctypes' own steps: a simple type
-    per C type, a function-pointer class naming its argument and result types, and the
-    symbol looked up in the process's own libc (dlopen(NULL), as CDLL(None))."""
+    module under ctypes: ctypes/__init__.py's import (its forty types, struct) would
+    cost a blocking hook more than one function that needs an int and an unsigned long
+    is worth (bench/RESULTS.md, 2026-12-03 15:53). These are ctypes' own steps: a simple
+    type per C type, a function-pointer class naming its argument and result types, and
+    the symbol looked up in the process's own libc (dlopen(NULL), as CDLL(None))."""
     ct: Any = __import__("_ctypes")  # no stub for the type checker
     c_int = type("c_int", (ct._SimpleCData,), {"_type_": "i"})
     c_ulong = type("c_ulong", (ct._SimpleCData,), {"_type_": "L"})
@@ -213,7 +213,7 @@ def kill_tree(pid: int) -> None:
 def _run(
     spec: CommandTarget, argv: list[str], stdin_data: bytes | None, deadline: float
 ) -> Outcome:
-    from . import spawn  # fork and exec with os alone: subprocess cost the hook ~3 ms
+    from . import spawn  # fork and exec with os alone: no subprocess on the blocking path
 
     env = None
     if spec.env:

@@ -1,9 +1,9 @@
 """Run one consumer command: fork, become what command.py asks, exec; feed stdin; wait.
 
-The command target used `subprocess`, whose import (with locale, selectors and signal)
-cost a blocking hook about 3 ms of its budget, and whose `communicate(timeout=...)`
-polls for the exit with sleeps that double from 0.5 ms. What the target needs is
-small, so it is written here with `os` alone:
+Not `subprocess`: its import (with locale, selectors and signal) is kept off the
+blocking path (dispatch/blocking.py; bench/RESULTS.md, Blocking path cost), and its
+`communicate(timeout=...)` polls for the exit with sleeps that double from 0.5 ms. What
+the target needs is small, so it is written here with `os` alone:
 
   start     fork; in the child: a session of its own (setsid), the signals Python
             ignores (SIGPIPE, SIGXFSZ) back to their defaults, the caller's
@@ -20,7 +20,7 @@ small, so it is written here with `os` alone:
 
 The child runs only `os` calls and `before_exec` between fork and exec (as
 subprocess's preexec_fn does) and leaves through os._exit, whatever happens. A fork,
-not posix_spawn (vfork: about 0.7 ms quicker here), because the child must call
+not posix_spawn (vfork, which would be quicker), because the child must call
 prctl before exec; Python 3.12+ warns about a fork in a process with threads (the
 dispatcher's workers), a DeprecationWarning shown only where warnings are errors
 (the test suite ignores that one: pyproject.toml).
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-# signal.py's C module: its constants and signal(), without signal.py's enums (their
-# import of enum is about 1 ms of a blocking hook); no stub for the type checker
+# signal.py's C module: its constants and signal(), without signal.py's enums (enum
+# stays off the blocking path: dispatch/blocking.py); no stub for the type checker
 signals: Any = __import__("_signal")
 
 CHUNK = 1 << 16  # stdin written in pieces this size, each within the deadline

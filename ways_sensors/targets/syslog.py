@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
 
 from msgspec import Meta, Struct
 
+from ..index import DEFAULT
 from ..utf8 import ERRORS
 from .base import (
     ERROR,
@@ -179,7 +180,7 @@ def structured_data(record: dict[str, Any]) -> str:
     """The record's identity as one SD-ELEMENT (the module docstring lists it)."""
     params = [
         ("session_id", record.get("session_id")),
-        ("agent", record.get("agent") or "claude-code"),
+        ("agent", record.get("agent") or DEFAULT),
         ("sensor", record.get("sensor")),
         ("rule", record.get("rule")),
         ("rule_seq", record.get("rule_seq")),

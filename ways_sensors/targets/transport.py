@@ -114,7 +114,7 @@ def _loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-_tls: dict[bool, Any] = {}  # the TLS contexts, made once: loading the CA bundle ~20 ms
+_tls: dict[bool, Any] = {}  # the TLS contexts, made once: loading the CA bundle is slow
 _tls_lock = threading.Lock()
 
 

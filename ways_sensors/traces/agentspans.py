@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..index import DEFAULT
 from .attrs import attributes as _attr_pairs
 from .ids import span_id
 from .state import State
@@ -92,7 +93,7 @@ class AgentSpans:
         for aid, opened in list(st.agents.items()):
             out.append(self._agent_span(rec, aid, opened, now, {}, unfinished=True))
         st.agents.clear()
-        agent = rec.get("agent") or "claude-code"
+        agent = rec.get("agent") or DEFAULT
         attrs = [
             *self._common(rec, "invoke_agent"),
             ("gen_ai.agent.name", agent),

@@ -1,8 +1,8 @@
 """A record's time in nanoseconds since the epoch, for its spans: events.unix_nano, with a
 fast path for the form records' timestamps have (`2026-12-02T18:00:00.000Z`: what
 logline.iso_utc writes, and the agents' own ISO times), since a span needs one or two
-per record and the general parser (a regular expression, imported modules) cost a
-fifth of turning a batch of records into spans (bench/RESULTS.md, Traces)."""
+per record and the general parser (a regular expression, imported modules) would be a
+large share of turning a batch of records into spans (bench/RESULTS.md, Traces)."""
 
 from __future__ import annotations
 

@@ -47,6 +47,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..agents.providers import provider as _provider
+from ..index import DEFAULT
 from .agentspans import MAX_OPEN, AgentSpans
 from .attrs import attributes as _attr_pairs
 from .attrs import legacy_names
@@ -58,7 +60,6 @@ from .ids import span_id, trace_id
 from .state import State
 
 SEMCONV = "1.37.0"
-PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini": "gcp.gemini"}
 EVENT_SECTIONS = frozenset(
     {"user_prompt", "queued_message", "permission", "notification", "compaction", "error"}
 )
@@ -207,8 +208,8 @@ class Spans(AgentSpans):
         return span
 
     def _common(self, rec: dict[str, Any], operation: str) -> list[tuple[str, Any]]:
-        agent = rec.get("agent") or "claude-code"
-        provider = PROVIDERS.get(str(agent))
+        known = _provider(str(rec.get("agent") or DEFAULT))
+        provider = known.genai if known else None
         pairs: list[tuple[str, Any]] = [
             ("gen_ai.operation.name", operation),
             ("gen_ai.provider.name", provider),

@@ -29,6 +29,7 @@ from ..services import catalog, files, status
 from ..services.edit import key
 from ..services.fire import Fired, fire
 from ..services.settings import set_setting, show
+from ..state.layout import rule_label, split_rule_label
 from . import rows as model
 from .form import RuleForm
 from .screens import ConfirmDialog, HelpScreen, NameDialog, PreviewScreen
@@ -363,13 +364,13 @@ class MainScreen(Screen[None]):
                 return
             from ..config.spec import NAME_RE
 
-            s, _, r = name.partition("/")
+            s, r = split_rule_label(name)
             if not NAME_RE.match(s) or not NAME_RE.match(r):
                 self.say(f"{name!r}: name it SENSOR/RULE, lowercase letters, digits, - and _")
                 return
             exists = s in self.cat.sensors and r in self.cat.sensors[s].rules
             if exists:
-                self.say(f"{s}/{r} exists already: enter opens its form")
+                self.say(f"{rule_label(s, r)} exists already: enter opens its form")
                 return
             self.app.push_screen(RuleForm(self.cat, s, r, new=True), self._done)
 

@@ -51,7 +51,7 @@ class RuleForm(Screen[str | None]):
         self.checked = edit.Check()
 
     def compose(self) -> ComposeResult:
-        title = ("New rule " if self.new else "Rule ") + f"{self.sensor}/{self.rule}"
+        title = ("New rule " if self.new else "Rule ") + rule_label(self.sensor, self.rule)
         yield Static(title, id="form-title", markup=False)
         yield Static(id="target", markup=False)
         with VerticalScroll(id="fields"):

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..state.layout import rule_label
 from . import heads
 from .links import Break, Chain, Others, check, ordered
 from .read import scan
@@ -52,7 +53,7 @@ def known(sensor: str, rule: str) -> Known:
     stored = heads.known_heads(sensor, rule)
     defined, tmpl = heads.rule_template(sensor, rule)
     if not defined and not stored:
-        raise UnknownRule(f"{sensor}/{rule}")
+        raise UnknownRule(rule_label(sensor, rule))
     return Known(sensor, rule, stored, defined, tmpl)
 
 
@@ -111,7 +112,8 @@ def against_heads(
             c.brk = Break("missing", end, None, msg, sid)
             chains.append(c)
     if owed is None and claimed and not present:
-        msg = f"no record of {sensor}/{rule} here, though {len(claimed)} session(s) wrote some"
+        label = rule_label(sensor, rule)
+        msg = f"no record of {label} here, though {len(claimed)} session(s) wrote some"
         bad.append(Break("missing", end, None, msg))
     about = {
         "sensor": sensor,
@@ -133,7 +135,7 @@ def absent(k: Known, seen: set[str]) -> list[Break]:
         h = k.stored[sid]
         if heads.wrote_something(h) and sid not in seen:
             msg = (
-                f"session {sid} has no record of {sensor}/{rule} in any file the rule "
+                f"session {sid} has no record of {rule_label(sensor, rule)} in any file the rule "
                 f"wrote; its stored head is at rule_seq {h.rule_seq}"
             )
             out.append(Break("missing", 0, None, msg, sid))

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # the Protocols too: protocols.py imports typing (~3 ms of a hook)
+if TYPE_CHECKING:  # the Protocols too: protocols.py imports typing, off a hook's path
     from typing import Any, NoReturn
 
     from ..protocols import SessionBuilder
