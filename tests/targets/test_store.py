@@ -154,26 +154,3 @@ def test_checkpoints_are_kept_apart_from_records(tmp_path):
     with sqlite3.connect(path) as c:
         assert c.execute("SELECT count(*) FROM records").fetchone() == (2,)
         assert c.execute("SELECT last_rule_seq FROM checkpoints").fetchall() == [(2,)]
-
-
-def test_retention_removes_sessions_older_than_store_kept(tmp_path, monkeypatch):
-    """config.yaml's ways.retention.store_kept, read at a process's first delivery."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    (tmp_path / "config" / "agent-ways").mkdir(parents=True)
-    (tmp_path / "config" / "agent-ways" / "config.yaml").write_text(
-        "ways:\n  retention:\n    store_kept: 30d\n"
-    )
-    path = tmp_path / "s.db"
-    spec = StoreTarget(path=str(path))
-    old = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - 40 * 86400))
-    new = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - 20 * 86400))
-    monkeypatch.setattr(target, "_pruned", {str(path): time.monotonic()})  # pruned just now
-    assert deliver(spec, [rec(1, "old", old), rec(1, "new", new)]).status == ACCEPTED
-    monkeypatch.setattr(target, "_pruned", {})  # a new process: its first delivery prunes
-    assert deliver(spec, [rec(2, "new", new)]).status == ACCEPTED
-    target.close()
-    assert sorted({s for s, _, _ in rows(path)}) == ["new"]
-    log = (tmp_path / "state" / "agent-ways" / "events.log").read_text()
-    pruned = [json.loads(x) for x in log.splitlines() if "store.pruned" in x]
-    assert len(pruned) == 1 and pruned[0]["sessions"] == 1
