@@ -42,15 +42,23 @@ _STRETCH_TABLE = bytes(
 class Needle:
     """A family found by a literal: its kind, the needle (lower case), how far before
     the needle its match starts (or, with `opening`, at most how far: the match starts
-    at the last `opening` there, a URL's scheme; `*`: anywhere there, searched), and
-    its regex (group 1, when there is
-    one, is the secret)."""
+    at the last `opening` there, a URL's scheme; `*`: anywhere there, searched), its
+    regex (group 1, when there is one, is the secret), and how far past the needle a
+    match may reach."""
 
-    __slots__ = ("back", "kind", "needle", "opening", "regex")
+    __slots__ = ("ahead", "back", "kind", "needle", "opening", "regex")
 
-    def __init__(self, kind: str, needle: str, back: int, source: str, opening: str = "") -> None:
+    def __init__(
+        self,
+        kind: str,
+        needle: str,
+        back: int,
+        source: str,
+        opening: str = "",
+        ahead: int = WINDOW,
+    ) -> None:
         self.kind, self.needle, self.back, self.opening = kind, needle, back, opening
-        self.regex = Lazy(source)
+        self.regex, self.ahead = Lazy(source), ahead
 
 
 _HAND = (  # the documented shapes that have no literal prefix to dispatch on, and
@@ -97,6 +105,7 @@ _HAND = (  # the documented shapes that have no literal prefix to dispatch on, a
             r"(?<![A-Za-z0-9])((?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-]"
             r"[a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120})(?![a-z0-9+/_=-])",
             opening="*",
+            ahead=160,  # searched: its window as narrow as its tail (a text of `.acc_`)
         )
         for needle in (".acc_", ".acc-")
     ),
@@ -193,7 +202,7 @@ def detect(ctx: Context) -> None:
             start = _start(text, family, at)
             if start < 0:
                 continue
-            end = min(ctx.n, at + WINDOW)
+            end = min(ctx.n, at + family.ahead)
             if family.opening == "*":
                 m = family.regex.search(text, start, end)
                 m = m if m is not None and m.start() <= at else None
