@@ -123,6 +123,16 @@ _HAND = (  # the documented shapes that have no literal prefix to dispatch on, a
         r"([a-f0-9]{8}:[a-f0-9]{8})(?![A-Za-z0-9])",
         opening="BUNDLE_",
     ),
+    Needle(  # shapes.py's, shorter than a token run (its secret's adjacency needs a run)
+        "alibaba-access-key-id", "ltai", 0, r"(LTAI[A-Za-z0-9]{12,15})(?![A-Za-z0-9_\-])"
+    ),
+    Needle(  # shapes.py's: base64 of {"auths":, whose + and / cut runs short
+        "docker-config",
+        "eyjhdxrocyi6",
+        0,
+        r"(eyJhdXRocyI6[A-Za-z0-9+/]{16,20000}={0,2})",  # as shapes.py's: no lookahead
+        ahead=20100,
+    ),
     Needle(  # shapes.py's, whose `=` cuts a run short
         "atlassian-api-token", "atatt3", 0, r"(ATATT3[A-Za-z0-9_\-=]{150,250})(?![A-Za-z0-9_\-=])"
     ),
@@ -197,12 +207,14 @@ def detect(ctx: Context) -> None:
     for at, needle in _hits(ctx):
         if ctx.covered(at, at + len(needle)):
             continue
-        ctx.tick(len(needle))
+        ctx.tick()  # every hit is looked at, if only to skip it
         for family in BY_NEEDLE[needle]:
             start = _start(text, family, at)
             if start < 0:
                 continue
             end = min(ctx.n, at + family.ahead)
+            if ctx.work is not None:
+                ctx.work.around += at + len(needle) - start  # read before the match
             if family.opening == "*":
                 m = family.regex.search(text, start, end)
                 m = m if m is not None and m.start() <= at else None
