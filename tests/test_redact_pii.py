@@ -142,3 +142,19 @@ def test_rules_with_and_without_kinds_through_the_real_hook_and_dispatcher(insta
     assert people[0] not in blocked and people[3] not in blocked and people[1] in blocked
     assert "YmFy" not in blocked
     assert sorted(kinds) == ["card", "email", "github-token", "grafana-cloud-api-token"]
+
+
+def test_the_rule_form_takes_kinds_on_one_line():
+    """The sensors tab's form (services/edit.py): `redact` is one line of YAML, a word
+    or a mapping, and what it reads decodes into the rule's spec."""
+    from ways_sensors.services import edit
+    from ways_sensors.specdecode import decode_rule
+
+    (field,) = [f for f in edit.fields() if f.name == "redact"]
+    assert field.kind == "text"
+    value = edit.from_text(field, "{kinds: [email, ip]}")
+    rule = decode_rule(
+        {"sections": ["user_prompt"], "dispatch": {"file": {"path": "/x"}}, "redact": value}
+    )
+    assert rule.redact.kinds == ("email", "ip")
+    assert edit.from_text(field, "none") == "none"
