@@ -2,8 +2,8 @@
 masking knows by shape, derived from the gitleaks and Betterleaks rule catalogues (both
 MIT; the notice is kept in ways_sensors/redact/NOTICE).
 
-Usage: python scripts/derive_families.py GITLEAKS_TOML [BETTERLEAKS_TOML ...]
-(config/gitleaks.toml of github.com/gitleaks/gitleaks and config/betterleaks.toml of
+Usage: python scripts/derive_families.py GITLEAKS_TOML [BETTERLEAKS_TOML ...] (3.11+:
+tomllib) (config/gitleaks.toml of github.com/gitleaks/gitleaks and config/betterleaks.toml of
 github.com/betterleaks/betterleaks; the commits used are named in the output's header).
 
 Kept: the rules a value is recognised by on its own, that is, whose every match starts

@@ -11,8 +11,11 @@ tests/shapegen.py, seeded per family.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,7 +131,10 @@ def test_a_secret_beside_an_arn_is_still_masked():
             "ops_eyJ" + ("ab+cD/ef" * 40),
         ),
         ("GRAFANA=glc_" + "Zm9v+YmFy/" * 8 + "==", "glc_" + "Zm9v+YmFy/" * 8 + "=="),
-        ("docker swarm unlock-key SWMKEY-1-" + "Qx+7/aB" * 6, "SWMKEY-1-" + "Qx+7/aB" * 6),
+        (
+            "docker swarm unlock-key SWMKEY-1-" + "Qx+7aBcD9eFgH1jK/LmN2pQ" * 2,
+            "SWMKEY-1-" + "Qx+7aBcD9eFgH1jK/LmN2pQ" * 2,
+        ),
         (  # the id before .atlasv1. is part of the token
             "token = aB3dE5fG7hJ9kL.atlasv1." + "Zq4vB7nK2mXc9LpQ1rSt" * 3 + "ab",
             "aB3dE5fG7hJ9kL.atlasv1." + "Zq4vB7nK2mXc9LpQ1rSt" * 3 + "ab",
@@ -139,3 +145,43 @@ def test_whole_values_are_masked_not_pieces(text, secret):
     masked, found = redact.mask_text(text)
     assert not readable(secret, masked, 8), masked
     assert len(found) == 1, found
+
+
+def test_a_blocking_hook_finds_what_the_dispatcher_finds(tmp_path):
+    """A light process (regex.light(): a blocking hook) searches needles with str.find,
+    the dispatcher with RE2's automaton: the same spans on every corpus line, long and
+    short (run in a child: light mode is for the whole process)."""
+    lines = [
+        line.format(v=sample(rx, random.Random(kind)))
+        for kind, rx in FAMILIES
+        for line in LINES[:2]
+    ]
+    lines.append(" filler " * 400 + " ".join(lines))  # over 2 KB: the automaton's side
+    data = tmp_path / "lines.json"
+    data.write_text(json.dumps(lines))
+    code = (
+        "import json, sys\n"
+        "from ways_sensors import regex\n"
+        "if sys.argv[2] == 'light': regex.light()\n"
+        "from ways_sensors.redact import SCAN\n"
+        "lines = json.load(open(sys.argv[1]))\n"
+        "print(json.dumps([SCAN.find(t) for t in lines]))\n"
+    )
+    env = {
+        **os.environ,
+        "XDG_STATE_HOME": str(tmp_path / "s"),
+        "XDG_CACHE_HOME": str(tmp_path / "c"),
+    }
+    got = {
+        mode: json.loads(
+            subprocess.run(
+                [sys.executable, "-c", code, str(data), mode],
+                capture_output=True,
+                env=env,
+                check=True,
+            ).stdout
+        )
+        for mode in ("light", "full")
+    }
+    assert got["light"] == got["full"]
+    assert sum(map(len, got["full"])) >= len(lines) - 1  # and they found something

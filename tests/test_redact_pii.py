@@ -112,7 +112,8 @@ def test_rules_with_and_without_kinds_through_the_real_hook_and_dispatcher(insta
     ]
     token = "ghp_" + "aB3dE5fG7h" * 3 + "xYz123"
     prompt = f"refund {people[3]} for {people[0]}, call {people[1]}, IBAN {people[2]}, "
-    prompt += f"from {people[4]}; the token is {token}"
+    grafana = "glc_" + "Zm9v+YmFy/" * 8 + "=="  # a needle family: the blocking hook's find
+    prompt += f"from {people[4]}; the token is {token}, the other {grafana}"
     r = install.hook({**payload("UserPromptSubmit"), "prompt": prompt})
     assert (r.returncode, r.stdout) == (0, b"")
     install.hook(payload("SessionEnd"))
@@ -125,10 +126,35 @@ def test_rules_with_and_without_kinds_through_the_real_hook_and_dispatcher(insta
 
     masked, kinds = prompt_of("pii")
     assert not any(p in masked for p in people) and token not in masked, masked
-    assert sorted(kinds) == ["card", "email", "github-token", "iban", "ip", "phone"]
+    assert sorted(kinds) == [
+        "card",
+        "email",
+        "github-token",
+        "grafana-cloud-api-token",
+        "iban",
+        "ip",
+        "phone",
+    ]
     plain, kinds = prompt_of("plain")
-    assert all(p in plain for p in people) and token not in plain
-    assert kinds == ["github-token"]
+    assert all(p in plain for p in people) and token not in plain and "YmFy" not in plain
+    assert kinds == ["github-token", "grafana-cloud-api-token"]
     blocked, kinds = prompt_of("blocking")
     assert people[0] not in blocked and people[3] not in blocked and people[1] in blocked
-    assert sorted(kinds) == ["card", "email", "github-token"]
+    assert "YmFy" not in blocked
+    assert sorted(kinds) == ["card", "email", "github-token", "grafana-cloud-api-token"]
+
+
+def test_the_rule_form_takes_kinds_on_one_line():
+    """The sensors tab's form (services/edit.py): `redact` is one line of YAML, a word
+    or a mapping, and what it reads decodes into the rule's spec."""
+    from ways_sensors.config.specdecode import decode_rule
+    from ways_sensors.services import edit
+
+    (field,) = [f for f in edit.fields() if f.name == "redact"]
+    assert field.kind == "text"
+    value = edit.from_text(field, "{kinds: [email, ip]}")
+    rule = decode_rule(
+        {"sections": ["user_prompt"], "dispatch": {"file": {"path": "/x"}}, "redact": value}
+    )
+    assert rule.redact.kinds == ("email", "ip")
+    assert edit.from_text(field, "none") == "none"

@@ -7,15 +7,18 @@ same token in every record, rule and session of one install. The record's `redac
 lists kind, path and token (never the secret).
 
 The scan, in order (an earlier detector's span wins an overlap):
-  needles.py    the catalogue families whose values cut token runs short (base64
-                bodies, URL-shaped credentials), by a literal needle, in one pass
+  needles.py    (after PEM keys) the catalogue families whose values cut token runs
+                short (base64 bodies, URL-shaped credentials), by a literal needle, in
+                one pass; the families and where they come from: docs/masking.md
   shapes.py     PEM private keys; provider tokens and the structures that need no
                 vendor name (prefixed tokens, Discord and Telegram bot tokens, a key
                 id's adjacent secret), all from one pass over the text's token runs
   structure.py  URL userinfo passwords and webhook URLs, credential query
                 parameters, password flags of known command-line programs
   keyvalue.py   values assigned to secret names, in every format; `Bearer` tokens
-values.py judges each value found (references, code reading a secret, placeholders).
+values.py judges each value found (references, code reading a secret, placeholders),
+placeholders.py a catalogue shape's (a repeated-character body, a Secrets Manager ARN);
+pii.py finds the personal data a rule asks for (`redact: {kinds: [...]}`).
 
 Cost: linear in the text, whatever it holds (scan.py says why); `mask_record` and
 `mask_text` take an optional `deadline` (a `time.monotonic()` instant) and raise

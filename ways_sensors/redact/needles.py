@@ -11,9 +11,11 @@ searched once for all of them (RE2's automaton: its cost does not grow with the 
 of needles), and each hit is examined with its family's regex over a bounded window,
 from `back` characters before the needle. A light process (a blocking hook: a record or
 two) searches with `str.find`, one call per needle, rather than pay RE2's import. A
-short string is searched only when it holds a stretch of 12 characters a value could be
-made of: most strings of a hook record (commands, paths) have none, and either search
-costs more than the rest of the scan on them (bench/RESULTS.md).
+short string is searched only when it holds a stretch of 16 characters a value could be
+made of: most strings of a hook record (commands, paths, ids) have none, and either
+search costs more than the rest of the scan on them (bench/RESULTS.md). A base64 value
+with a `/` or `+` at least every 16 characters is missed in a string under 2 KB: 4 of
+8,400 values drawn from the needle families' shapes.
 
 The spans cover the whole value, base64's `+`, `/` and `=` included.
 """
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 
 WINDOW = 1400  # the widest match a needle's family allows, after the needle
 RE2_FROM = 2048  # a shorter string is searched only when it may hold a value (detect)
-STRETCH = 12  # every needle value holds this many of [A-Za-z0-9+=_.~-] in a row
+STRETCH = 16  # nearly every needle value holds this many of [A-Za-z0-9+=_.~-] in a row
 _STRETCH = b"a" * STRETCH
 _STRETCH_TABLE = bytes(
     ord("a") if (chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+=_.~-")) else ord(" ")
@@ -42,15 +44,23 @@ _STRETCH_TABLE = bytes(
 class Needle:
     """A family found by a literal: its kind, the needle (lower case), how far before
     the needle its match starts (or, with `opening`, at most how far: the match starts
-    at the last `opening` there, a URL's scheme; `*`: anywhere there, searched), and
-    its regex (group 1, when there is
-    one, is the secret)."""
+    at the last `opening` there, a URL's scheme; `*`: anywhere there, searched), its
+    regex (group 1, when there is one, is the secret), and how far past the needle a
+    match may reach."""
 
-    __slots__ = ("back", "kind", "needle", "opening", "regex")
+    __slots__ = ("ahead", "back", "kind", "needle", "opening", "regex")
 
-    def __init__(self, kind: str, needle: str, back: int, source: str, opening: str = "") -> None:
+    def __init__(
+        self,
+        kind: str,
+        needle: str,
+        back: int,
+        source: str,
+        opening: str = "",
+        ahead: int = WINDOW,
+    ) -> None:
         self.kind, self.needle, self.back, self.opening = kind, needle, back, opening
-        self.regex = Lazy(source)
+        self.regex, self.ahead = Lazy(source), ahead
 
 
 _HAND = (  # the documented shapes that have no literal prefix to dispatch on, and
@@ -97,6 +107,7 @@ _HAND = (  # the documented shapes that have no literal prefix to dispatch on, a
             r"(?<![A-Za-z0-9])((?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-]"
             r"[a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120})(?![a-z0-9+/_=-])",
             opening="*",
+            ahead=160,  # searched: its window as narrow as its tail (a text of `.acc_`)
         )
         for needle in (".acc_", ".acc-")
     ),
@@ -113,6 +124,16 @@ _HAND = (  # the documented shapes that have no literal prefix to dispatch on, a
         r"BUNDLE_(?:GEMS|ENTERPRISE)__CONTRIBSYS__COM[\"']?\s{0,4}[=:]\s{0,4}[\"']?"
         r"([a-f0-9]{8}:[a-f0-9]{8})(?![A-Za-z0-9])",
         opening="BUNDLE_",
+    ),
+    Needle(  # shapes.py's, shorter than a token run (its secret's adjacency needs a run)
+        "alibaba-access-key-id", "ltai", 0, r"(LTAI[A-Za-z0-9]{12,15})(?![A-Za-z0-9_\-])"
+    ),
+    Needle(  # shapes.py's: base64 of {"auths":, whose + and / cut runs short
+        "docker-config",
+        "eyjhdxrocyi6",
+        0,
+        r"(eyJhdXRocyI6[A-Za-z0-9+/]{16,20000}={0,2})",  # as shapes.py's: no lookahead
+        ahead=20100,
     ),
     Needle(  # shapes.py's, whose `=` cuts a run short
         "atlassian-api-token", "atatt3", 0, r"(ATATT3[A-Za-z0-9_\-=]{150,250})(?![A-Za-z0-9_\-=])"
@@ -188,12 +209,14 @@ def detect(ctx: Context) -> None:
     for at, needle in _hits(ctx):
         if ctx.covered(at, at + len(needle)):
             continue
-        ctx.tick(len(needle))
+        ctx.tick()  # every hit is looked at, if only to skip it
         for family in BY_NEEDLE[needle]:
             start = _start(text, family, at)
             if start < 0:
                 continue
-            end = min(ctx.n, at + WINDOW)
+            end = min(ctx.n, at + family.ahead)
+            if ctx.work is not None:
+                ctx.work.around += at + len(needle) - start  # read before the match
             if family.opening == "*":
                 m = family.regex.search(text, start, end)
                 m = m if m is not None and m.start() <= at else None

@@ -188,9 +188,8 @@ class Context:
         """Every run of RUN or more [A-Za-z0-9_-], left to right, found with two
         `bytes.find` per run over a one-byte-per-character shape of the text; `examine`
         gets those `keep` does not fullmatch (plain hashes, numbers, words) or that
-        follow a dot and are 40 or longer, and that are not masked yet. One tight loop: a
-        hash-heavy output
-        has a run every 40 bytes."""
+        follow a dot and are 40 or longer, and that are not masked yet. One tight loop:
+        a hash-heavy output has a run every 40 bytes."""
         if self._runs is None:
             raw = self.text.encode("ascii", "replace") if not self.text.isascii() else None
             self._runs = (raw if raw is not None else self.text.encode()).translate(_RUN_TABLE)

@@ -71,6 +71,8 @@ def _kind(t: Any) -> tuple[str, tuple[str, ...]]:
         return "choice", tuple(map(str, t.values))
     kinds = t.types if isinstance(t, mi.UnionType) else (t,)
     kinds = tuple(k.type if isinstance(k, mi.Metadata) else k for k in kinds)
+    if any(isinstance(k, mi.LiteralType) for k in kinds):
+        return "text", ()  # a word or a one-line mapping (`redact`: none, {kinds: [ip]})
     if any(isinstance(k, (mi.StructType, mi.DictType)) for k in kinds):
         return "yaml", ()
     return "text", ()
