@@ -8,6 +8,7 @@ import stat
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from ways_sensors.evidence import note
 from ways_sensors.evidence.keys import Keyring
 from ways_sensors.layout import Layout
 
@@ -23,7 +24,8 @@ def test_keys_at_rest_are_pkcs8_pem_0600_in_a_0700_folder(tmp_path):
     ring.ensure()
     folder = tmp_path / "state" / "keys"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-    (pem,) = folder.glob("epoch-*.pem")
+    pem = folder / "key-s0.pem"  # epoch 0's, among the spine's
+    assert {p.name for p in folder.glob("*.pem")} == {f"key-s{h}.pem" for h in range(16)}
     assert stat.S_IMODE(pem.stat().st_mode) == 0o600
     assert pem.read_text().startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8, unencrypted
     key = serialization.load_pem_private_key(pem.read_bytes(), None)
@@ -51,35 +53,37 @@ def _private_keys_under(root):
 def test_after_rollovers_no_key_left_verifies_under_an_earlier_epoch(tmp_path):
     ring = _ring(tmp_path)
     root = ring.ensure()
-    for _ in range(4):
+    for _ in range(9):
         ring.rollover()
-    publics = ind.key_chain(root.vkey, [str(c) for c in ring.certificates()])
-    assert len(publics) == 5  # the root and four certified successors
-    assert publics[0] == root.public
+    publics = ind.key_tree(root.vkey, note.split_notes(ring.chain_text()))
+    assert ring.epoch() == 9 and set(range(10)) <= set(publics)
     keys = _private_keys_under(tmp_path / "state")
-    assert len(keys) == 1 and keys[0][0].endswith("epoch-4.pem")
+    # the current key and the roots of the later subtrees: future epochs only
+    assert len(keys) > 1 and any(p.endswith("key-s2-10.pem") for p, _ in keys)
     message = b"a checkpoint of an earlier epoch"
+    signs_now = 0
     for path, key in keys:
         sig = key.sign(message)
-        for epoch, public in enumerate(publics[:-1]):
+        for epoch, public in publics.items():
             try:
                 Ed25519PublicKey.from_public_bytes(public).verify(sig, message)
             except Exception:
                 continue
-            raise AssertionError(f"{path} signs for epoch {epoch}")
-        Ed25519PublicKey.from_public_bytes(publics[-1]).verify(sig, message)  # the current
+            assert epoch >= 9, f"{path} signs for epoch {epoch}"
+            signs_now += epoch == 9
+    assert signs_now == 1  # the current epoch's key is there
 
 
 def test_the_destroyed_key_is_overwritten_before_it_is_unlinked(tmp_path, monkeypatch):
     ring = _ring(tmp_path)
     ring.ensure()
-    pem = tmp_path / "state" / "keys" / "epoch-0.pem"
+    pem = tmp_path / "state" / "keys" / "key-s0.pem"
     before = pem.read_bytes()
     seen = {}
     real_unlink = os.unlink
 
     def unlink(path, *a, **kw):
-        if str(path).endswith("epoch-0.pem"):
+        if str(path).endswith("key-s0.pem"):
             with open(path, "rb") as f:
                 seen["bytes"] = f.read()
         return real_unlink(path, *a, **kw)
@@ -91,12 +95,12 @@ def test_the_destroyed_key_is_overwritten_before_it_is_unlinked(tmp_path, monkey
     assert not pem.exists()
 
 
-def test_a_key_never_certified_is_destroyed_at_the_next_rollover(tmp_path):
-    """A SIGKILL between writing the next key and certifying it leaves two key files:
-    the uncertified one must go, and the chain continues from the certified one."""
+def test_a_key_never_certified_is_replaced_at_the_next_rollover(tmp_path):
+    """A SIGKILL between writing a node's children and certifying them leaves child key
+    files no certificate names: the next rollover makes them again and certifies those."""
     ring = _ring(tmp_path)
     root = ring.ensure()
-    stray = tmp_path / "state" / "keys" / "epoch-1.pem"
+    stray = tmp_path / "state" / "keys" / "key-s1-0.pem"
     stray.write_bytes(
         Ed25519PrivateKey.generate().private_bytes(
             serialization.Encoding.PEM,
@@ -106,9 +110,10 @@ def test_a_key_never_certified_is_destroyed_at_the_next_rollover(tmp_path):
     )
     os.chmod(stray, 0o600)
     stray_public = serialization.load_pem_private_key(stray.read_bytes(), None).public_key()
-    ring.rollover()
-    publics = ind.key_chain(root.vkey, [str(c) for c in ring.certificates()])
-    assert len(publics) == 2 and publics[1] != stray_public.public_bytes_raw()
+    assert ring.rollover() == 1
+    publics = ind.key_tree(root.vkey, note.split_notes(ring.chain_text()))
+    assert publics[1] != stray_public.public_bytes_raw()
+    assert ring._load("s1-0").public == publics[1]
 
 
 def test_each_process_rolls_over_before_its_first_signature(tmp_path):
@@ -124,7 +129,7 @@ def test_each_process_rolls_over_before_its_first_signature(tmp_path):
 def test_an_epoch_older_than_the_limit_rolls_over(tmp_path):
     ring = _ring(tmp_path)
     ring.sign("a\n", "n")
-    pem = tmp_path / "state" / "keys" / "epoch-1.pem"
+    pem = tmp_path / "state" / "keys" / "key-s1-0.pem"  # epoch 1's
     old = pem.stat().st_mtime - 7200
     os.utime(pem, (old, old))
     assert ring.sign("b\n", "n")[0] == 2
@@ -151,8 +156,8 @@ def test_key_files_are_written_and_read_as_cryptography_does_without_its_seriali
     ring = _ring(tmp_path)
     ring.ensure()
     folder = tmp_path / "state" / "keys"
-    (pem,) = folder.glob("epoch-*.pem")
-    epoch = int(pem.stem.split("-")[1])
+    pem = folder / "key-s0.pem"
+    epoch = "s0"
     public = ring._load(epoch).public  # read without cryptography's serialization
     pem.write_bytes(pem.read_bytes().replace(b"\n", b"\r\n"))  # a form _pem never writes
     assert ring._load(epoch).public == public  # read through cryptography

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ways_sensors import chain
-from ways_sensors.evidence import merkle, note
+from ways_sensors.evidence import keytree, merkle, note
 from ways_sensors.evidence.keys import Keyring
 
 from ..conftest import payload
@@ -33,12 +33,12 @@ def trusting(install):
         keys = install.state_root / "keys"
         try:
             root = (keys / "root.vkey").read_text()
-            certs = note.split_notes((keys / "certs").read_text())
+            certs = [c.read_text() for c in (keys / "nodes").glob("*.cert")]
         except OSError:
             return None
         if not origin.startswith(root.split("+")[0] + "/"):
             return None
-        return [(origin, k) for k in ind.key_chain(root, certs)]
+        return [(origin, k) for k in ind.key_tree(root, certs).values()]
 
     return trust
 
@@ -115,9 +115,11 @@ def reseal(install, out: Path, edit_seq: int) -> None:
     re-sign every checkpoint with the key the state root holds now, and rewrite the
     stored head to match. Only signatures of earlier epochs are out of reach."""
     keys_dir = install.state_root / "keys"
-    [pem] = keys_dir.glob("epoch-*.pem")  # the only private key left: the current one
+    ring = Keyring(install.layout)
+    epoch = ring.epoch()
+    pem = keys_dir / f"key-{keytree.path(epoch)[-1]}.pem"  # the current epoch's key
     current = note.Signer(serialization.load_pem_private_key(pem.read_bytes(), None))
-    certs = note.split_notes((keys_dir / "certs").read_text())  # public: the newest too
+    certs = ring.path_certificates(epoch)  # public: the newest too
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     next(r for r in lines if r["section"] == "checkpoint")["keys"] = certs
     prev, leaves, rewritten = chain.GENESIS, [], []
@@ -131,7 +133,7 @@ def reseal(install, out: Path, edit_seq: int) -> None:
             rec["consistency"]["proof"] = [note.b64(h) for h in tree.consistency_proof(old, size)]
             if "leaves" in rec:  # unsigned: the attacker makes them match too
                 rec["leaves"] = note.b64(b"".join(leaves[old:size]))
-            rec["epoch"] = int(pem.name.split("-")[1].split(".")[0])
+            rec["epoch"] = epoch
         else:
             if rec["rule_seq"] == edit_seq:
                 rec["data"]["input"]["command"] = "echo nothing to see"

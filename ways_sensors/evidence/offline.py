@@ -9,8 +9,9 @@ after another, each followed by a blank line).
 
 The checks, each a break with its kind:
 
-    key          a key certificate that does not verify under the key before it, or is
-                 not the key log's tree
+    key          a key certificate that does not verify under its parent key, is not
+                 the tree of the keys it lists, or two different certificates of one
+                 node (keytree.py)
     signature    a checkpoint signed by no key certified from the root, or whose known
                  key's signature fails
     witness      (--witness-key) a tree whose latest checkpoint carries no valid
@@ -38,8 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import merkle
-from .keys import walk
+from . import keytree, merkle
 from .note import (
     COSIGNATURE_V1,
     ED25519,
@@ -57,7 +57,7 @@ __all__ = ["Break", "Result", "read_key", "verify"]
 @dataclass
 class Result:
     root: Verifier
-    epochs: int  # keys certified from the root (the root included)
+    epochs: int  # epoch keys the certificates prove from the root
     trees: list[Tree]
     breaks: list[Break]
     absent: list[str]  # origins with checkpoints and no record in the files
@@ -94,11 +94,9 @@ def verify(
     if checkpoints:
         r.checkpoints_file(checkpoints)
     breaks = list(r.breaks)
-    try:
-        publics = walk(root, r.certs)
-    except NoteError as exc:
-        breaks.append(Break("key", f"a key certificate does not verify: {exc}"))
-        publics = [root.public]
+    certs = [(n, parse_checkpoint(n.text)) for n in r.certs]
+    publics, problems = keytree.epoch_keys(root, r.prefix[:-1], certs)
+    breaks += [Break("key", f"a key certificate does not verify: {p}") for p in problems]
     absent: list[str] = []
     for seen in r.notes:
         _sign_check(seen, publics, breaks)
@@ -123,10 +121,10 @@ def seen_origin(seen: Seen, prefix: str) -> tuple[str, str, str]:
     return parse_checkpoint(seen.note.text).origin[len(prefix) :].partition("/")
 
 
-def _sign_check(seen: Seen, publics: list[bytes], breaks: list[Break]) -> None:
+def _sign_check(seen: Seen, publics: dict[int, bytes], breaks: list[Break]) -> None:
     """Which certified epoch key signed it (under the origin as key name)."""
     origin = parse_checkpoint(seen.note.text).origin
-    keys = {Verifier(origin, ED25519, p).id: (e, p) for e, p in enumerate(publics)}
+    keys = {Verifier(origin, ED25519, p).id: (e, p) for e, p in publics.items()}
     for sig in seen.note.signatures:
         found = keys.get(sig.id) if sig.name == origin else None
         if found is None:

@@ -204,7 +204,7 @@ class Reader:
                 Break("signature", f"{where}: not a signed checkpoint: {exc}", path, line)
             )
             return None
-        if cp.origin == self.prefix + "keys":
+        if cp.origin.startswith(self.prefix + "keys/"):
             self.certs.append(n)
         elif cp.origin.startswith(self.prefix):
             seen = Seen(n, where, cp.size, cp.root)

@@ -14,8 +14,9 @@ The checkpoint record (outside the chain: no `chain`, no `rule_seq`; docs/record
      "epoch": the key epoch that signed it,
      "checkpoint": the C2SP signed note (tlog-checkpoint; witness cosignatures added),
      "consistency": {"from": the previous checkpoint's size, "proof": [base64, ...]},
-     "keys": [the key certificates this tree's consumer has not been sent yet: all of
-              them from the root on at the tree's first checkpoint, then any new epoch's],
+     "keys": [the key certificates this tree's consumer has not been sent yet: the
+              epoch key's path from the root (keytree.py) at the tree's first
+              checkpoint, then those of a new epoch's path it lacks],
      "leaves": base64 of the batch's leaves (32 bytes each, from `consistency.from` to
                the tree's size), when there are at most LEAVES_MAX: unsigned, yet a
                verifier that rebuilds the signed root from them holds the leaves that
@@ -247,10 +248,8 @@ class Sealer:
         origin = self.origin
         cp = checkpoint(origin, size, self.tree.root())
         epoch, note = self.keys.sign(cp.text, origin)
-        # certificate i certifies epoch i + 1: the consumer holds those up to the epoch of
-        # this tree's previous checkpoint (none before its first)
-        sent = max(int(tree.get("epoch", -1)), 0)
-        new_keys = [str(c) for c in self.keys.certificates()[sent:epoch]]
+        # the consumer holds the path of the epoch of this tree's previous checkpoint
+        new_keys = self.keys.new_certificates(int(tree.get("epoch", -1)), epoch)
         self._witness(note, tree)
         tree["epoch"] = epoch
         self._note = str(note)
