@@ -275,6 +275,7 @@ class Sealer:
     def _witness(self, note: Note, tree: dict[str, Any]) -> None:
         sizes = tree.setdefault("witness", {})
         now = time.monotonic()
+        deadline = now + self.timeout  # one for all of this checkpoint's requests
         for w in self.witnesses:
             if self.resting.get(w.url, 0.0) > now:
                 continue
@@ -282,13 +283,18 @@ class Sealer:
             if old > self.tree.size:
                 old = 0
             answer = witness.add_checkpoint(
-                w, old, self.tree.consistency_proof(old, self.tree.size), note, self.timeout
+                w,
+                old,
+                self.tree.consistency_proof(old, self.tree.size),
+                note,
+                self.timeout,
+                deadline,
             )
             if answer.status == "conflict":
                 theirs = answer.size
                 if theirs is not None and 0 < theirs <= self.tree.size and theirs != old:
                     proof = self.tree.consistency_proof(theirs, self.tree.size)
-                    answer = witness.add_checkpoint(w, theirs, proof, note, self.timeout)
+                    answer = witness.add_checkpoint(w, theirs, proof, note, self.timeout, deadline)
                 resolved = answer.status == "cosigned"  # its history is this tree's
                 self.tally.count("witness_resyncs" if resolved else "witness_conflicts")
                 events.log(
