@@ -95,7 +95,8 @@ class Trickle:
     """A loopback witness that reads the request, then answers one byte a second (the
     whole answer would take about a minute); it notes whether the client hung up first."""
 
-    ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 24\r\n\r\n" + b"x" * 24
+    HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 24\r\n\r\n"
+    ANSWER = HEAD + b"x" * 24
 
     def __init__(self) -> None:
         import socket

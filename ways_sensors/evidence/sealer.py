@@ -59,6 +59,17 @@ WITNESS_BACKOFF = 30.0  # seconds a failed witness is left alone (its old size i
 _keyrings: dict[str, Keyring] = {}  # one per state root and process: one rollover per run
 
 
+def retire_keys() -> None:
+    """A dispatcher's exit: every key this process signed with is destroyed (each of its
+    keyrings rolls over), so no file left can sign as the epoch its sessions' checkpoints
+    were signed in. Never raises: counted in events.log instead."""
+    for ring in _keyrings.values():
+        try:
+            ring.retire()
+        except Exception as exc:
+            events.log("evidence.retire_failed", error=type(exc).__name__)
+
+
 def keyring(layout: Layout) -> Keyring:
     ring = _keyrings.get(layout.root)
     if ring is None:
