@@ -38,7 +38,7 @@ import time
 from typing import Any
 
 from . import blocking, counters, delivery, events, refinish, unfinished
-from .cursor import Batch, encode_batch, load_cursor
+from .cursor import Batch, encode_batch, fork, load_cursor
 from .journal import Clock, Journal
 from .ondemand import OnDemand
 from .pipeline import dumps, finish, match
@@ -299,7 +299,7 @@ class Worker(OnDemand):
     def _commit(self, b: Batch) -> None:
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
         atomic write (lazily when it only moves past records the rule does not take)."""
-        st = self.state
+        st = fork(self.state)  # self.state until saved (cursor.fork says why)
         if self.sealer is not None:  # the batch's leaves, and its signed checkpoint last
             self.sealer.close_batch(b, st)
         new_segment = b.segment != st["segment"]
@@ -307,15 +307,14 @@ class Worker(OnDemand):
         st["rule_seq"], st["hash"] = b.rule_seq, b.hash
         st["pending"] = b.records or None
         st[refinish.KEY] = refinish.fingerprint(self.rule) if b.records else None
-        self.lines = b.lines or None
-        self.collecting = False
         if b.records or b.drops or new_segment or self.clock.now() - self.saved_at > POSITION_EVERY:
             try:
-                self._save()
+                self._save(st)
             except BaseException:
                 if self.sealer is not None:
-                    self.sealer.rollback(st)  # the batch is collected again
+                    self.sealer.rollback(self.state)  # the batch is collected again
                 raise
+        self.state, self.lines, self.collecting = st, b.lines or None, False
         if self.sealer is not None:
             self.sealer.persist()
         if b.drops:

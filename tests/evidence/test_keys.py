@@ -13,6 +13,7 @@ from ways_sensors.evidence.keys import Keyring
 from ways_sensors.layout import Layout
 
 from . import independent as ind
+from .runs import private_keys_under
 
 
 def _ring(tmp_path):
@@ -32,24 +33,6 @@ def test_keys_at_rest_are_pkcs8_pem_0600_in_a_0700_folder(tmp_path):
     assert isinstance(key, Ed25519PrivateKey)
 
 
-def _private_keys_under(root):
-    """Every file anywhere under the state root that loads as a private key."""
-    found = []
-    for folder, _, names in os.walk(root):
-        for name in names:
-            with open(os.path.join(folder, name), "rb") as f:
-                data = f.read()
-            try:
-                key = serialization.load_pem_private_key(data, None)
-            except (ValueError, TypeError):
-                try:
-                    key = serialization.load_der_private_key(data, None)
-                except (ValueError, TypeError):
-                    continue
-            found.append((os.path.join(folder, name), key))
-    return found
-
-
 def test_after_rollovers_no_key_left_verifies_under_an_earlier_epoch(tmp_path):
     ring = _ring(tmp_path)
     root = ring.ensure()
@@ -57,7 +40,7 @@ def test_after_rollovers_no_key_left_verifies_under_an_earlier_epoch(tmp_path):
         ring.rollover()
     publics = ind.key_tree(root.vkey, note.split_notes(ring.chain_text()))
     assert ring.epoch() == 9 and set(range(10)) <= set(publics)
-    keys = _private_keys_under(tmp_path / "state")
+    keys = private_keys_under(tmp_path / "state")
     # the current key and the roots of the later subtrees: future epochs only
     assert len(keys) > 1 and any(p.endswith("key-s2-10.pem") for p, _ in keys)
     message = b"a checkpoint of an earlier epoch"

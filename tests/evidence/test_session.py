@@ -10,7 +10,7 @@ from pathlib import Path
 from ..conftest import payload
 from ..helpers import SID, set_pending, spool_directly
 from . import independent as ind
-from .runs import audited, calls, dispatch, root_vkey
+from .runs import audited, calls, dispatch, private_keys_under, root_vkey
 
 
 def run_session(install, out: Path) -> None:
@@ -93,8 +93,6 @@ def test_after_a_session_ends_no_key_file_can_sign_as_its_epochs(install, tmp_pa
     under the state root that loads as a private key is tried, and none signs as an
     epoch that signed the session (a later key can only sign as a later epoch, which
     the checkpoints' epochs never go back to)."""
-    from .test_keys import _private_keys_under
-
     out = tmp_path / "audit.jsonl"
     audited(install, out, batch="{max_records: 3}")
     spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 5)])
@@ -105,7 +103,7 @@ def test_after_a_session_ends_no_key_file_can_sign_as_its_epochs(install, tmp_pa
     keys = ind.key_tree(root_vkey(install), [c for cp in cps for c in cp["keys"]])
     signing = {cp["epoch"]: keys[cp["epoch"]] for cp in cps}
     assert signing  # the session was signed
-    found = _private_keys_under(install.state_root)
+    found = private_keys_under(install.state_root)
     assert found  # the later epochs' keys are there: none of them may sign as these
     origin = ind.checkpoint_body(cps[-1]["checkpoint"])[0]
     forged = f"{origin}\n9\n{ind.base64.b64encode(bytes(32)).decode()}\n"

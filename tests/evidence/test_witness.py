@@ -8,6 +8,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ways_sensors.evidence import merkle, note, witness
 
+from ..servers import Server
 from . import independent as ind
 from .witness_server import Witness
 
@@ -91,53 +92,6 @@ def test_the_config_takes_one_witness_or_a_list_and_says_what_it_refuses():
     assert ws == [] and len(problems) == 2 and "type 0x04" in problems[1]
 
 
-class Trickle:
-    """A loopback witness that reads the request, then answers one byte a second (the
-    whole answer would take about a minute); it notes whether the client hung up first."""
-
-    HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 24\r\n\r\n"
-    ANSWER = HEAD + b"x" * 24
-
-    def __init__(self) -> None:
-        import socket
-        import threading
-
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.cut = threading.Event()  # the client hung up before the answer was over
-        self.finished = threading.Event()
-        self.requests = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        import threading
-
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.requests += 1
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
-
-    def _answer(self, conn) -> None:
-        import time
-
-        with conn:
-            conn.recv(65536)
-            for i in range(len(self.ANSWER)):
-                try:
-                    conn.sendall(self.ANSWER[i : i + 1])
-                except OSError:
-                    self.cut.set()
-                    return
-                time.sleep(1.0)
-            self.finished.set()
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 def test_a_witness_that_answers_a_byte_at_a_time_is_cut_off_at_the_deadline(install, tmp_path):
     """The 5 s bound is a deadline for the whole answer, not a timeout per read: a real
     dispatcher delivers every record and its checkpoint, cuts the witness off (it sees
@@ -149,19 +103,17 @@ def test_a_witness_that_answers_a_byte_at_a_time_is_cut_off_at_the_deadline(inst
     from .runs import audited, calls, dispatch
 
     w = Witness("witness.test/w1", lambda origin: None)  # only for a cosigner key
-    slow = Trickle()
+    slow = Server("trickle")  # its answer, a byte a second, would take 40 s
     try:
         config = install.root / "config" / "agent-ways" / "config.yaml"
         config.parent.mkdir(parents=True, exist_ok=True)
-        config.write_text(
-            f"ways:\n  witness:\n    url: 'http://127.0.0.1:{slow.port}'\n    key: '{w.vkey}'\n"
-        )
+        config.write_text(f"ways:\n  witness:\n    url: '{slow.url}'\n    key: '{w.vkey}'\n")
         out = tmp_path / "audit.jsonl"
         audited(install, out, batch="{max_records: 1}")
         spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 3)])
         spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
         dispatch(install)
-        assert slow.cut.wait(10) and not slow.finished.is_set()
+        assert slow.hung_up.wait(10)
     finally:
         slow.close()
     rows = [json.loads(x) for x in out.read_text().splitlines()]
@@ -170,4 +122,4 @@ def test_a_witness_that_answers_a_byte_at_a_time_is_cut_off_at_the_deadline(inst
     log = [json.loads(x) for x in (install.state_root / "events.log").read_text().splitlines()]
     errors = [e for e in log if e["kind"] == "evidence.witness_error"]
     assert errors and errors[0]["detail"] == "deadline"
-    assert slow.requests == 1  # then left alone: its backoff, not a wait per batch
+    assert len(slow.requests) == 1  # then left alone: its backoff, not a wait per batch
