@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
+import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ways_sensors.evidence import note
+from ways_sensors.evidence import keytree, note
 from ways_sensors.evidence.keys import Keyring
 from ways_sensors.layout import Layout
 
+from ..conftest import payload
+from ..helpers import spool_directly
 from . import independent as ind
-from .runs import private_keys_under
+from .runs import audited, calls, dispatch, private_keys_under, root_vkey
 
 
 def _ring(tmp_path):
@@ -161,3 +165,45 @@ def test_key_files_are_written_and_read_as_cryptography_does_without_its_seriali
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False", r.stderr
+
+
+@pytest.mark.parametrize("damage", ["swapped", "garbage", "empty"])
+def test_a_damaged_key_is_never_used_and_signing_goes_on(install, tmp_path, damage):
+    """The key file the next dispatcher run would use is swapped for another Ed25519
+    key, filled with garbage, or emptied: the run destroys it (`evidence.key_corrupt`),
+    skips to the next epoch, and every checkpoint it signs verifies from the root."""
+    out = tmp_path / "audit.jsonl"
+    audited(install, out, batch="{max_records: 4}")
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 3)])
+    dispatch(install)
+    ring = Keyring(install.layout)
+    nxt = ring.epoch() + 1  # the key the next run rolls over to
+    pem = install.state_root / "keys" / f"key-{keytree.path(nxt)[-1]}.pem"
+    assert pem.exists()
+    other = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    pem.write_bytes({"swapped": other, "garbage": b"\x00garbage\xff", "empty": b""}[damage])
+    spool_directly(install, [*calls(3, 6), ("SessionEnd", payload("SessionEnd"))])
+    dispatch(install)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    epochs = {r["epoch"] for r in rows if r["section"] == "checkpoint"}
+    assert nxt not in epochs and max(epochs) > nxt  # skipped, and signing went on
+    r = install.ways("sensors", "verify", str(out), "--key", root_vkey(install), "--json")
+    assert r.returncode == 0, r.stdout
+    log = (install.state_root / "events.log").read_text().splitlines()
+    bad = [json.loads(x) for x in log if "evidence.key_corrupt" in x]
+    assert [b["node"] for b in bad] == [keytree.path(nxt)[-1]]
+    assert not pem.exists()
+
+
+def test_keys_show_says_in_one_line_that_a_damaged_key_file_cannot_be_read(install):
+    assert install.ways("keys", "show").returncode == 0
+    spine = install.state_root / "keys" / "nodes" / "spine.cert"
+    spine.write_text("not a note")
+    r = install.ways("keys", "show")
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    assert "cannot be read" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    (install.state_root / "keys" / "root.vkey").write_bytes(b"\xff\xfe not a key")
+    r = install.ways("keys", "show", "--json")
+    assert r.returncode == 3 and "Traceback" not in r.stderr

@@ -19,15 +19,20 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..errors import InvalidError
 from ..evidence import note
-from ..evidence.keys import Keyring
+from ..evidence.keys import KeyError_, Keyring
+from ..evidence.note import NoteError
 
 
 def show(args: argparse.Namespace) -> int:
     ring = Keyring()
-    root = ring.ensure()
-    epoch = ring.epoch()
-    certs = ring.path_certificates(epoch) if epoch >= 0 else []
+    try:
+        root = ring.ensure()
+        epoch = ring.epoch()
+        certs = ring.path_certificates(epoch) if epoch >= 0 else []
+    except (NoteError, KeyError_, ValueError) as exc:  # a damaged file: one line, never a crash
+        raise InvalidError(f"the keys in the state root cannot be read: {exc}") from None
     if args.json:
         out = {
             "root_public_key": note.b64(root.public),
