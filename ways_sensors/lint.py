@@ -264,6 +264,30 @@ def config_problems(path: str | None = None) -> list[Problem]:
             out.append(Problem("error", path, line, message, column=column))
 
     walk(config, ())
+    return out + evidence_problems(config, path, lines)
+
+
+def evidence_problems(config: dict[str, Any], path: str, lines: _Lines) -> list[Problem]:
+    """`ways.witness` entries the dispatcher would refuse (it would go on without that
+    witness: docs/evidence.md) and an `epoch_seconds` it would not take."""
+    from .evidence.witness import configured
+
+    out = []
+    node = config.get("ways")
+    ways: dict[str, Any] = node if isinstance(node, dict) else {}
+    if ways.get("witness") is not None:
+        line, column = lines.at(path, ["ways", "witness"])
+        for p in configured(config)[1]:
+            msg = f"{p} (the dispatcher goes on without this witness)"
+            out.append(Problem("error", path, line, msg, column=column))
+    evidence = ways.get("evidence")
+    value = evidence.get("epoch_seconds") if isinstance(evidence, dict) else None
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+    ):
+        line, column = lines.at(path, ["ways", "evidence", "epoch_seconds"])
+        msg = f"ways.evidence.epoch_seconds: a positive number of seconds, not {value!r}"
+        out.append(Problem("error", path, line, msg + " (3600 is used)", column=column))
     return out
 
 
