@@ -254,3 +254,31 @@ def test_the_first_record_that_differs_is_named_exactly_inside_a_batch(install, 
     copy.write_text("".join(json.dumps(r) + "\n" for r in forged))
     code, data = ways_verify(install, str(out), "--key", vkey, "--checkpoints", str(copy))
     assert code == 3 and data["evidence"]["breaks"][0]["rule_seq"] == 6
+
+
+def test_a_line_over_the_cap_is_never_held_whole_by_verify_key(tmp_path, monkeypatch):
+    """`verify --key` read a whole line before checking its length (a 600 MB line took
+    1,246 MiB). Now it reads as the chain check does: a line over the cap (1 MiB here,
+    the seam) is skipped in chunks; its memory stays near the cap, not the line."""
+    import tracemalloc
+
+    from ways_sensors.evidence import offline
+    from ways_sensors.verify import read
+
+    monkeypatch.setattr(read, "LINE_CAP", 1 << 20)
+    rec = {"section": "tool_call", "seq": 1, "session_id": "s", "sensor": "a", "rule": "r",
+           "rule_seq": 1}  # fmt: skip
+    chain.seal(rec, chain.GENESIS)
+    path = tmp_path / "long.jsonl"
+    with open(path, "wb") as f:
+        f.write(b'{"pad": "' + b"x" * (40 << 20) + b'"}\n')
+        f.write(json.dumps(rec).encode() + b"\n")
+    root = note.Signer(Ed25519PrivateKey.generate()).verifier("r")
+    tracemalloc.start()
+    try:
+        result = offline.verify([str(path)], root)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak  # the line is 40 MiB
+    assert [(b.kind, b.line) for b in result.breaks] == [("unsigned", 2)]  # the record read

@@ -6,7 +6,7 @@ another, each followed by a blank line, as a witness or another consumer kept th
 
 Nothing here trusts what it reads: a note is only parsed (its signatures are offline.py's
 to check), a line that is no record is left to the chain check, and every read is
-bounded (MAX_LINE per line, MAX_CHECKPOINTS_FILE for --checkpoints).
+bounded (verify/read.py's LINE_CAP per line, MAX_CHECKPOINTS_FILE for --checkpoints).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from .note import (
     split_notes,
 )
 
-MAX_LINE = 64 << 20
 MAX_CHECKPOINTS_FILE = 256 << 20
 
 
@@ -117,9 +116,13 @@ def read_key(value: str, kind: int) -> Verifier:
 
 
 def _records(path: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    """Each line that is a JSON object; a line over the chain check's cap is skipped in
+    chunks, never held whole (verify/read.py: the same cap, the same reader)."""
+    from ..verify.read import bounded_lines
+
     with open(path, "rb") as f:
-        for n, line in enumerate(f, 1):
-            if len(line) > MAX_LINE or not line.strip():
+        for n, line in bounded_lines(f):
+            if line is None or not line.strip():
                 continue
             try:
                 obj = json.loads(line.decode("utf-8", "surrogatepass"))
