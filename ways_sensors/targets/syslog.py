@@ -37,9 +37,13 @@ nothing lingers between attempts and `close` has nothing to do. After the batch 
 written the connection is half-closed and the target waits, within the deadline, for
 the receiver to close its side: a receiver closes only after reading every byte it was
 sent, so acceptance means the receiver has read the whole batch (for TLS: its
-close_notify, or the connection's end). A receiver that dies before reading it resets
-the connection: retryable, and at_least_once sends the batch again (a record may then
-arrive twice, with the same rule_seq and chain hash). What a receiver does after
+close_notify, or the connection's end). A receiver that keeps the connection open
+after reading is taken at its TCP's word: once its kernel has acknowledged every byte
+(Linux's SIOCOUTQ) and CLOSE_GRACE passed without a close, the batch is accepted
+(detail `acknowledged, not closed`), never sent again and again; one that does not
+read (its buffers fill) is still cut at the deadline. A receiver that dies before
+reading it resets the connection: retryable, and at_least_once sends the batch again
+(a record may then arrive twice, with the same rule_seq and chain hash). What a receiver does after
 reading (its own queues, its disk) is its business: rsyslog's queue settings decide
 whether it keeps messages across its own crash.
 
@@ -123,6 +127,7 @@ DEFAULT_PORTS: Final = {"tcp": 514, "udp": 514, "tls": 6514}
 SD_ID: Final = "ways@32473"
 APP_NAME: Final = "ways"
 UDP_MAX: Final = 65507  # the largest UDP payload over IPv4
+CLOSE_GRACE: Final = 1.0  # seconds a receiver that acknowledged everything has to close
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})\Z")
 _PRINTUSASCII = re.compile(r"[^!-~]")
 
@@ -230,7 +235,8 @@ def _stream(spec: SyslogTarget, data: bytes, deadline: float) -> Outcome:
             sock = ctx.wrap_socket(sock, server_hostname=spec.server_name or spec.host)
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         sock.sendall(data)
-        _finish(sock, deadline)
+        if not _finish(sock, deadline):
+            return accepted("acknowledged, not closed")
     except TimeoutError:
         return retryable(TIMEOUT, "cut at the rule timeout")
     except ssl.SSLError as exc:
@@ -243,25 +249,56 @@ def _stream(spec: SyslogTarget, data: bytes, deadline: float) -> Outcome:
     return accepted()
 
 
-def _finish(sock: socket.socket, deadline: float) -> None:
-    """Half-close, then wait for the receiver to close: it has read everything."""
+def _finish(sock: socket.socket, deadline: float) -> bool:
+    """Half-close, then wait for the receiver to close: it has read everything (True).
+    A receiver that keeps the connection open is taken at its TCP's word once every
+    byte is acknowledged and CLOSE_GRACE has passed without a close (False): else such
+    a receiver got the same batch at every attempt, and the rule never moved on."""
     import socket
     import ssl
 
-    sock.settimeout(max(0.001, deadline - time.monotonic()))
     if isinstance(sock, ssl.SSLSocket):
+        sock.settimeout(max(0.001, deadline - time.monotonic()))
         try:
             sock.unwrap()  # our close_notify, then the receiver's
         except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
             pass  # it closed the connection after reading: done
+        except TimeoutError:
+            if _unacknowledged(sock) != 0:
+                raise
+            return False
         except OSError as exc:
             if exc.errno not in (0, None):
                 raise
-        return
+        return True
     sock.shutdown(socket.SHUT_WR)
-    while sock.recv(4096):
-        if time.monotonic() >= deadline:
-            raise TimeoutError
+    while True:
+        now = time.monotonic()
+        sock.settimeout(max(0.001, min(deadline, now + CLOSE_GRACE) - now))
+        try:
+            while sock.recv(4096):
+                if time.monotonic() >= deadline:
+                    raise TimeoutError
+            return True
+        except TimeoutError:
+            if _unacknowledged(sock) == 0:
+                return False
+            if time.monotonic() >= deadline:
+                raise
+
+
+def _unacknowledged(sock: socket.socket) -> int | None:
+    """Bytes sent that the receiver's TCP has not acknowledged (Linux's SIOCOUTQ); None
+    where the system cannot say (then only a close counts)."""
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+    except (OSError, AttributeError):
+        return None
+    return int(struct.unpack("i", raw)[0])
 
 
 def _datagrams(spec: SyslogTarget, msgs: list[bytes], deadline: float) -> Outcome:
