@@ -107,14 +107,30 @@ def verify(
         if not sensor or not rule or not sid or "/" in sid:
             breaks.append(Break("signature", f"{seen.where}: an origin that names no tree"))
             continue
-        r.tree(sensor, rule, sid).checkpoints.append(seen)
-    for t in sorted(r.trees.values(), key=lambda t: t.origin):
+        _run_of(r, seen, sensor, rule, sid).checkpoints.append(seen)
+    for t in sorted(r.trees.values(), key=lambda t: (t.origin, t.run)):
         if not t.leaves:
-            absent.append(t.origin)
+            if t.origin not in absent:
+                absent.append(t.origin)
             continue
         _check_tree(t, breaks, witness)
-    trees = [t for t in sorted(r.trees.values(), key=lambda t: t.origin) if t.leaves]
+    trees = [t for t in sorted(r.trees.values(), key=lambda t: (t.origin, t.run)) if t.leaves]
     return Result(root, len(publics), trees, breaks, absent, r.foreign)
+
+
+def _run_of(r: Reader, seen: Seen, sensor: str, rule: str, sid: str) -> Tree:
+    """The run of its tree a checkpoint belongs to: the one its file had reached, else
+    (a note from --checkpoints) the run whose records have its root at its size, else
+    the latest. A session resumed after its ledger entry was pruned numbers its records
+    anew (verify/links.py: a restart): each run is a tree of its own, under one origin."""
+    if seen.run is not None:
+        return r.tree(sensor, rule, sid, seen.run)
+    runs = r.runs_of(f"{r.prefix}{sensor}/{rule}/{sid}")
+    for t in runs:
+        ordered = [t.leaves[s].hash for s in sorted(t.leaves)]
+        if 0 < seen.size <= len(ordered) and merkle.root_of(ordered[: seen.size]) == seen.root:
+            return t
+    return runs[-1] if runs else r.tree(sensor, rule, sid)
 
 
 def seen_origin(seen: Seen, prefix: str) -> tuple[str, str, str]:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..chain import GENESIS
 from .keys import machine_name
 from .note import (
     ED25519,
@@ -72,6 +73,7 @@ class Seen:
     root: bytes = b""
     epoch: int | None = None
     leaves: tuple[int, list[bytes]] | None = None  # (from, the batch's leaves): unproven
+    run: int | None = None  # the run of its tree its file had reached (None: a loose note)
 
 
 @dataclass
@@ -83,6 +85,7 @@ class Tree:
     leaves: dict[int, Leaf] = field(default_factory=dict)
     checkpoints: list[Seen] = field(default_factory=list)
     cosigned: int = 0
+    run: int = 0  # a session resumed after its ledger entry was pruned numbers anew: run 1
 
     def as_json(self) -> dict[str, Any]:
         sizes = sorted({c.size for c in self.checkpoints})
@@ -96,6 +99,7 @@ class Tree:
             "signed_size": sizes[-1] if sizes else 0,
             "epochs": sorted({c.epoch for c in self.checkpoints if c.epoch is not None}),
             "cosigned": self.cosigned,
+            "run": self.run,
         }
 
 
@@ -145,18 +149,33 @@ class Reader:
     def __init__(self, root: Verifier) -> None:
         self.root = root
         self.prefix = machine_name(root.public) + "/"
-        self.trees: dict[str, Tree] = {}
+        self.trees: dict[tuple[str, int], Tree] = {}  # (origin, run)
+        self.runs: dict[str, int] = {}  # each origin's latest run in the files
         self.certs: list[Note] = []
         self.notes: list[Seen] = []
         self.breaks: list[Break] = []
         self.foreign = 0
 
-    def tree(self, sensor: str, rule: str, sid: str) -> Tree:
+    def tree(self, sensor: str, rule: str, sid: str, run: int | None = None) -> Tree:
+        """A tree, in its latest run unless `run` says which."""
         origin = f"{self.prefix}{sensor}/{rule}/{sid}"
-        t = self.trees.get(origin)
+        run = self.runs.get(origin, 0) if run is None else run
+        t = self.trees.get((origin, run))
         if t is None:
-            t = self.trees[origin] = Tree(origin, sensor, rule, sid)
+            t = self.trees[(origin, run)] = Tree(origin, sensor, rule, sid, run=run)
         return t
+
+    def runs_of(self, origin: str) -> list[Tree]:
+        return [t for (o, _), t in sorted(self.trees.items()) if o == origin]
+
+    def _restarted(self, t: Tree, seq: int, link: dict[str, Any], h: bytes) -> Tree:
+        """A record numbered 1 anew from the chain's start, not a copy of the run's first
+        (as verify/links.py's chain check judges it): the tree's next run."""
+        first = t.leaves.get(1)
+        if seq != 1 or link.get("prev") != GENESIS or first is None or first.hash == h:
+            return t
+        self.runs[t.origin] = t.run + 1
+        return self.tree(t.sensor, t.rule, t.session_id)
 
     def file(self, path: str, records: bool = True) -> None:
         """A file a consumer kept; `records` False: only its checkpoint records count
@@ -167,6 +186,8 @@ class Reader:
                 seen = self._note(rec.get("checkpoint"), where, path, n)
                 if seen is not None:
                     seen.leaves = _leaves(rec, seen.size)
+                    origin = parse_checkpoint(seen.note.text).origin
+                    seen.run = self.runs.get(origin, 0) if records else None
                 for cert in rec.get("keys") or ():
                     self._note(cert, where, path, n)
                 continue
@@ -182,7 +203,9 @@ class Reader:
             names = [rec.get(k) for k in ("sensor", "rule", "session_id")]
             if not all(isinstance(x, str) and x and "/" not in x for x in names):
                 continue
-            t = self.tree(*(str(x) for x in names))
+            sensor, rule, sid = (str(x) for x in names)
+            assert isinstance(link, dict)  # h is its hash
+            t = self._restarted(self.tree(sensor, rule, sid), seq, link, h)
             t.leaves.setdefault(seq, Leaf(seq, h, path, n, rec.get("seq", 0) is None))
 
     def checkpoints_file(self, path: str) -> None:
