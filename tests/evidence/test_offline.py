@@ -110,10 +110,12 @@ def test_another_root_key_proves_nothing(witnessed):
     assert r.returncode == 2 and "`ways keys show`" in r.stderr
 
 
-def reseal(install, out: Path, edit_seq: int) -> None:
+def reseal(install, out: Path, edit_seq: int, extra: tuple[int, ...] = ()) -> None:
     """The strongest same-user attack: edit one record, re-chain everything after it,
     re-sign every checkpoint with the key the state root holds now, and rewrite the
-    stored head to match. Only signatures of earlier epochs are out of reach."""
+    stored head to match. Only signatures of earlier epochs are out of reach. `extra`:
+    sizes at which the attacker adds checkpoints of their own, after the record that
+    ends each, in between the real ones."""
     keys_dir = install.state_root / "keys"
     ring = Keyring(install.layout)
     epoch = ring.epoch()
@@ -141,6 +143,16 @@ def reseal(install, out: Path, edit_seq: int) -> None:
             prev = chain.seal(rec, prev)
             leaves.append(bytes.fromhex(prev))
         rewritten.append(json.dumps(rec))
+        if rec["section"] != "checkpoint" and len(leaves) in extra:
+            size, tree = len(leaves), merkle.Tree(leaves)
+            origin = f"{root_vkey(install).split('+')[0]}/audit/all/{SID}"
+            cp = note.checkpoint(origin, size, tree.root(size))
+            own = {"schema": "ways.sensor.checkpoint/1", "section": "checkpoint",
+                   "sensor": "audit", "rule": "all", "session_id": SID, "epoch": epoch,
+                   "checkpoint": str(note.Note(cp.text, [current.sign(cp.text, origin)])),
+                   "consistency": {"from": size - 1, "proof": []}, "keys": [],
+                   "leaves": note.b64(leaves[-1])}  # fmt: skip
+            rewritten.append(json.dumps(own))
     out.write_text("\n".join(rewritten) + "\n")
     ledger = install.state_root / "ledger" / f"{SID}.json"
     doc = json.loads(ledger.read_text())
@@ -245,6 +257,13 @@ def test_the_first_record_that_differs_is_named_exactly_inside_a_batch(install, 
     first = data["evidence"]["breaks"][0]
     assert code == 3 and (first["kind"], first["rule_seq"]) == ("differs", 6)
     assert "one of rule_seq 6..10" in first["message"]  # the batch that holds the edit
+
+    # the attacker's own checkpoints in between the trusted ones (re-signed after T,
+    # agreeing with the rewritten records) must not move the search past rule_seq 8
+    reseal(install, out, edit_seq=8, extra=(8, 9))
+    code, data = ways_verify(install, str(out), "--key", vkey, "--checkpoints", str(copy))
+    first = data["evidence"]["breaks"][0]
+    assert code == 3 and (first["kind"], first["rule_seq"]) == ("differs", 8), first
 
     # the leaves must rebuild the signed root: forged ones are not believed
     forged = [json.loads(x) for x in copy.read_text().splitlines()]

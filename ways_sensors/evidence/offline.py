@@ -201,12 +201,13 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
             x for x in seen.note.signatures if (x.name, x.id, x.data) not in known
         ]
         other.leaves = other.leaves or seen.leaves
+        other.trusted = other.trusted or seen.trusted
     sizes = sorted(by_size)
     held = [s for s in sizes if s <= tree.size]
     wrong = [s for s in held if any(c.root != tree.root(s) for c in by_size[s])]
     if wrong:
         size = wrong[0]
-        prev = max((s for s in held if s < size), default=0)
+        prev = max((s for s in _agreed(held, by_size) if s < size), default=0)
         seen = next(c for c in by_size[size] if c.root != tree.root(size))
         first = ordered[prev]
         exact = _first_differing(ordered, prev, seen, by_size[size])
@@ -254,6 +255,17 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         breaks.append(Break("unsigned", msg, after.file, after.line, after.rule_seq, sid))
     if witness is not None:
         _witnessed(t, {s: by_size[s][0] for s in sizes}, sizes, witness, breaks)
+
+
+def _agreed(held: list[int], by_size: dict[int, list[Seen]]) -> list[int]:
+    """The sizes the files are known to agree with up to: with checkpoints from elsewhere
+    (`--checkpoints`: the trusted copy), only those sizes it holds, signed by a key
+    proven from the root. The files' own checkpoints can be an attacker's, signed after
+    T in between the trusted ones: they must not move the search past the first
+    record that differs."""
+    if not any(c.trusted for s in held for c in by_size[s]):
+        return held
+    return [s for s in held if any(c.trusted and c.epoch is not None for c in by_size[s])]
 
 
 def _first_differing(ordered: list[Leaf], prev: int, seen: Seen, copies: list[Seen]) -> Leaf | None:

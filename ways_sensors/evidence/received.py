@@ -74,6 +74,7 @@ class Seen:
     epoch: int | None = None
     leaves: tuple[int, list[bytes]] | None = None  # (from, the batch's leaves): unproven
     run: int | None = None  # the run of its tree its file had reached (None: a loose note)
+    trusted: bool = False  # from --checkpoints: what another consumer or a witness holds
 
 
 @dataclass
@@ -188,6 +189,7 @@ class Reader:
                     seen.leaves = _leaves(rec, seen.size)
                     origin = parse_checkpoint(seen.note.text).origin
                     seen.run = self.runs.get(origin, 0) if records else None
+                    seen.trusted = not records
                 for cert in rec.get("keys") or ():
                     self._note(cert, where, path, n)
                 continue
@@ -217,7 +219,9 @@ class Reader:
             self.file(path, records=False)
             return
         for text in split_notes(data.decode("utf-8", "replace")):
-            self._note(text, f"{path} (checkpoints)", path, None)
+            seen = self._note(text, f"{path} (checkpoints)", path, None)
+            if seen is not None:
+                seen.trusted = True
 
     def _note(self, text: Any, where: str, path: str, line: int | None) -> Seen | None:
         if not isinstance(text, str):
