@@ -301,3 +301,24 @@ def test_a_line_over_the_cap_is_never_held_whole_by_verify_key(tmp_path, monkeyp
         tracemalloc.stop()
     assert peak < 8 << 20, peak  # the line is 40 MiB
     assert [(b.kind, b.line) for b in result.breaks] == [("unsigned", 2)]  # the record read
+
+
+def test_a_deleted_sessions_file_is_a_break_with_all_present(witnessed, tmp_path):
+    """The session's whole file is gone; the witness's checkpoints for it are in hand:
+    listed as absent (exit 0) by default, a `missing` break with --all-present."""
+    install, out, elsewhere, w = witnessed
+    vkey = root_vkey(install)
+    out.unlink()  # the whole session's file
+    other = tmp_path / "another-day.jsonl"  # what is left to verify
+    other.write_text("")
+    held = tmp_path / "held-elsewhere.txt"  # the witness's notes, `ways keys chain` kept
+    held.write_text(elsewhere.read_text() + "\n" + install.ways("keys", "chain").stdout)
+    args = (str(other), "--key", vkey, "--checkpoints", str(held))
+    code, data = ways_verify(install, *args, "--witness-key", w.vkey)
+    assert code == 0 and len(data["evidence"]["absent"]) == 1, data
+    code, data = ways_verify(install, *args, "--witness-key", w.vkey, "--all-present")
+    [brk] = data["evidence"]["breaks"]
+    assert code == 3 and brk["kind"] == "missing" and brk["session_id"] == SID
+    assert "sign 8 records; the files hold none" in brk["message"]
+    human = install.ways("sensors", "verify", *args, "--all-present")
+    assert human.returncode == 3 and "not proven (missing)" in human.stdout

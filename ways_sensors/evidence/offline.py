@@ -25,6 +25,8 @@ The checks, each a break with its kind:
     truncated    a checkpoint covers more records than the files hold
     unsigned     records after the last checkpoint of their tree (no signature covers
                  them)
+    missing      (--all-present) a tree whose checkpoints verify and whose records the
+                 files do not hold at all (a deleted session's file)
 
 Consistency between successive checkpoints follows from each root matching the
 records' tree at its size; where the records are absent (a tree the files do not
@@ -87,7 +89,11 @@ def verify(
     root: Verifier,
     checkpoints: str | None = None,
     witness: Verifier | None = None,
+    all_present: bool = False,
 ) -> Result:
+    """`all_present`: a tree whose checkpoints verify from the root and whose records
+    the files do not hold is a break (`missing`), not only listed as absent: a deleted
+    session's file, seen from a witness's store or the machine's own record of it."""
     r = Reader(root)
     for path in files:
         r.file(path)
@@ -112,6 +118,10 @@ def verify(
         if not t.leaves:
             if t.origin not in absent:
                 absent.append(t.origin)
+                signed = [c.size for c in t.checkpoints if c.epoch is not None]
+                if all_present and signed:
+                    msg = f"{t.origin}: checkpoints sign {max(signed)} records; the files hold none"
+                    breaks.append(Break("missing", msg, session_id=t.session_id))
             continue
         _check_tree(t, breaks, witness)
     trees = [t for t in sorted(r.trees.values(), key=lambda t: (t.origin, t.run)) if t.leaves]
