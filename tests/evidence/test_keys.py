@@ -15,7 +15,7 @@ from ways_sensors.evidence.keys import Keyring
 from ways_sensors.layout import Layout
 
 from ..conftest import payload
-from ..helpers import spool_directly
+from ..helpers import SID, spool_directly
 from . import independent as ind
 from .runs import audited, calls, dispatch, private_keys_under, root_vkey
 
@@ -135,11 +135,12 @@ def test_key_files_are_written_and_read_as_cryptography_does_without_its_seriali
     from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
 
     from ways_sensors.evidence import keys
+    from ways_sensors.evidence import pem as pem_of
 
     key = Ed25519PrivateKey.generate()
     pkcs8 = serialization.PrivateFormat.PKCS8
     want = key.private_bytes(serialization.Encoding.PEM, pkcs8, serialization.NoEncryption())
-    assert keys._pem(key) == want
+    assert pem_of.pem(key) == want == pem_of.encode(bytearray(key.private_bytes_raw()))
     ring = _ring(tmp_path)
     ring.ensure()
     folder = tmp_path / "state" / "keys"
@@ -207,3 +208,71 @@ def test_keys_show_says_in_one_line_that_a_damaged_key_file_cannot_be_read(insta
     (install.state_root / "keys" / "root.vkey").write_bytes(b"\xff\xfe not a key")
     r = install.ways("keys", "show", "--json")
     assert r.returncode == 3 and "Traceback" not in r.stderr
+
+
+def _memory(pid: int) -> bytes:
+    """Every readable byte of a process's memory (a child of ours: ptrace rights)."""
+    chunks = []
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("r"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                chunks.append(mem.read(end - start))
+            except (OSError, OverflowError, ValueError):
+                continue  # [vvar] and the like
+    return b"".join(chunks)
+
+
+def test_a_retired_key_is_not_left_in_the_dispatchers_memory(install, tmp_path):
+    """A running dispatcher that rolled over holds no copy of the retired key's seed
+    anywhere in its memory (what a process with ptrace rights over it could read)."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    install.config("ways:\n  evidence:\n    epoch_seconds: 1\n")
+    out = tmp_path / "audit.jsonl"
+    audited(install, out, batch="{max_records: 1}")
+    Keyring(install.layout).ensure()  # epoch 0: the dispatcher makes epoch 1's key
+    seeds = {}
+
+    def read_seeds() -> None:
+        for epoch in (1, 2, 3, 4):
+            path = install.state_root / "keys" / f"key-{keytree.path(epoch)[-1]}.pem"
+            key = serialization.load_pem_private_key(path.read_bytes(), None)
+            assert isinstance(key, Ed25519PrivateKey)
+            seeds[epoch] = key.private_bytes_raw()
+
+    ways = str(Path(sys.executable).parent / "ways")
+    proc = subprocess.Popen(
+        [ways, "sensors", "dispatch", "--idle", "60", "--session", SID], env=install.env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    def epochs() -> list[int]:
+        rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
+        return [r["epoch"] for r in rows if r["section"] == "checkpoint"]
+
+    try:
+        spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 1)])
+        end = time.monotonic() + 60
+        while not epochs() and time.monotonic() < end:
+            time.sleep(0.1)
+        first = epochs()[0]
+        read_seeds()  # made and written by the dispatcher, epoch 1's still in use
+        time.sleep(1.5)  # the key is now older than epoch_seconds
+        spool_directly(install, calls(1, 2))
+        while max(epochs()) == first and time.monotonic() < end:
+            time.sleep(0.1)
+        assert max(epochs()) > first and first in seeds
+        memory = _memory(proc.pid)
+        assert seeds[max(epochs())] in memory  # the current key is there: the scan sees it
+        assert seeds[first] not in memory  # the retired one is not
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)

@@ -36,7 +36,7 @@ per session run, at least), whenever the current key is older than
 (`retire`: the key that signed its sessions is gone). `cryptography` is imported
 here, never on the hook's path; its `serialization` package (about 5 ms of every
 dispatcher's start) only for a key file in another PEM form than the one written
-here (`_pem`, `_pkcs8_seed`).
+here (pem.py, which also reads and writes keys without leaving copies in memory).
 """
 
 from __future__ import annotations
@@ -54,11 +54,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from .. import events, secure
 from ..layout import Layout
-from . import keytree
+from . import keytree, pem
 from .note import ED25519, Note, NoteError, Signer, Verifier, parse, parse_checkpoint, parse_vkey
 from .pem import DEFAULT_EPOCH_SECONDS, epoch_seconds
-from .pem import pem as _pem
-from .pem import pkcs8_seed as _pkcs8_seed
 
 __all__ = ["DEFAULT_EPOCH_SECONDS", "KeyError_", "Keyring", "machine_name"]
 
@@ -106,7 +104,7 @@ class Keyring:
         with os.fdopen(fd, "rb") as f:
             return f.read(cap).decode("utf-8", "replace")
 
-    def _write_new(self, name: str, data: bytes) -> None:
+    def _write_new(self, name: str, data: bytes | bytearray) -> None:
         fd = secure.open_private(
             self._path(name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, self.layout.root
         )
@@ -251,9 +249,7 @@ class Keyring:
                 key = Ed25519PrivateKey.generate()  # never written: it signs once
                 public = key.public_key().public_bytes_raw()
                 name = machine_name(public)
-                spine = [Ed25519PrivateKey.generate() for _ in range(keytree.SPINE)]
-                for h, k in enumerate(spine):
-                    self._write_new(f"key-s{h}.pem", _pem(k))
+                spine = [self._new_key(f"s{h}") for h in range(keytree.SPINE)]
                 publics = [k.public_key().public_bytes_raw() for k in spine]
                 text = keytree.certificate_text(name, "spine", publics)
                 sig = Signer(key).sign(text, keytree.signer_name(name))
@@ -289,9 +285,7 @@ class Keyring:
         signer = self._checked(node)
         if signer is None:
             return False
-        kids = [Ed25519PrivateKey.generate() for _ in range(keytree.FANOUT)]
-        for child, k in zip(keytree.children(node), kids, strict=True):
-            self._write_new(f"key-{child}.pem", _pem(k))
+        kids = [self._new_key(child) for child in keytree.children(node)]
         publics = [k.public_key().public_bytes_raw() for k in kids]
         text = keytree.certificate_text(root.name, node, publics)
         self._write_cert(node, Note(text, [signer.sign(text, keytree.signer_name(root.name))]))
@@ -385,16 +379,15 @@ class Keyring:
             return epoch, Note(text, [signer.sign(text, name)])
 
     def _load(self, node: str) -> Signer:
-        text = self._read(f"key-{node}.pem", 64 << 10)
-        if text is None:
-            raise KeyError_(f"the private key of {node} is missing")
-        seed = _pkcs8_seed(text)
-        if seed is not None:
-            key: object = Ed25519PrivateKey.from_private_bytes(seed)
-        else:  # another PEM form of a key (not one this module wrote)
-            from cryptography.hazmat.primitives import serialization
+        try:
+            return Signer(pem.load(self._path(f"key-{node}.pem"), self.layout.root))
+        except FileNotFoundError:
+            raise KeyError_(f"the private key of {node} is missing") from None
+        except pem.NotEd25519:
+            raise KeyError_(f"the key of {node} is not an Ed25519 key") from None
 
-            key = serialization.load_pem_private_key(text.encode(), password=None)
-        if not isinstance(key, Ed25519PrivateKey):
-            raise KeyError_(f"the key of {node} is not an Ed25519 key")
-        return Signer(key)
+    def _new_key(self, node: str) -> Ed25519PrivateKey:
+        key, body = pem.generate()
+        self._write_new(f"key-{node}.pem", body)
+        pem.wipe(body)
+        return key
