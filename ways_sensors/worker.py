@@ -103,6 +103,8 @@ class Worker(OnDemand):
         st = load_cursor(got, self.journal.end, head)
         if self.sealer is not None:
             self.sealer.restore(st)  # the rule's Merkle tree, as the cursor left it
+        if self.rule.spec.mode != "blocking":  # a kill before the last commit's counts
+            counters.uncounted(self.tally, s.id, st)
         self._save(st)
         return st
 
@@ -317,12 +319,10 @@ class Worker(OnDemand):
         self.state, self.lines, self.collecting = st, b.lines or None, False
         if self.sealer is not None:
             self.sealer.persist()
-        if b.drops:
-            self.tally.count("drops", b.drops)
-        if b.numbered:
-            self.tally.count("dispatched", b.numbered)
-        if b.redactions:
-            self.tally.count("redactions", b.redactions)
+        done = {"dispatched": b.numbered, "drops": b.drops, "redactions": b.redactions}
+        counters.committed(
+            self.tally, self.session.id, None if self.redelivers else b.rule_seq, done
+        )
         self.tally.flush()  # with the commit, not on a timer: a kill must not lose them
 
     def _deliver_pending(self) -> None:
