@@ -1,5 +1,5 @@
 """`ways keys show [--json]` and `ways keys chain`: the machine's root of trust and the
-certificates that chain every later signing key to it (evidence/keys.py).
+certificates that prove every later signing key from it (evidence/keytree.py).
 
 `show` prints the root public key (the Ed25519 key that signed the key tree's spine,
 base64) and its C2SP verifier-key form, the one line to pin elsewhere (a consumer's config, another
