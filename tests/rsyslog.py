@@ -84,11 +84,12 @@ def free_udp_port() -> int:
 
 
 class Rsyslog:
-    def __init__(self, folder: Path, protocol: str = "tcp"):
+    def __init__(self, folder: Path, protocol: str = "tcp", max_message: str | None = "4m"):
         why = missing()
         assert why is None, why
         self.folder = folder
         self.protocol = protocol
+        self.max_message = max_message  # None: rsyslog's default (8 KiB)
         self.work = folder / "work"
         self.work.mkdir(parents=True, exist_ok=True)
         self.out = folder / "received.jsonl"
@@ -101,7 +102,8 @@ class Rsyslog:
         self.start()
 
     def _config(self) -> str:
-        lines = [f'global(workDirectory="{self.work}" maxMessageSize="4m")']
+        size = f' maxMessageSize="{self.max_message}"' if self.max_message else ""
+        lines = [f'global(workDirectory="{self.work}"{size})']
         if self.protocol == "tls":
             lines.append(
                 f'global(defaultNetstreamDriver="ossl" '

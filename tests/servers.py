@@ -142,6 +142,7 @@ class Server:
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/records"
         self.stopped = threading.Event()
+        self.hung_up = threading.Event()
         self.conns: list[socket.socket] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -193,10 +194,15 @@ class Server:
                     self.stopped.wait()
                     return
                 if self.mode == "trickle":
+                    self.requests.append(headers)
                     for b in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok":
                         if self.stopped.wait(1.0):
                             return
-                        conn.sendall(bytes([b]))
+                        try:
+                            conn.sendall(bytes([b]))
+                        except OSError:
+                            self.hung_up.set()  # the client gave up before the answer ended
+                            return
                     return
                 if self.mode == "refuse":
                     conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")

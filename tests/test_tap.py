@@ -52,3 +52,48 @@ def test_a_dead_taps_files_are_swept_and_never_offered_to(tmp_path, monkeypatch)
     t = tap.Tap(["a/b"], str(state))
     t.close()
     assert not list(where.iterdir())  # swept by the next tap to start
+
+
+def _planted(taps, pid: int) -> None:
+    (taps / f"{pid}.tap").write_text(json.dumps({"pid": pid, "rules": ["audit"]}))
+
+
+def test_a_fifo_at_a_taps_data_file_never_blocks_the_rule(install, tmp_path):
+    """A FIFO planted where a live tap's data file should be blocked the worker's open
+    for good: the real dispatcher now refuses it (the state root's checks) and delivers
+    every record."""
+    from .conftest import payload
+    from .evidence.runs import audited, calls, dispatch
+    from .helpers import spool_directly
+
+    out = tmp_path / "audit.jsonl"
+    audited(install, out)
+    taps = install.state_root / "taps"
+    taps.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.mkfifo(taps / f"{os.getpid()}.jsonl", 0o600)  # this test process: a live pid
+    _planted(taps, os.getpid())
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 3)])
+    spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+    dispatch(install)  # on main: blocked in open(2) until its timeout
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["rule_seq"] for r in rows if r["section"] != "checkpoint"] == [1, 2, 3, 4, 5]
+
+
+def test_a_linked_taps_folder_sends_nothing_outside_the_state_root(install, tmp_path):
+    from .conftest import payload
+    from .evidence.runs import audited, calls, dispatch
+    from .helpers import spool_directly
+
+    out = tmp_path / "audit.jsonl"
+    audited(install, out)
+    outside = tmp_path / "outside"
+    outside.mkdir(mode=0o700)
+    (outside / f"{os.getpid()}.jsonl").write_bytes(b"")
+    _planted(outside, os.getpid())
+    install.state_root.mkdir(parents=True, exist_ok=True)
+    (install.state_root / "taps").symlink_to(outside)
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 3)])
+    spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+    dispatch(install)
+    assert len(out.read_text().splitlines()) >= 5  # delivered
+    assert (outside / f"{os.getpid()}.jsonl").read_bytes() == b""  # and nothing went out

@@ -59,3 +59,49 @@ def test_list_lint_and_settings_show_control_characters_as_text(install, layer):
         listed = json.loads(install.ways("sensors", "list", "--json").stdout)
         [evil] = [s for s in listed["sensors"] if s["name"] == "evil"]
         assert evil["description"].startswith(OSC_TITLE)  # --json keeps the value exact
+
+
+def test_colour_codes_from_content_are_text_too_in_lint_and_tap_pretty(install, tmp_path):
+    """Only `paint`'s own colour codes pass: a colour code in a rule's name (lint) or in
+    a record (`tap --pretty`) reached the terminal as colour. The tap is a real
+    `ways sensors tap` process, the records come through the real dispatcher."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from .conftest import payload
+    from .evidence.runs import audited, dispatch
+    from .helpers import spool_directly
+
+    install.sensor("x", 'rules:\n  "\\e[31mr":\n    sections: [tool_call]\n')
+    r = install.ways("sensors", "lint")
+    assert_escaped(r)
+    assert "\\u001b[31mr" in r.stdout
+    install.sensor("x", "enabled: false\nrules: {}\n")
+
+    out = tmp_path / "audit.jsonl"
+    audited(install, out)
+    ways = str(Path(sys.executable).parent / "ways")
+    tap = subprocess.Popen(
+        [ways, "sensors", "tap", "audit", "--pretty"], env=install.env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        taps = install.state_root / "taps"
+        end = time.monotonic() + 30
+        while not list(taps.glob("*.tap")) and time.monotonic() < end:
+            time.sleep(0.05)
+        prompt = payload("UserPromptSubmit")
+        prompt["prompt"] = f"{ESC}[31mred {OSC_TITLE}{CLEAR}"
+        spool_directly(install, [("SessionStart", payload("SessionStart"))])
+        spool_directly(install, [("UserPromptSubmit", prompt)])
+        spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+        dispatch(install)
+        time.sleep(1.0)  # the tap reads every POLL
+    finally:
+        tap.send_signal(signal.SIGINT)
+        shown, err = tap.communicate(timeout=30)
+    assert_escaped(subprocess.CompletedProcess([], 0, shown, err))
+    assert b"\\u001b[31mred" in shown and b"\\u001b]2;pwned-title" in shown

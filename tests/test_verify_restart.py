@@ -45,6 +45,13 @@ def test_a_session_resumed_after_its_ledger_entry_went_is_a_restart_not_an_inser
     assert got["ok"] and c["restarts"] == [again] and c["last"] == TOTAL
     r = install.ways("sensors", "verify", str(out), "--rule", "chained/all")
     assert r.returncode == 0, r.stdout + r.stderr
+    # signed too: each run is a tree of its own under the session's origin (it was
+    # reported as `differs` and `fork`)
+    key = json.loads(install.ways("keys", "show", "--json").stdout)["verifier_key"]
+    r = install.ways("sensors", "verify", str(out), "--key", key, "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    trees = json.loads(r.stdout)["evidence"]["trees"]
+    assert [(t["run"], t["signed_size"]) for t in trees] == [(0, TOTAL), (1, TOTAL)]
 
     # tampering after the restart is still found
     text = out.read_text().splitlines(keepends=True)

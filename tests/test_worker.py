@@ -89,3 +89,59 @@ def test_retry_after_is_waited_for_and_never_hammered(tmp_path):
         assert 3.0 <= first <= 3.0 * JITTER and 7.0 <= second <= 7.0 * JITTER
     finally:
         server.close()
+
+
+def test_a_save_that_fails_leaves_cursor_chain_and_tree_as_they_were(tmp_path):
+    """A full disk at the commit (the cursor log's append fails: ENOSPC, at the
+    filesystem seam) must leave the cursor, its chain head and the rule's tree as they
+    were: the batch is collected again, and what the consumer (a real loopback server)
+    received verifies with `ways sensors verify --key` (a tree one batch behind its
+    cursor made an untouched file look edited)."""
+    import errno
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ways_sensors.evidence.keys import Keyring
+
+    server = Server("accept")
+    try:
+        worker, journal, _ = _worker(
+            tmp_path, {"http": {"url": server.url}}, chain=True, batch={"max_records": 1}
+        )
+        real, failed = worker.cursors.save, []
+
+        def full_disk(rid, st, batch):
+            if st.get("pending") and not failed:
+                failed.append(st["rule_seq"])
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(rid, st, batch)
+
+        worker.cursors.save = full_disk
+        _add(journal, "a", "b", "c")
+        try:
+            worker.step()
+            raise AssertionError("the save did not fail")
+        except OSError:
+            worker._rewind()  # as the worker's loop does after an error
+        while worker.step():
+            pass
+        assert failed == [1]
+    finally:
+        server.close()
+    sent = [r for b in server.bodies for r in (b if isinstance(b, list) else [b])]
+    lines = [json.dumps(r) for r in sent]
+    assert sum('"checkpoint"' in x for x in lines) == 3
+    copy = tmp_path / "received.jsonl"
+    copy.write_text("\n".join(lines) + "\n")
+    root = Keyring(worker.session.layout).root()
+    assert root is not None
+    ways = str(Path(sys.executable).parent / "ways")
+    r = subprocess.run(
+        [ways, "sensors", "verify", str(copy), "--key", root.vkey, "--json"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    evidence = json.loads(r.stdout)["evidence"]
+    assert evidence["ok"] and evidence["trees"][0]["signed_size"] == 3

@@ -305,6 +305,24 @@ def test_placeholders_variables_where_paths_and_config_keys(install, tmp_path):
     assert "dispatch_idle_seconds" not in r.stdout  # a known key
 
 
+def test_lint_checks_the_witness_and_the_epoch_length(install):
+    """A bad witness URL or key, or `epoch_seconds: 1h`, turned the witness off or the
+    epoch length to its default without a word from lint."""
+    install.config(
+        "ways:\n  witness:\n    url: ftp://witness.example\n    key: nokey\n"
+        "  evidence:\n    epoch_seconds: 1h\n"
+    )
+    r = install.ways("sensors", "lint")
+    assert r.returncode == 3, r.stdout
+    assert "ways.witness: url must be http:// or https://" in r.stdout
+    assert "ways.evidence.epoch_seconds: a positive number of seconds, not '1h'" in r.stdout
+    install.config("ways:\n  witness: [{url: 'http://127.0.0.1:9', key: 'x+1+AA'}]\n")
+    r = install.ways("sensors", "lint")
+    assert r.returncode == 3 and "ways.witness[0]: key:" in r.stdout
+    install.config("ways:\n  evidence:\n    epoch_seconds: 600\n")
+    assert install.ways("sensors", "lint").returncode == 0
+
+
 def test_check_targets_connects_runs_nothing_and_sends_nothing(install, tmp_path):
     import socket
 

@@ -186,21 +186,41 @@ def checkpoint_body(note: str) -> tuple[str, int, bytes, list[str]]:
     return origin, int(size), raw, lines[3:]
 
 
-def key_chain(root_vkey: str, certificates: list[str]) -> list[bytes]:
-    """Epoch public keys proven from the root: each key certificate (a checkpoint of the
-    key log, whose leaves are the 32-byte public keys) is signed by the key before it,
-    names the next key in its one extension line and has the key log's root."""
+def key_tree(root_vkey: str, certificates: list[str]) -> dict[int, bytes]:
+    """Epoch public keys proven from the root, as docs/evidence.md describes the key
+    tree: the root signs the spine certificate (16 keys s0..s15); key s<h> is the root
+    of a complete 4-ary tree of height h whose leaves are the epochs from (4^h - 1) / 3
+    on; each certificate is a checkpoint `<name>/keys/<node>` signed under the key name
+    `<name>/keys` by that node's key, listing its children's keys (`key <base64>`),
+    with their RFC 6962 tree as its root. A node with h digits is a leaf."""
     name, _, kind, public = parse_vkey(root_vkey)
     assert kind == 1
-    keys = [public]
-    by_size = {checkpoint_body(c)[1]: c for c in certificates}
-    while len(keys) + 1 in by_size:
-        cert = by_size[len(keys) + 1]
-        origin, size, root, ext = checkpoint_body(cert)
-        assert origin == name + "/keys"
-        assert signed_by(cert, origin, keys[-1]), f"certificate {size} not signed by key {size - 2}"
-        assert len(ext) == 1 and ext[0].startswith("next ")
-        _, _, _, nxt = parse_vkey(ext[0][5:])
-        assert mth([*keys, nxt]) == root
-        keys.append(nxt)
-    return keys
+    by_origin: dict[str, list[str]] = {}
+    for c in certificates:
+        by_origin.setdefault(checkpoint_body(c)[0], []).append(c)
+
+    def children_of(node: str, signer: bytes) -> list[bytes]:
+        valid = set()
+        for cert in by_origin.get(f"{name}/keys/{node}", []):
+            _, size, root, ext = checkpoint_body(cert)
+            if not signed_by(cert, f"{name}/keys", signer):
+                continue
+            keys = [base64.b64decode(x.removeprefix("key "), validate=True) for x in ext]
+            assert all(x.startswith("key ") for x in ext) and size == len(keys)
+            assert mth(keys) == root
+            valid.add(tuple(keys))
+        assert len(valid) <= 1, f"two certificates of {node}"
+        return list(valid.pop()) if valid else []
+
+    epochs: dict[int, bytes] = {}
+    todo = [(f"s{h}", h, 0, k) for h, k in enumerate(children_of("spine", public))]
+    while todo:
+        node, height, index, key = todo.pop()
+        h = int(node[1:].split("-")[0])
+        if height == 0:  # a leaf: the epochs before s<h>, and its place among them
+            epochs[(4**h - 1) // 3 + index] = key
+            continue
+        sep = "-" if "-" not in node else ""
+        for i, child in enumerate(children_of(node, key)):
+            todo.append((f"{node}{sep}{i}", height - 1, index * 4 + i, child))
+    return epochs

@@ -4,9 +4,12 @@ calls, one real dispatcher run to its exit, the root key as `ways keys show` pri
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
 
 from ..conftest import payload
 from ..helpers import SID
@@ -41,3 +44,21 @@ def root_vkey(install) -> str:
     r = install.ways("keys", "show", "--json")
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)["verifier_key"]
+
+
+def private_keys_under(root):
+    """Every file anywhere under the state root that loads as a private key."""
+    found = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as f:
+                data = f.read()
+            try:
+                key = serialization.load_pem_private_key(data, None)
+            except (ValueError, TypeError):
+                try:
+                    key = serialization.load_der_private_key(data, None)
+                except (ValueError, TypeError):
+                    continue
+            found.append((os.path.join(folder, name), key))
+    return found

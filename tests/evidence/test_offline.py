@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ways_sensors.evidence import merkle, note
+from ways_sensors.evidence import keytree, merkle, note
 from ways_sensors.evidence.keys import Keyring
 from ways_sensors.pipeline import chain
 
@@ -33,12 +33,12 @@ def trusting(install):
         keys = install.state_root / "keys"
         try:
             root = (keys / "root.vkey").read_text()
-            certs = note.split_notes((keys / "certs").read_text())
+            certs = [c.read_text() for c in (keys / "nodes").glob("*.cert")]
         except OSError:
             return None
         if not origin.startswith(root.split("+")[0] + "/"):
             return None
-        return [(origin, k) for k in ind.key_chain(root, certs)]
+        return [(origin, k) for k in ind.key_tree(root, certs).values()]
 
     return trust
 
@@ -110,14 +110,18 @@ def test_another_root_key_proves_nothing(witnessed):
     assert r.returncode == 2 and "`ways keys show`" in r.stderr
 
 
-def reseal(install, out: Path, edit_seq: int) -> None:
+def reseal(install, out: Path, edit_seq: int, extra: tuple[int, ...] = ()) -> None:
     """The strongest same-user attack: edit one record, re-chain everything after it,
     re-sign every checkpoint with the key the state root holds now, and rewrite the
-    stored head to match. Only signatures of earlier epochs are out of reach."""
+    stored head to match. Only signatures of earlier epochs are out of reach. `extra`:
+    sizes at which the attacker adds checkpoints of their own, after the record that
+    ends each, in between the real ones."""
     keys_dir = install.state_root / "keys"
-    [pem] = keys_dir.glob("epoch-*.pem")  # the only private key left: the current one
+    ring = Keyring(install.layout)
+    epoch = ring.epoch()
+    pem = keys_dir / f"key-{keytree.path(epoch)[-1]}.pem"  # the current epoch's key
     current = note.Signer(serialization.load_pem_private_key(pem.read_bytes(), None))
-    certs = note.split_notes((keys_dir / "certs").read_text())  # public: the newest too
+    certs = ring.path_certificates(epoch)  # public: the newest too
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     next(r for r in lines if r["section"] == "checkpoint")["keys"] = certs
     prev, leaves, rewritten = chain.GENESIS, [], []
@@ -131,7 +135,7 @@ def reseal(install, out: Path, edit_seq: int) -> None:
             rec["consistency"]["proof"] = [note.b64(h) for h in tree.consistency_proof(old, size)]
             if "leaves" in rec:  # unsigned: the attacker makes them match too
                 rec["leaves"] = note.b64(b"".join(leaves[old:size]))
-            rec["epoch"] = int(pem.name.split("-")[1].split(".")[0])
+            rec["epoch"] = epoch
         else:
             if rec["rule_seq"] == edit_seq:
                 rec["data"]["input"]["command"] = "echo nothing to see"
@@ -139,6 +143,16 @@ def reseal(install, out: Path, edit_seq: int) -> None:
             prev = chain.seal(rec, prev)
             leaves.append(bytes.fromhex(prev))
         rewritten.append(json.dumps(rec))
+        if rec["section"] != "checkpoint" and len(leaves) in extra:
+            size, tree = len(leaves), merkle.Tree(leaves)
+            origin = f"{root_vkey(install).split('+')[0]}/audit/all/{SID}"
+            cp = note.checkpoint(origin, size, tree.root(size))
+            own = {"schema": "ways.sensor.checkpoint/1", "section": "checkpoint",
+                   "sensor": "audit", "rule": "all", "session_id": SID, "epoch": epoch,
+                   "checkpoint": str(note.Note(cp.text, [current.sign(cp.text, origin)])),
+                   "consistency": {"from": size - 1, "proof": []}, "keys": [],
+                   "leaves": note.b64(leaves[-1])}  # fmt: skip
+            rewritten.append(json.dumps(own))
     out.write_text("\n".join(rewritten) + "\n")
     ledger = install.state_root / "ledger" / f"{SID}.json"
     doc = json.loads(ledger.read_text())
@@ -244,6 +258,13 @@ def test_the_first_record_that_differs_is_named_exactly_inside_a_batch(install, 
     assert code == 3 and (first["kind"], first["rule_seq"]) == ("differs", 6)
     assert "one of rule_seq 6..10" in first["message"]  # the batch that holds the edit
 
+    # the attacker's own checkpoints in between the trusted ones (re-signed after T,
+    # agreeing with the rewritten records) must not move the search past rule_seq 8
+    reseal(install, out, edit_seq=8, extra=(8, 9))
+    code, data = ways_verify(install, str(out), "--key", vkey, "--checkpoints", str(copy))
+    first = data["evidence"]["breaks"][0]
+    assert code == 3 and (first["kind"], first["rule_seq"]) == ("differs", 8), first
+
     # the leaves must rebuild the signed root: forged ones are not believed
     forged = [json.loads(x) for x in copy.read_text().splitlines()]
     for r in forged:
@@ -252,3 +273,52 @@ def test_the_first_record_that_differs_is_named_exactly_inside_a_batch(install, 
     copy.write_text("".join(json.dumps(r) + "\n" for r in forged))
     code, data = ways_verify(install, str(out), "--key", vkey, "--checkpoints", str(copy))
     assert code == 3 and data["evidence"]["breaks"][0]["rule_seq"] == 6
+
+
+def test_a_line_over_the_cap_is_never_held_whole_by_verify_key(tmp_path, monkeypatch):
+    """`verify --key` read a whole line before checking its length (a 600 MB line took
+    1,246 MiB). Now it reads as the chain check does: a line over the cap (1 MiB here,
+    the seam) is skipped in chunks; its memory stays near the cap, not the line."""
+    import tracemalloc
+
+    from ways_sensors.evidence import offline
+    from ways_sensors.verify import read
+
+    monkeypatch.setattr(read, "LINE_CAP", 1 << 20)
+    rec = {"section": "tool_call", "seq": 1, "session_id": "s", "sensor": "a", "rule": "r",
+           "rule_seq": 1}  # fmt: skip
+    chain.seal(rec, chain.GENESIS)
+    path = tmp_path / "long.jsonl"
+    with open(path, "wb") as f:
+        f.write(b'{"pad": "' + b"x" * (40 << 20) + b'"}\n')
+        f.write(json.dumps(rec).encode() + b"\n")
+    root = note.Signer(Ed25519PrivateKey.generate()).verifier("r")
+    tracemalloc.start()
+    try:
+        result = offline.verify([str(path)], root)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak  # the line is 40 MiB
+    assert [(b.kind, b.line) for b in result.breaks] == [("unsigned", 2)]  # the record read
+
+
+def test_a_deleted_sessions_file_is_a_break_with_all_present(witnessed, tmp_path):
+    """The session's whole file is gone; the witness's checkpoints for it are in hand:
+    listed as absent (exit 0) by default, a `missing` break with --all-present."""
+    install, out, elsewhere, w = witnessed
+    vkey = root_vkey(install)
+    out.unlink()  # the whole session's file
+    other = tmp_path / "another-day.jsonl"  # what is left to verify
+    other.write_text("")
+    held = tmp_path / "held-elsewhere.txt"  # the witness's notes, `ways keys chain` kept
+    held.write_text(elsewhere.read_text() + "\n" + install.ways("keys", "chain").stdout)
+    args = (str(other), "--key", vkey, "--checkpoints", str(held))
+    code, data = ways_verify(install, *args, "--witness-key", w.vkey)
+    assert code == 0 and len(data["evidence"]["absent"]) == 1, data
+    code, data = ways_verify(install, *args, "--witness-key", w.vkey, "--all-present")
+    [brk] = data["evidence"]["breaks"]
+    assert code == 3 and brk["kind"] == "missing" and brk["session_id"] == SID
+    assert "sign 8 records; the files hold none" in brk["message"]
+    human = install.ways("sensors", "verify", *args, "--all-present")
+    assert human.returncode == 3 and "not proven (missing)" in human.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..conftest import payload
 from ..helpers import SID, set_pending, spool_directly
 from . import independent as ind
-from .runs import audited, calls, dispatch, root_vkey
+from .runs import audited, calls, dispatch, private_keys_under, root_vkey
 
 
 def run_session(install, out: Path) -> None:
@@ -32,8 +32,8 @@ def test_the_independent_verifier_accepts_a_real_sessions_checkpoints(install, t
     leaves = [bytes.fromhex(r["chain"]["hash"]) for r in records]
 
     vkey = root_vkey(install)
-    keys = ind.key_chain(vkey, [c for cp in cps for c in cp["keys"]])
-    assert len(keys) == 3  # the root, and a new key for each dispatcher run
+    keys = ind.key_tree(vkey, [c for cp in cps for c in cp["keys"]])
+    assert {1, 3} <= set(keys)  # a new key for each dispatcher run
     name = vkey.split("+")[0]
     prev_size, prev_root = 0, ind.sha256(b"")
     epochs = []
@@ -41,7 +41,7 @@ def test_the_independent_verifier_accepts_a_real_sessions_checkpoints(install, t
         origin, size, root, ext = ind.checkpoint_body(cp["checkpoint"])
         assert origin == f"{name}/audit/all/{SID}" and ext == []
         assert ind.signed_by(cp["checkpoint"], origin, keys[cp["epoch"]])
-        others = [k for e, k in enumerate(keys) if e != cp["epoch"]]
+        others = [k for e, k in keys.items() if e != cp["epoch"]]
         assert not any(ind.signed_by(cp["checkpoint"], origin, k) for k in others)
         assert root == ind.mth(leaves[:size])
         proof = [ind.base64.b64decode(h) for h in cp["consistency"]["proof"]]
@@ -50,14 +50,19 @@ def test_the_independent_verifier_accepts_a_real_sessions_checkpoints(install, t
         assert cp["last_rule_seq"] == records[size - 1]["rule_seq"]
         prev_size, prev_root = size, root
         epochs.append(cp["epoch"])
-    assert epochs == sorted(epochs) and set(epochs) == {1, 2}
+    # a new key at each run's start (1, 3), and one at each exit (2: destroyed unused)
+    assert epochs == sorted(epochs) and set(epochs) == {1, 3}
     assert prev_size == len(records)  # the records end where the last checkpoint says
     for i, leaf in enumerate(leaves):  # every record is in the last signed tree
         assert ind.verify_inclusion(leaf, i, prev_size, ind.path(i, leaves), prev_root)
-    # the second run's first checkpoint carried the new epoch's certificate in-band
-    first_of_run2 = next(cp for cp in cps if cp["epoch"] == 2)
-    assert len(first_of_run2["keys"]) == 1
-    assert ind.checkpoint_body(first_of_run2["keys"][0])[1] == 3  # the key log at size 3
+    # the first checkpoint carried epoch 1's path (the spine, then s1's children: epoch
+    # 3 is epoch 1's sibling), so the second run's carried no certificate again
+    assert [ind.checkpoint_body(c)[0] for c in cps[0]["keys"]] == [
+        f"{name}/keys/spine",
+        f"{name}/keys/s1",
+    ]
+    first_of_run2 = next(cp for cp in cps if cp["epoch"] == 3)
+    assert first_of_run2["keys"] == []
 
 
 def test_a_session_killed_between_commit_and_leaves_keeps_its_tree(install, tmp_path):
@@ -81,3 +86,30 @@ def test_a_session_killed_between_commit_and_leaves_keeps_its_tree(install, tmp_
     last = [r for r in lines if r["section"] == "checkpoint"][-1]
     _, size, root, _ = ind.checkpoint_body(last["checkpoint"])
     assert size == len(leaves) == 14 and root == ind.mth(leaves)
+
+
+def test_after_a_session_ends_no_key_file_can_sign_as_its_epochs(install, tmp_path):
+    """A dispatcher that exits destroys the key that signed its checkpoints: every file
+    under the state root that loads as a private key is tried, and none signs as an
+    epoch that signed the session (a later key can only sign as a later epoch, which
+    the checkpoints' epochs never go back to)."""
+    out = tmp_path / "audit.jsonl"
+    audited(install, out, batch="{max_records: 3}")
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 5)])
+    spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+    dispatch(install)
+    cps = [json.loads(x) for x in out.read_text().splitlines()]
+    cps = [r for r in cps if r["section"] == "checkpoint"]
+    keys = ind.key_tree(root_vkey(install), [c for cp in cps for c in cp["keys"]])
+    signing = {cp["epoch"]: keys[cp["epoch"]] for cp in cps}
+    assert signing  # the session was signed
+    found = private_keys_under(install.state_root)
+    assert found  # the later epochs' keys are there: none of them may sign as these
+    origin = ind.checkpoint_body(cps[-1]["checkpoint"])[0]
+    forged = f"{origin}\n9\n{ind.base64.b64encode(bytes(32)).decode()}\n"
+    for path, key in found:
+        sig = key.sign(forged.encode())
+        for epoch, public in signing.items():
+            kid = ind.ed25519_key_id(origin, public)
+            note = f"{forged}\n{ind.EM_DASH} {origin} {ind.base64.b64encode(kid + sig).decode()}\n"
+            assert not ind.signed_by(note, origin, public), f"{path} signs as epoch {epoch}"

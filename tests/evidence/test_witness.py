@@ -8,6 +8,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ways_sensors.evidence import merkle, note, witness
 
+from ..servers import Server
 from . import independent as ind
 from .witness_server import Witness
 
@@ -89,3 +90,36 @@ def test_the_config_takes_one_witness_or_a_list_and_says_what_it_refuses():
         }
     )
     assert ws == [] and len(problems) == 2 and "type 0x04" in problems[1]
+
+
+def test_a_witness_that_answers_a_byte_at_a_time_is_cut_off_at_the_deadline(install, tmp_path):
+    """The 5 s bound is a deadline for the whole answer, not a timeout per read: a real
+    dispatcher delivers every record and its checkpoint, cuts the witness off (it sees
+    the client hang up long before its answer is over), counts and logs the error."""
+    import json
+
+    from ..conftest import payload
+    from ..helpers import spool_directly
+    from .runs import audited, calls, dispatch
+
+    w = Witness("witness.test/w1", lambda origin: None)  # only for a cosigner key
+    slow = Server("trickle")  # its answer, a byte a second, would take 40 s
+    try:
+        config = install.root / "config" / "agent-ways" / "config.yaml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f"ways:\n  witness:\n    url: '{slow.url}'\n    key: '{w.vkey}'\n")
+        out = tmp_path / "audit.jsonl"
+        audited(install, out, batch="{max_records: 1}")
+        spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 3)])
+        spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+        dispatch(install)
+        assert slow.hung_up.wait(10)
+    finally:
+        slow.close()
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["rule_seq"] for r in rows if r["section"] != "checkpoint"] == [1, 2, 3, 4, 5]
+    assert sum(r["section"] == "checkpoint" for r in rows) == 5  # each batch still signed
+    log = [json.loads(x) for x in (install.state_root / "events.log").read_text().splitlines()]
+    errors = [e for e in log if e["kind"] == "evidence.witness_error"]
+    assert errors and errors[0]["detail"] == "deadline"
+    assert len(slow.requests) == 1  # then left alone: its backoff, not a wait per batch

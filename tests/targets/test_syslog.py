@@ -185,9 +185,11 @@ def test_a_stopped_rsyslog_is_retryable_and_a_restarted_one_gets_the_batch(rsysl
 
 def _server(behaviour: str):
     """A TCP receiver that misbehaves: `reset` closes at once without reading (the kernel
-    answers the unread bytes with a reset); `silent` reads everything, never closes."""
+    answers the unread bytes with a reset); `silent` reads everything, never closes;
+    `stalled` never reads and never closes. Returns what `silent` read, too."""
     listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
+    got = bytearray()
 
     def serve() -> None:
         conn, _ = listener.accept()
@@ -198,25 +200,45 @@ def _server(behaviour: str):
             return
         conn.settimeout(0.1)
         while not stop.is_set():
+            if behaviour == "stalled":
+                stop.wait(0.1)
+                continue
             try:
-                conn.recv(65536)
+                got.extend(conn.recv(65536))
             except TimeoutError:
                 pass
         conn.close()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    return listener, stop
+    return listener, stop, got
 
 
-@pytest.mark.parametrize(("behaviour", "cause"), [("reset", ERROR), ("silent", TIMEOUT)])
+BIG = [Item(RECORDS[0], LINES[0] + b" " * 200_000)] * 20  # more than socket buffers
+
+
+@pytest.mark.parametrize(("behaviour", "cause"), [("reset", ERROR), ("stalled", TIMEOUT)])
 def test_a_batch_counts_only_once_the_receiver_has_read_it(behaviour, cause):
-    listener, stop = _server(behaviour)
+    listener, stop, _ = _server(behaviour)
     try:
         spec = SyslogTarget(host="127.0.0.1", port=listener.getsockname()[1])
-        big = [Item(RECORDS[0], LINES[0] + b" " * 200_000)] * 20  # more than socket buffers
-        out = syslog.deliver(spec, big, CTX, time.monotonic() + 1.5)
+        out = syslog.deliver(spec, BIG, CTX, time.monotonic() + 1.5)
         assert (out.status, out.cause) == (RETRYABLE, cause), out
+    finally:
+        stop.set()
+        listener.close()
+
+
+def test_a_receiver_that_reads_everything_and_never_closes_gets_the_batch_once():
+    """It got the same batch at every attempt (one record 6 times in 30 s) and the rule
+    never moved on: once its TCP acknowledged every byte, the batch is accepted."""
+    listener, stop, got = _server("silent")
+    try:
+        spec = SyslogTarget(host="127.0.0.1", port=listener.getsockname()[1])
+        out = syslog.deliver(spec, BIG, CTX, time.monotonic() + 30)
+        assert out.status == ACCEPTED and out.detail == "acknowledged, not closed", out
+        want = b"".join(syslog.frame(syslog.message(spec, item)) for item in BIG)
+        assert bytes(got) == want  # read once, whole
     finally:
         stop.set()
         listener.close()

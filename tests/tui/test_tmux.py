@@ -115,3 +115,33 @@ def test_mode_and_delivery_on_screen_at_160_columns(install):
         t.keys("q")
     finally:
         t.close()
+
+
+def test_escape_sequences_in_sensor_files_never_drive_the_terminal(install):
+    """A sensor file's title-setting and screen-clearing sequences (its description, a
+    rule's command, an `allow`ed project's files alike) are drawn as text: the pane keeps
+    its title and the table stays on screen."""
+    esc, bel = "\\e", "\\a"
+    install.config(f"ways:\n  project_sensors: ['{install.project}']\n")  # allowed
+    install.sensor(
+        "evil",
+        f'description: "{esc}]2;PWNED-TITLE{bel}{esc}[2J{esc}[H"\n'
+        "rules:\n  calls:\n    sections: [tool_call]\n"
+        f'    dispatch: {{command: {{argv: ["logger", "{esc}]2;PWNED-TITLE{bel}{esc}[2J"]}}}}\n',
+        layer="project",
+    )
+    hostile = "\x1b]2;PWNED-TITLE\x07\x1b[2J\x1b[H"  # in a file's name: events.log, the tab
+    (install.project_sensors / f"bad{hostile}.yaml").write_text("rules: {}\n")
+    t = Tmux(install.env, install.project, (160, 40))
+    try:
+        t.wait_for("└ calls")
+        t.keys("Down")
+        t.keys("Down")
+        time.sleep(1.0)
+        screen = t.screen()
+        title = t.tmux("display-message", "-p", "-t", t.name, "#{pane_title}")
+        assert "PWNED-TITLE" not in title, title
+        assert "└ calls" in screen and "u001b" in screen, screen  # drawn, as text
+        t.keys("q")
+    finally:
+        t.close()

@@ -144,6 +144,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     ver.add_argument(
         "--witness-key", metavar="KEY", help="the latest checkpoints must be cosigned by it"
     )
+    ver.add_argument(
+        "--all-present",
+        action="store_true",
+        help="a session the checkpoints sign with no record in the files is a break",
+    )
     ver.add_argument("--json", action="store_true")
     for name, helptext in (
         ("copy", "copy a sensor to a new name (rules start disabled)"),

@@ -31,6 +31,10 @@ def run(args: argparse.Namespace) -> int:
 
         cat = load(args.project)
     problems = lint(cat, config=not args.paths)
+    if not args.paths:  # config.yaml's evidence keys, as the dispatcher would read them
+        from ..evidence import settings as evidence_settings
+
+        problems = evidence_settings.problems() + problems
     if args.check_targets:
         from ..config.lint import target_problems
 

@@ -20,7 +20,9 @@ def run(args: argparse.Namespace) -> int:
             hint="pip install 'ways-sensors[tui]'",
         ) from None
     from ..tui.app import SensorsApp
+    from ..tui.style import guard_terminal
 
+    guard_terminal()
     app = SensorsApp()
     app.run()
     return app.return_code or 0

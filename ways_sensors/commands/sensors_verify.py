@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
 def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
     """With --key: the signed checkpoints (evidence/offline.py), from the files alone."""
     if args.key is None:
-        if args.checkpoints or args.witness_key:
-            raise UsageError("--checkpoints and --witness-key need --key ROOTKEY")
+        if args.checkpoints or args.witness_key or args.all_present:
+            raise UsageError("--checkpoints, --witness-key and --all-present need --key ROOTKEY")
         return None
     from ..evidence import note, offline
     from ..verify.files import expand, siblings
@@ -135,7 +135,7 @@ def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
         raise UsageError("--key checks files: name them")
     named = expand(files)
     paths = list(dict.fromkeys([*named, *(s for p in named for s in siblings(p))]))
-    return offline.verify(paths, root, args.checkpoints, witness)
+    return offline.verify(paths, root, args.checkpoints, witness, args.all_present)
 
 
 def _print_evidence(proof: Any) -> None:
@@ -149,8 +149,8 @@ def _print_evidence(proof: Any) -> None:
     if proof.ok:
         line = (
             f"signed: {sum(len(t.leaves) for t in proof.trees)} records in "
-            f"{len(proof.trees)} tree(s) under {signed} checkpoint(s), keys certified from "
-            f"the root through epoch {proof.epochs - 1}"
+            f"{len(proof.trees)} tree(s) under {signed} checkpoint(s), signed by "
+            f"{proof.epochs} epoch key(s) proven from the root"
         )
         print(line + (f"; {cosigned} cosigned by the witness" if cosigned else ""))
     for origin in proof.absent:

@@ -113,7 +113,7 @@ def unset_variables(rule: LoadedRule) -> list[tuple[str, str, str]]:
     return out
 
 
-class _Lines:
+class Lines:
     """The (line, column) of a path in a file, its YAML read once per file."""
 
     def __init__(self) -> None:
@@ -134,10 +134,10 @@ class _Lines:
 
 
 def rule_warnings(
-    sensor: LoadedSensor, rule: LoadedRule, lines: _Lines | None = None
+    sensor: LoadedSensor, rule: LoadedRule, lines: Lines | None = None
 ) -> list[Problem]:
     out = []
-    lines = lines or _Lines()
+    lines = lines or Lines()
     here: list[str | int] = ["rules", rule.name]
 
     def warn(message: str, keys: list[str | int] | None = None) -> None:
@@ -185,7 +185,7 @@ def config_problems(path: str | None = None) -> list[Problem]:
     if problem or not config:
         return []  # the loader reports a broken config.yaml itself
     known = [tuple(k.split(".")) for k in CONFIG_KEYS]
-    lines = _Lines()
+    lines = Lines()
     out = []
 
     def walk(node: Any, keys: tuple[str, ...]) -> None:
@@ -213,7 +213,7 @@ def lint(cat: Catalog, config: bool = False) -> list[Problem]:
     (with `config`, the user's config.yaml keys first of all)."""
     problems = config_problems() if config else []
     problems += cat.problems
-    lines = _Lines()
+    lines = Lines()
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
             problems.extend(rule_warnings(sensor, rule, lines))
@@ -246,7 +246,7 @@ def target_problems(cat: Catalog, timeout: float = 3.0) -> list[Problem]:
     file target whose nearest existing folder is not writable, a command that is not an
     executable, an http/otlp endpoint that refuses a TCP connection (nothing is sent)."""
     out = []
-    lines = _Lines()
+    lines = Lines()
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
             why = _unreachable(rule, timeout)

@@ -9,6 +9,8 @@ every worker has passed.
 
 from __future__ import annotations
 
+import sys
+
 from .. import index
 from ..config import indexbuild, rules
 from ..state.session import Session
@@ -92,3 +94,11 @@ class Crew:
         everyone = self.everyone()
         keep = min((w.state["segment"] for w in everyone), default=self.journal.end[0])
         self.journal.drop_before(keep)
+
+    def retire_keys(self) -> None:
+        """At the dispatcher's exit: the evidence keys its workers signed with are
+        destroyed (evidence/sealer.py), so nothing left can sign as their epoch; nothing
+        is imported when no chained rule ran."""
+        sealer = sys.modules.get("ways_sensors.evidence.sealer")
+        if sealer is not None:
+            sealer.retire_keys()

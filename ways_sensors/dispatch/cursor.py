@@ -67,6 +67,18 @@ def load_cursor(
     return out
 
 
+def fork(st: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a cursor to make the next one in: until it is saved, the worker keeps
+    the old one, so a failed save (a full disk) leaves position, chain head and the
+    tree's size as they were (one commit point: a tree behind its cursor made an
+    untouched file look edited to `verify --key`). `tree` is the one nested dict
+    changed in place (evidence/sealer.py)."""
+    tree = st.get("tree")
+    if isinstance(tree, dict):
+        return {**st, "tree": {**tree, "witness": dict(tree.get("witness") or {})}}
+    return dict(st)
+
+
 def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
     """`line` when it is UTF-8; else (a lone surrogate passed through) the record
     ASCII-escaped, which parses back to the same record."""

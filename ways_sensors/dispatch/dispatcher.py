@@ -131,6 +131,7 @@ class Dispatcher(Building):
                 raise  # a state path refused (secure.py): the command says so in one line
         finally:
             self.spool.close()
+            self.crew.retire_keys()  # the key that signed this run's checkpoints goes
             metrics.tick(force=True)
         return 0
 

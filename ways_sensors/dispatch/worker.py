@@ -41,7 +41,7 @@ from ..state import counters, events, taps
 from ..state.session import Session
 from . import refinish
 from .collect import Collecting
-from .cursor import Batch, encode_batch, load_cursor
+from .cursor import Batch, encode_batch, fork, load_cursor
 from .journal import Clock, Journal
 from .ondemand import OnDemand
 from .readahead import ReadAhead
@@ -102,6 +102,8 @@ class Worker(Collecting, OnDemand):
         st = load_cursor(got, self.journal.end, head)
         if self.sealer is not None:
             self.sealer.restore(st)  # the rule's Merkle tree, as the cursor left it
+        if self.rule.spec.mode != "blocking":  # a kill before the last commit's counts
+            counters.uncounted(self.tally, s.id, st)
         self._save(st)
         return st
 
@@ -181,7 +183,7 @@ class Worker(Collecting, OnDemand):
     def _commit(self, b: Batch) -> None:
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
         atomic write (lazily when it only moves past records the rule does not take)."""
-        st = self.state
+        st = fork(self.state)  # self.state until saved (cursor.fork says why)
         if self.sealer is not None:  # the batch's leaves, and its signed checkpoint last
             cp = self.sealer.close_batch(b.records, st)
             if cp is not None:
@@ -191,23 +193,20 @@ class Worker(Collecting, OnDemand):
         st["rule_seq"], st["hash"] = b.rule_seq, b.hash
         st["pending"] = b.records or None
         st[refinish.KEY] = refinish.fingerprint(self.rule) if b.records else None
-        self.lines = b.lines or None
-        self.collecting = False
         if b.records or b.drops or new_segment or self.clock.now() - self.saved_at > POSITION_EVERY:
             try:
-                self._save()
+                self._save(st)
             except BaseException:
                 if self.sealer is not None:
-                    self.sealer.rollback(st)  # the batch is collected again
+                    self.sealer.rollback(self.state)  # the batch is collected again
                 raise
+        self.state, self.lines, self.collecting = st, b.lines or None, False
         if self.sealer is not None:
             self.sealer.persist()
-        if b.drops:
-            self.tally.count("drops", b.drops)
-        if b.numbered:
-            self.tally.count("dispatched", b.numbered)
-        if b.redactions:
-            self.tally.count("redactions", b.redactions)
+        done = {"dispatched": b.numbered, "drops": b.drops, "redactions": b.redactions}
+        counters.committed(
+            self.tally, self.session.id, None if self.redelivers else b.rule_seq, done
+        )
         self.tally.flush()  # with the commit, not on a timer: a kill must not lose them
 
     def _deliver_pending(self) -> None:

@@ -1,42 +1,46 @@
 """Epoch keys: the machine's forward-secure Ed25519 signing keys, in `<state>/keys/`.
 
-    keys/root.vkey          the root of trust: epoch 0's public key as a C2SP verifier
-                            key (`ways keys show`), written once, never changed
-    keys/certs              the key log's checkpoints (below), signed notes each
-                            followed by a blank line, appended; public
-    keys/epoch-<n>.pem      the current epoch's private key, PKCS#8 PEM, 0600; exactly
-                            one exists between operations
-    keys/keys.lock          flock'd: shared while signing, exclusive while rolling over
+    keys/root.vkey           the root of trust: the root key as a C2SP verifier key
+                             (`ways keys show`), written once, never changed
+    keys/nodes/<node>.cert   the key tree's certificates (keytree.py), one signed note
+                             per expanded node and `spine.cert`; written once each;
+                             public
+    keys/key-<node>.pem      the private key of each node of the key tree not yet
+                             expanded or used up, PKCS#8 PEM, 0600: the current epoch's
+                             leaf and the later subtrees' roots (a few per level)
+    keys/keys.lock           flock'd: shared while signing, exclusive while rolling over
 
-All four through secure.py (0700 folder, 0600 files, no links followed).
+All through secure.py (0700 folders, 0600 files, no links followed).
 
-The key log is an RFC 6962 tree whose leaf n is epoch n's 32-byte public key. Rolling
-over from epoch n to n+1: the new key is written, then epoch n's key signs the key
-log's checkpoint at size n+2 (origin `<name>/keys`, one extension line
-`next <verifier key of epoch n+1>`), the outgoing epoch's last signature; once that
-certificate is on disk the old private key is overwritten and unlinked. A verifier
-holding the root key walks the certificates in order: each must verify under the key
-before it, and its root must be the tree of the keys so far. So whoever takes the
-machine during epoch n holds only key n: no checkpoint of an earlier epoch can be
-signed again. (Overwriting cannot reach copies a copy-on-write or journalling file
-system, a backup or swap kept: docs/evidence.md says so.)
+The root key signs the spine certificate and is destroyed without ever touching the
+disk. Rolling over to epoch e (keytree.path(e)): each node on e's path that is not
+expanded yet makes its children's key files, writes its certificate (the commit
+point: a node with a certificate is expanded, whatever key file is left), then is
+destroyed; finally every key file whose epochs are all before e is destroyed (the
+previous leaf). Destroying overwrites the file with random bytes, flushes it and
+unlinks it. So whoever takes the machine during epoch e holds only e's key and keys
+of later epochs: no checkpoint of an earlier epoch can be signed again. (Overwriting
+cannot reach copies a copy-on-write or journalling file system, a backup or swap
+kept: docs/evidence.md says so.) The current epoch is the first epoch of the key file
+with the earliest epochs; every step reads one certificate per level, never the ones
+before: a rollover, a start and a path cost the same at epoch 10 as at 10,000.
 
-A SIGKILL at any point leaves a state `Keyring` repairs under the lock: the current
-epoch is the number of certificates; a key file of any other epoch is destroyed (an
-older one was certified away, a newer one was never certified).
+A key file is used only when its public key is the one its parent's certificate
+lists: a swapped, truncated or unreadable key is destroyed (`evidence.key_corrupt`,
+loud) and the rollover skips to the first epoch after that node's subtree, so a bad
+file never signs and never stops signing for good.
 
-Rollover: every dispatcher process rolls over before its first signature (a new key per
-session run, at least), and whenever the current key is older than
-`ways.evidence.epoch_seconds` (config.yaml; default 3600). `cryptography` is imported
-here, never on the hook's path; its `serialization` package (a cost at every
-dispatcher's start, with the RSA, DSA, DH, EC and SSH modules it loads:
-bench/RESULTS.md, 2026-12-03 13:20) only for a key file in another PEM form than the one
-written here (`_pem`, `_pkcs8_seed`).
+Rollover: every dispatcher process rolls over before its first signature (a new key
+per session run, at least), whenever the current key is older than
+`ways.evidence.epoch_seconds` (config.yaml; default 3600), and as it exits
+(`retire`: the key that signed its sessions is gone). `cryptography` is imported
+here, never on the hook's path; its `serialization` package (a cost of every
+dispatcher's start: bench/RESULTS.md) only for a key file in another PEM form than the
+one written here (pem.py, which also reads and writes keys without leaving copies in memory).
 """
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import hashlib
 import os
@@ -50,18 +54,19 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..state import events, secure
 from ..state.layout import Layout
-from . import merkle
-from .note import ED25519, Note, NoteError, Signer, Verifier, checkpoint, parse, parse_vkey
-from .note import verify as verify_note
+from . import keytree, pem
+from .note import ED25519, Note, NoteError, Signer, Verifier, parse, parse_checkpoint, parse_vkey
+from .pem import DEFAULT_EPOCH_SECONDS, epoch_seconds
+
+__all__ = ["DEFAULT_EPOCH_SECONDS", "KeyError_", "Keyring", "machine_name"]
 
 PREFIX = "ways.sensors"
-DEFAULT_EPOCH_SECONDS = 3600.0
-_PEM = re.compile(r"epoch-([0-9]{1,9})\.pem")
-_MAX_CERTS_FILE = 64 << 20
+_KEY = re.compile(r"key-(s[0-9]{1,2}(?:-[0-3]{1,15})?)\.pem")
+_MAX_CERT = 16 << 10
 
 
 class KeyError_(Exception):
-    """The key chain cannot sign: its current private key is gone or unreadable."""
+    """The key tree cannot sign: no usable key is left, or the folder is of another kind."""
 
 
 def machine_name(root_public: bytes) -> str:
@@ -70,42 +75,8 @@ def machine_name(root_public: bytes) -> str:
     return f"{PREFIX}/{hashlib.sha256(root_public).hexdigest()[:16]}"
 
 
-def certificate_text(name: str, publics: list[bytes]) -> str:
-    """The key log's checkpoint naming the last of `publics` (epoch len-1) as next."""
-    nxt = Verifier(name, ED25519, publics[-1])
-    cp = checkpoint(f"{name}/keys", len(publics), merkle.root_of(publics), [f"next {nxt.vkey}"])
-    return cp.text
-
-
-def walk(root: Verifier, certs: list[Note]) -> list[bytes]:
-    """The public keys of epochs 0..n that a chain of certificates proves from `root`
-    (in any order; duplicates allowed); stops at the first gap. A certificate that
-    does not verify raises NoteError."""
-    from .note import parse_checkpoint
-
-    name = machine_name(root.public)
-    by_size: dict[int, Note] = {}
-    for n in certs:
-        cp = parse_checkpoint(n.text)
-        if cp.origin == f"{name}/keys":
-            by_size.setdefault(cp.size, n)
-    publics = [root.public]
-    while len(publics) + 1 in by_size:
-        n = by_size[len(publics) + 1]
-        cp = parse_checkpoint(n.text)
-        signer = Verifier(f"{name}/keys", ED25519, publics[-1])
-        verify_note(n, [signer])
-        if len(cp.extensions) != 1 or not cp.extensions[0].startswith("next "):
-            raise NoteError(f"the key certificate at size {cp.size} names no next key")
-        nxt = parse_vkey(cp.extensions[0][5:])
-        if merkle.root_of([*publics, nxt.public]) != cp.root:
-            raise NoteError(f"the key certificate at size {cp.size} is not the key log's tree")
-        publics.append(nxt.public)
-    return publics
-
-
 class Keyring:
-    """The key chain of one state root. Thread-safe; several processes share it by flock."""
+    """The key tree of one state root. Thread-safe; several processes share it by flock."""
 
     def __init__(self, layout: Layout | None = None, epoch_seconds: float | None = None):
         self.layout = layout or Layout()
@@ -114,7 +85,7 @@ class Keyring:
         self._mutex = threading.Lock()
         self._signer: tuple[int, Signer] | None = None
         self._rolled = False  # this process rolled over once (a new key per session run)
-        self._certs: tuple[tuple[int, int, int], list[Note]] | None = None  # by stat
+        self._certs: dict[str, tuple[Note, list[bytes]]] = {}  # written once: cached
         self._root: Verifier | None = None
         self._lock_fd: int | None = None
         self._fd_mutex = threading.Lock()
@@ -125,15 +96,15 @@ class Keyring:
     def _path(self, name: str) -> str:
         return f"{self.dir}/{name}"
 
-    def _read(self, name: str, cap: int = _MAX_CERTS_FILE) -> str | None:
+    def _read(self, name: str, cap: int = _MAX_CERT) -> str | None:
         try:
             fd = secure.open_private(self._path(name), os.O_RDONLY, self.layout.root)
         except FileNotFoundError:
             return None
         with os.fdopen(fd, "rb") as f:
-            return f.read(cap).decode("utf-8")
+            return f.read(cap).decode("utf-8", "replace")
 
-    def _write_new(self, name: str, data: bytes) -> None:
+    def _write_new(self, name: str, data: bytes | bytearray) -> None:
         fd = secure.open_private(
             self._path(name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, self.layout.root
         )
@@ -145,20 +116,18 @@ class Keyring:
         finally:
             os.close(fd)
 
-    def _append(self, name: str, data: bytes) -> None:
-        fd = secure.open_private(
-            self._path(name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, self.layout.root
-        )
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    def _write_cert(self, node: str, note: Note) -> None:
+        """A certificate, whole or not at all (a temporary file renamed into place)."""
+        secure.ensure_private_dir(self._path("nodes"), self.layout.root)
+        tmp = f"nodes/.{node}.tmp"
+        self._write_new(tmp, str(note).encode())
+        secure.check_replaceable(self._path(f"nodes/{node}.cert"), self.layout.root)
+        os.rename(self._path(tmp), self._path(f"nodes/{node}.cert"))
 
     def key_files(self) -> list[str]:
         """Every private key file in the folder (for `destroy` and for tests)."""
         try:
-            return sorted(n for n in os.listdir(self.dir) if _PEM.fullmatch(n))
+            return sorted(n for n in os.listdir(self.dir) if _KEY.fullmatch(n))
         except FileNotFoundError:
             return []
 
@@ -198,7 +167,7 @@ class Keyring:
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
-    # --- the chain -----------------------------------------------------------------------
+    # --- the tree ------------------------------------------------------------------------
 
     def root(self) -> Verifier | None:
         if self._root is None:  # written once, never changed
@@ -206,96 +175,172 @@ class Keyring:
             self._root = parse_vkey(text) if text else None
         return self._root
 
-    def certificates(self) -> list[Note]:
-        """The certificates, parsed again only when the file changed (it only grows)."""
-        from .note import split_notes
+    def certificate(self, node: str) -> tuple[Note, list[bytes]] | None:
+        """A node's certificate ("spine" for the root's) and the keys it lists, as
+        stored (checked against the root by `ways sensors verify`, not here)."""
+        cached = self._certs.get(node)
+        if cached is None:
+            text = self._read(f"nodes/{node}.cert")
+            if text is None:
+                return None
+            try:
+                n = parse(text)
+                cached = (n, keytree.certified_keys(parse_checkpoint(n.text), node))
+            except NoteError:
+                return None
+            self._certs[node] = cached
+        return cached
 
-        try:
-            st = os.stat(self._path("certs"))
-            stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
-        except FileNotFoundError:
-            return []
-        cached = self._certs
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        text = self._read("certs") or ""
-        certs = [parse(n) for n in split_notes(text)]
-        self._certs = (stamp, certs)
-        return certs
+    def path_certificates(self, epoch: int) -> list[str]:
+        """The certificates that prove epoch `epoch`'s key from the root, spine first."""
+        out = []
+        for node in ["spine", *keytree.path(epoch)[:-1]]:
+            cert = self.certificate(node)
+            if cert is None:
+                raise KeyError_(f"the key certificate of {node} is missing")
+            out.append(str(cert[0]))
+        return out
+
+    def new_certificates(self, since: int, epoch: int) -> list[str]:
+        """The certificates of epoch `epoch`'s path a consumer that holds epoch `since`'s
+        path (-1: none) lacks: after the first, mostly none (a sibling leaf) or one."""
+        have = set(self.path_certificates(since)) if since >= 0 else set()
+        return [c for c in self.path_certificates(epoch) if c not in have]
 
     def chain_text(self) -> str:
-        """The certificates as stored: the form `--checkpoints` and consumers take."""
-        return self._read("certs") or ""
+        """Every certificate as stored, each followed by a blank line: the form
+        `--checkpoints` takes (`ways keys chain`)."""
+        try:
+            names = sorted(os.listdir(self._path("nodes")))
+        except FileNotFoundError:
+            return ""
+        notes = [self._read(f"nodes/{n}") for n in names if n.endswith(".cert")]
+        return "".join(t + "\n" for t in notes if t)
+
+    def public_of(self, node: str) -> bytes | None:
+        """The public key a node's parent certified for it."""
+        parent, index = ("spine", int(node[1:])) if "-" not in node else (node[:-1], int(node[-1]))
+        if parent.endswith("-"):
+            parent = parent[:-1]
+        cert = self.certificate(parent)
+        return cert[1][index] if cert is not None else None
+
+    def _files(self) -> list[str]:
+        return [m.group(1) for n in self.key_files() if (m := _KEY.fullmatch(n))]
 
     def epoch(self) -> int:
-        return len(self.certificates())
+        """The current epoch: the first epoch of the key file with the earliest epochs."""
+        nodes = self._files()
+        return min(keytree.span(n)[0] for n in nodes) if nodes else -1
 
     def ensure(self) -> Verifier:
-        """The root key, made (epoch 0) when the state root has none."""
+        """The root key, made (with the spine, epoch 0's key among it) when the state
+        root has none."""
         root = self.root()
         if root is not None:
             return root
         with self._locked(True):
             root = self.root()
             if root is None:
-                key = Ed25519PrivateKey.generate()
+                if os.path.exists(self._path("certs")):
+                    raise KeyError_("keys/ holds a linear key chain of an older version")
                 for stale in self.key_files():  # a kill before root.vkey was written
                     self.destroy(stale)
-                self._write_new("epoch-0.pem", _pem(key))
+                key = Ed25519PrivateKey.generate()  # never written: it signs once
                 public = key.public_key().public_bytes_raw()
-                root = Verifier(machine_name(public), ED25519, public)
+                name = machine_name(public)
+                spine = [self._new_key(f"s{h}") for h in range(keytree.SPINE)]
+                publics = [k.public_key().public_bytes_raw() for k in spine]
+                text = keytree.certificate_text(name, "spine", publics)
+                sig = Signer(key).sign(text, keytree.signer_name(name))
+                self._write_cert("spine", Note(text, [sig]))
+                root = Verifier(name, ED25519, public)
                 self._write_new("root.vkey", (root.vkey + "\n").encode())
                 events.log("evidence.root_key_created", key_id=root.id.hex())
         return root
 
-    def _repair(self, epoch: int) -> None:
-        """Under the exclusive lock: destroy every key file but the current epoch's."""
-        for name in self.key_files():
-            if name != f"epoch-{epoch}.pem":
-                self.destroy(name)
+    def _checked(self, node: str) -> Signer | None:
+        """A node's key when its file holds the key its parent certified; else the file
+        is destroyed, loudly, and None."""
+        want = self.public_of(node)
+        try:
+            signer = self._load(node)
+            why = "" if signer.public == want else "not the certified key"
+        except (KeyError_, ValueError, UnicodeError, OSError) as exc:
+            why = type(exc).__name__
+        if not why:
+            return signer
+        events.log("evidence.key_corrupt", node=node, error=why or "unreadable")
+        try:
+            self.destroy(f"key-{node}.pem")
+        except OSError:
+            pass
+        return None
 
-    def _load(self, epoch: int) -> Signer:
-        text = self._read(f"epoch-{epoch}.pem", 64 << 10)
-        if text is None:
-            raise KeyError_(f"the private key of epoch {epoch} is missing")
-        seed = _pkcs8_seed(text)
-        if seed is not None:
-            key: object = Ed25519PrivateKey.from_private_bytes(seed)
-        else:  # another PEM form of a key (not one this module wrote)
-            from cryptography.hazmat.primitives import serialization
+    def _expand(self, node: str) -> bool:
+        """Make a node's children, certify them, destroy the node; False when its key
+        is unusable (destroyed: the caller skips its subtree)."""
+        root = self.root()
+        assert root is not None
+        signer = self._checked(node)
+        if signer is None:
+            return False
+        kids = [self._new_key(child) for child in keytree.children(node)]
+        publics = [k.public_key().public_bytes_raw() for k in kids]
+        text = keytree.certificate_text(root.name, node, publics)
+        self._write_cert(node, Note(text, [signer.sign(text, keytree.signer_name(root.name))]))
+        self.destroy(f"key-{node}.pem")
+        return True
 
-            key = serialization.load_pem_private_key(text.encode(), password=None)
-        if not isinstance(key, Ed25519PrivateKey):
-            raise KeyError_(f"the key of epoch {epoch} is not an Ed25519 key")
-        return Signer(key)
+    def _reach(self, epoch: int) -> str | None:
+        """Expand the tree down to epoch `epoch`'s leaf; the node whose subtree must be
+        skipped when a key on the way is unusable (None: the leaf is ready)."""
+        for node in keytree.path(epoch)[:-1]:
+            if self.certificate(node) is not None:  # expanded (a kill may leave its file)
+                if os.path.exists(self._path(f"key-{node}.pem")):
+                    self.destroy(f"key-{node}.pem")
+                continue
+            if not os.path.exists(self._path(f"key-{node}.pem")) or not self._expand(node):
+                return node
+        leaf = keytree.path(epoch)[-1]
+        return None if self._checked(leaf) is not None else leaf
 
-    def rollover(self) -> int:
-        """Start a new epoch: certify a new key with the current one, then destroy the
-        current one. Returns the new epoch."""
-        root = self.ensure()
+    def rollover(self, to: int | None = None) -> int:
+        """Start a new epoch (the next one, or `to` when later: the benchmarks and tests
+        reach 10,000 epochs so): reach its leaf, then destroy every key of an earlier
+        epoch. Returns the new epoch."""
+        self.ensure()
         with self._locked(True):
-            certs = self.certificates()
-            epoch = len(certs)
-            self._repair(epoch)
-            old = self._load(epoch)
-            publics = walk(root, certs)
-            if len(publics) != epoch + 1:
-                raise KeyError_("the key certificates do not chain from the root key")
-            new = Ed25519PrivateKey.generate()
-            self._write_new(f"epoch-{epoch + 1}.pem", _pem(new))
-            publics.append(new.public_key().public_bytes_raw())
-            text = certificate_text(root.name, publics)
-            sig = old.sign(text, f"{root.name}/keys")
-            self._append("certs", (str(Note(text, [sig])) + "\n").encode())
-            self.destroy(f"epoch-{epoch}.pem")
+            target = max(self.epoch() + 1, to or 0)
+            while True:
+                if target >= keytree.first(keytree.SPINE):
+                    raise KeyError_("the key tree has no epoch left")
+                skip = self._reach(target)
+                if skip is None:
+                    break
+                target = keytree.span(skip)[1]
+            for node in self._files():
+                if keytree.span(node)[1] <= target:
+                    self.destroy(f"key-{node}.pem")
+            leaf = keytree.path(target)[-1]
+            os.utime(self._path(f"key-{leaf}.pem"))  # the epoch's age starts now
             self._signer = None
-            events.log("evidence.rollover", epoch=epoch + 1)
-            return epoch + 1
+            events.log("evidence.rollover", epoch=target)
+            return target
+
+    def retire(self) -> None:
+        """A dispatcher's exit: roll over, so the key that signed its sessions is gone."""
+        if self._rolled:
+            with self._mutex:
+                self.rollover()
 
     def _max_age(self) -> float:
         if self.epoch_seconds is None:  # config.yaml's, read once per process
             self.epoch_seconds = epoch_seconds()
         return self.epoch_seconds
+
+    def _leaf(self, epoch: int) -> str:
+        return keytree.path(epoch)[-1]
 
     def signer(self) -> tuple[int, Signer]:
         """The current epoch and its key, rolling over first when this process has not
@@ -306,13 +351,18 @@ class Keyring:
                 self.rollover()
             epoch = self.epoch()
             try:
-                age = time.time() - os.stat(self._path(f"epoch-{epoch}.pem")).st_mtime
-            except FileNotFoundError:
-                age = 0.0
+                age = time.time() - os.stat(self._path(f"key-{self._leaf(epoch)}.pem")).st_mtime
+            except (FileNotFoundError, ValueError):
+                age = float("inf")  # no leaf: roll over to one
             if age > self._max_age():
                 epoch = self.rollover()
             if self._signer is None or self._signer[0] != epoch:
-                self._signer = (epoch, self._load(epoch))
+                self._signer = None  # the retired key is not kept while the new one loads
+                signer = self._checked(self._leaf(epoch))
+                if signer is None:
+                    epoch = self.rollover()
+                    signer = self._load(self._leaf(epoch))
+                self._signer = (epoch, signer)
             return self._signer
 
     def sign(self, text: str, name: str) -> tuple[int, Note]:
@@ -323,46 +373,21 @@ class Keyring:
             now = self.epoch()
             if now != epoch:  # another process rolled over meanwhile
                 with self._mutex:
-                    self._signer = (now, self._load(now))
+                    self._signer = None
+                    self._signer = (now, self._load(self._leaf(now)))
                 epoch, signer = self._signer
             return epoch, Note(text, [signer.sign(text, name)])
 
+    def _load(self, node: str) -> Signer:
+        try:
+            return Signer(pem.load(self._path(f"key-{node}.pem"), self.layout.root))
+        except FileNotFoundError:
+            raise KeyError_(f"the private key of {node} is missing") from None
+        except pem.NotEd25519:
+            raise KeyError_(f"the key of {node} is not an Ed25519 key") from None
 
-# An Ed25519 key's PKCS#8 (RFC 8410) DER is this prefix and the 32-byte seed: its PEM is
-# what cryptography writes for it (serialization.PrivateFormat.PKCS8, no encryption)
-PKCS8_ED25519 = bytes.fromhex("302e020100300506032b657004220420")
-PEM_HEAD, PEM_TAIL = "-----BEGIN PRIVATE KEY-----\n", "\n-----END PRIVATE KEY-----\n"
-
-
-def _pem(key: Ed25519PrivateKey) -> bytes:
-    body = base64.b64encode(PKCS8_ED25519 + key.private_bytes_raw()).decode()
-    return (PEM_HEAD + body + PEM_TAIL).encode()
-
-
-def _pkcs8_seed(text: str) -> bytes | None:
-    """The seed of a key file exactly as `_pem` writes it; None for any other text."""
-    if not (text.startswith(PEM_HEAD) and text.endswith(PEM_TAIL)):
-        return None
-    try:
-        der = base64.b64decode(text[len(PEM_HEAD) : -len(PEM_TAIL)], validate=True)
-    except ValueError:
-        return None
-    if len(der) != len(PKCS8_ED25519) + 32 or not der.startswith(PKCS8_ED25519):
-        return None
-    return der[len(PKCS8_ED25519) :]
-
-
-def epoch_seconds() -> float:
-    """`ways.evidence.epoch_seconds` from config.yaml (a positive number), else 3600."""
-    from ..config.layers import read_config
-
-    try:
-        config, _ = read_config()
-    except Exception:
-        return DEFAULT_EPOCH_SECONDS
-    node = config.get("ways") if isinstance(config, dict) else None
-    node = node.get("evidence") if isinstance(node, dict) else None
-    value = node.get("epoch_seconds") if isinstance(node, dict) else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return DEFAULT_EPOCH_SECONDS
+    def _new_key(self, node: str) -> Ed25519PrivateKey:
+        key, body = pem.generate()
+        self._write_new(f"key-{node}.pem", body)
+        pem.wipe(body)
+        return key

@@ -9,8 +9,9 @@ after another, each followed by a blank line).
 
 The checks, each a break with its kind:
 
-    key          a key certificate that does not verify under the key before it, or is
-                 not the key log's tree
+    key          a key certificate that does not verify under its parent key, is not
+                 the tree of the keys it lists, or two different certificates of one
+                 node (keytree.py)
     signature    a checkpoint signed by no key certified from the root, or whose known
                  key's signature fails
     witness      (--witness-key) a tree whose latest checkpoint carries no valid
@@ -24,6 +25,8 @@ The checks, each a break with its kind:
     truncated    a checkpoint covers more records than the files hold
     unsigned     records after the last checkpoint of their tree (no signature covers
                  them)
+    missing      (--all-present) a tree whose checkpoints verify and whose records the
+                 files do not hold at all (a deleted session's file)
 
 Consistency between successive checkpoints follows from each root matching the
 records' tree at its size; where the records are absent (a tree the files do not
@@ -39,8 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..state.layout import rule_label
-from . import merkle
-from .keys import walk
+from . import keytree, merkle
 from .note import (
     COSIGNATURE_V1,
     ED25519,
@@ -58,7 +60,7 @@ __all__ = ["Break", "Result", "read_key", "verify"]
 @dataclass
 class Result:
     root: Verifier
-    epochs: int  # keys certified from the root (the root included)
+    epochs: int  # epoch keys the certificates prove from the root
     trees: list[Tree]
     breaks: list[Break]
     absent: list[str]  # origins with checkpoints and no record in the files
@@ -88,18 +90,20 @@ def verify(
     root: Verifier,
     checkpoints: str | None = None,
     witness: Verifier | None = None,
+    all_present: bool = False,
 ) -> Result:
+    """`all_present`: a tree whose checkpoints verify from the root and whose records
+    the files do not hold is a break (`missing`), not only listed as absent: a deleted
+    session's file, seen from a witness's store or the machine's own record of it."""
     r = Reader(root)
     for path in files:
         r.file(path)
     if checkpoints:
         r.checkpoints_file(checkpoints)
     breaks = list(r.breaks)
-    try:
-        publics = walk(root, r.certs)
-    except NoteError as exc:
-        breaks.append(Break("key", f"a key certificate does not verify: {exc}"))
-        publics = [root.public]
+    certs = [(n, parse_checkpoint(n.text)) for n in r.certs]
+    publics, problems = keytree.epoch_keys(root, r.prefix[:-1], certs)
+    breaks += [Break("key", f"a key certificate does not verify: {p}") for p in problems]
     absent: list[str] = []
     for seen in r.notes:
         _sign_check(seen, publics, breaks)
@@ -110,24 +114,44 @@ def verify(
         if not sensor or not rule or not sid or "/" in sid:
             breaks.append(Break("signature", f"{seen.where}: an origin that names no tree"))
             continue
-        r.tree(sensor, rule, sid).checkpoints.append(seen)
-    for t in sorted(r.trees.values(), key=lambda t: t.origin):
+        _run_of(r, seen, sensor, rule, sid).checkpoints.append(seen)
+    for t in sorted(r.trees.values(), key=lambda t: (t.origin, t.run)):
         if not t.leaves:
-            absent.append(t.origin)
+            if t.origin not in absent:
+                absent.append(t.origin)
+                signed = [c.size for c in t.checkpoints if c.epoch is not None]
+                if all_present and signed:
+                    msg = f"{t.origin}: checkpoints sign {max(signed)} records; the files hold none"
+                    breaks.append(Break("missing", msg, session_id=t.session_id))
             continue
         _check_tree(t, breaks, witness)
-    trees = [t for t in sorted(r.trees.values(), key=lambda t: t.origin) if t.leaves]
+    trees = [t for t in sorted(r.trees.values(), key=lambda t: (t.origin, t.run)) if t.leaves]
     return Result(root, len(publics), trees, breaks, absent, r.foreign)
+
+
+def _run_of(r: Reader, seen: Seen, sensor: str, rule: str, sid: str) -> Tree:
+    """The run of its tree a checkpoint belongs to: the one its file had reached, else
+    (a note from --checkpoints) the run whose records have its root at its size, else
+    the latest. A session resumed after its ledger entry was pruned numbers its records
+    anew (verify/links.py: a restart): each run is a tree of its own, under one origin."""
+    if seen.run is not None:
+        return r.tree(sensor, rule, sid, seen.run)
+    runs = r.runs_of(f"{r.prefix}{sensor}/{rule}/{sid}")
+    for t in runs:
+        ordered = [t.leaves[s].hash for s in sorted(t.leaves)]
+        if 0 < seen.size <= len(ordered) and merkle.root_of(ordered[: seen.size]) == seen.root:
+            return t
+    return runs[-1] if runs else r.tree(sensor, rule, sid)
 
 
 def seen_origin(seen: Seen, prefix: str) -> tuple[str, str, str]:
     return parse_checkpoint(seen.note.text).origin[len(prefix) :].partition("/")
 
 
-def _sign_check(seen: Seen, publics: list[bytes], breaks: list[Break]) -> None:
+def _sign_check(seen: Seen, publics: dict[int, bytes], breaks: list[Break]) -> None:
     """Which certified epoch key signed it (under the origin as key name)."""
     origin = parse_checkpoint(seen.note.text).origin
-    keys = {Verifier(origin, ED25519, p).id: (e, p) for e, p in enumerate(publics)}
+    keys = {Verifier(origin, ED25519, p).id: (e, p) for e, p in publics.items()}
     for sig in seen.note.signatures:
         found = keys.get(sig.id) if sig.name == origin else None
         if found is None:
@@ -188,12 +212,13 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
             x for x in seen.note.signatures if (x.name, x.id, x.data) not in known
         ]
         other.leaves = other.leaves or seen.leaves
+        other.trusted = other.trusted or seen.trusted
     sizes = sorted(by_size)
     held = [s for s in sizes if s <= tree.size]
     wrong = [s for s in held if any(c.root != tree.root(s) for c in by_size[s])]
     if wrong:
         size = wrong[0]
-        prev = max((s for s in held if s < size), default=0)
+        prev = max((s for s in _agreed(held, by_size) if s < size), default=0)
         seen = next(c for c in by_size[size] if c.root != tree.root(size))
         first = ordered[prev]
         exact = _first_differing(ordered, prev, seen, by_size[size])
@@ -241,6 +266,17 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         breaks.append(Break("unsigned", msg, after.file, after.line, after.rule_seq, sid))
     if witness is not None:
         _witnessed(t, {s: by_size[s][0] for s in sizes}, sizes, witness, breaks)
+
+
+def _agreed(held: list[int], by_size: dict[int, list[Seen]]) -> list[int]:
+    """The sizes the files are known to agree with up to: with checkpoints from elsewhere
+    (`--checkpoints`: the trusted copy), only those sizes it holds, signed by a key
+    proven from the root. The files' own checkpoints can be an attacker's, signed after
+    T in between the trusted ones: they must not move the search past the first
+    record that differs."""
+    if not any(c.trusted for s in held for c in by_size[s]):
+        return held
+    return [s for s in held if any(c.trusted and c.epoch is not None for c in by_size[s])]
 
 
 def _first_differing(ordered: list[Leaf], prev: int, seen: Seen, copies: list[Seen]) -> Leaf | None:

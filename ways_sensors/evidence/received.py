@@ -6,7 +6,7 @@ another, each followed by a blank line, as a witness or another consumer kept th
 
 Nothing here trusts what it reads: a note is only parsed (its signatures are offline.py's
 to check), a line that is no record is left to the chain check, and every read is
-bounded (MAX_LINE per line, MAX_CHECKPOINTS_FILE for --checkpoints).
+bounded (verify/read.py's LINE_CAP per line, MAX_CHECKPOINTS_FILE for --checkpoints).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..pipeline.chain import GENESIS
 from .keys import machine_name
 from .note import (
     ED25519,
@@ -30,7 +31,6 @@ from .note import (
     split_notes,
 )
 
-MAX_LINE = 64 << 20
 MAX_CHECKPOINTS_FILE = 256 << 20
 
 
@@ -73,6 +73,8 @@ class Seen:
     root: bytes = b""
     epoch: int | None = None
     leaves: tuple[int, list[bytes]] | None = None  # (from, the batch's leaves): unproven
+    run: int | None = None  # the run of its tree its file had reached (None: a loose note)
+    trusted: bool = False  # from --checkpoints: what another consumer or a witness holds
 
 
 @dataclass
@@ -84,6 +86,7 @@ class Tree:
     leaves: dict[int, Leaf] = field(default_factory=dict)
     checkpoints: list[Seen] = field(default_factory=list)
     cosigned: int = 0
+    run: int = 0  # a session resumed after its ledger entry was pruned numbers anew: run 1
 
     def as_json(self) -> dict[str, Any]:
         sizes = sorted({c.size for c in self.checkpoints})
@@ -97,6 +100,7 @@ class Tree:
             "signed_size": sizes[-1] if sizes else 0,
             "epochs": sorted({c.epoch for c in self.checkpoints if c.epoch is not None}),
             "cosigned": self.cosigned,
+            "run": self.run,
         }
 
 
@@ -117,9 +121,13 @@ def read_key(value: str, kind: int) -> Verifier:
 
 
 def _records(path: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    """Each line that is a JSON object; a line over the chain check's cap is skipped in
+    chunks, never held whole (verify/read.py: the same cap, the same reader)."""
+    from ..verify.read import bounded_lines
+
     with open(path, "rb") as f:
-        for n, line in enumerate(f, 1):
-            if len(line) > MAX_LINE or not line.strip():
+        for n, line in bounded_lines(f):
+            if line is None or not line.strip():
                 continue
             try:
                 obj = json.loads(line.decode("utf-8", "surrogatepass"))
@@ -142,18 +150,33 @@ class Reader:
     def __init__(self, root: Verifier) -> None:
         self.root = root
         self.prefix = machine_name(root.public) + "/"
-        self.trees: dict[str, Tree] = {}
+        self.trees: dict[tuple[str, int], Tree] = {}  # (origin, run)
+        self.runs: dict[str, int] = {}  # each origin's latest run in the files
         self.certs: list[Note] = []
         self.notes: list[Seen] = []
         self.breaks: list[Break] = []
         self.foreign = 0
 
-    def tree(self, sensor: str, rule: str, sid: str) -> Tree:
+    def tree(self, sensor: str, rule: str, sid: str, run: int | None = None) -> Tree:
+        """A tree, in its latest run unless `run` says which."""
         origin = f"{self.prefix}{sensor}/{rule}/{sid}"
-        t = self.trees.get(origin)
+        run = self.runs.get(origin, 0) if run is None else run
+        t = self.trees.get((origin, run))
         if t is None:
-            t = self.trees[origin] = Tree(origin, sensor, rule, sid)
+            t = self.trees[(origin, run)] = Tree(origin, sensor, rule, sid, run=run)
         return t
+
+    def runs_of(self, origin: str) -> list[Tree]:
+        return [t for (o, _), t in sorted(self.trees.items()) if o == origin]
+
+    def _restarted(self, t: Tree, seq: int, link: dict[str, Any], h: bytes) -> Tree:
+        """A record numbered 1 anew from the chain's start, not a copy of the run's first
+        (as verify/links.py's chain check judges it): the tree's next run."""
+        first = t.leaves.get(1)
+        if seq != 1 or link.get("prev") != GENESIS or first is None or first.hash == h:
+            return t
+        self.runs[t.origin] = t.run + 1
+        return self.tree(t.sensor, t.rule, t.session_id)
 
     def file(self, path: str, records: bool = True) -> None:
         """A file a consumer kept; `records` False: only its checkpoint records count
@@ -164,6 +187,9 @@ class Reader:
                 seen = self._note(rec.get("checkpoint"), where, path, n)
                 if seen is not None:
                     seen.leaves = _leaves(rec, seen.size)
+                    origin = parse_checkpoint(seen.note.text).origin
+                    seen.run = self.runs.get(origin, 0) if records else None
+                    seen.trusted = not records
                 for cert in rec.get("keys") or ():
                     self._note(cert, where, path, n)
                 continue
@@ -179,7 +205,9 @@ class Reader:
             names = [rec.get(k) for k in ("sensor", "rule", "session_id")]
             if not all(isinstance(x, str) and x and "/" not in x for x in names):
                 continue
-            t = self.tree(*(str(x) for x in names))
+            sensor, rule, sid = (str(x) for x in names)
+            assert isinstance(link, dict)  # h is its hash
+            t = self._restarted(self.tree(sensor, rule, sid), seq, link, h)
             t.leaves.setdefault(seq, Leaf(seq, h, path, n, rec.get("seq", 0) is None))
 
     def checkpoints_file(self, path: str) -> None:
@@ -191,7 +219,9 @@ class Reader:
             self.file(path, records=False)
             return
         for text in split_notes(data.decode("utf-8", "replace")):
-            self._note(text, f"{path} (checkpoints)", path, None)
+            seen = self._note(text, f"{path} (checkpoints)", path, None)
+            if seen is not None:
+                seen.trusted = True
 
     def _note(self, text: Any, where: str, path: str, line: int | None) -> Seen | None:
         if not isinstance(text, str):
@@ -204,7 +234,7 @@ class Reader:
                 Break("signature", f"{where}: not a signed checkpoint: {exc}", path, line)
             )
             return None
-        if cp.origin == self.prefix + "keys":
+        if cp.origin.startswith(self.prefix + "keys/"):
             self.certs.append(n)
         elif cp.origin.startswith(self.prefix):
             seen = Seen(n, where, cp.size, cp.root)

@@ -14,8 +14,9 @@ The checkpoint record (outside the chain: no `chain`, no `rule_seq`; docs/record
      "epoch": the key epoch that signed it,
      "checkpoint": the C2SP signed note (tlog-checkpoint; witness cosignatures added),
      "consistency": {"from": the previous checkpoint's size, "proof": [base64, ...]},
-     "keys": [the key certificates this tree's consumer has not been sent yet: all of
-              them from the root on at the tree's first checkpoint, then any new epoch's],
+     "keys": [the key certificates this tree's consumer has not been sent yet: the
+              epoch key's path from the root (keytree.py) at the tree's first
+              checkpoint, then those of a new epoch's path it lacks],
      "leaves": base64 of the batch's leaves (32 bytes each, from `consistency.from` to
                the tree's size), when there are at most LEAVES_MAX: unsigned, yet a
                verifier that rebuilds the signed root from them holds the leaves that
@@ -54,6 +55,17 @@ SCHEMA = "ways.sensor.checkpoint/1"
 LEAVES_MAX = 512  # a batch's leaves ride in its checkpoint up to this many (22 KB base64)
 WITNESS_BACKOFF = 30.0  # seconds a failed witness is left alone (its old size is kept)
 _keyrings: dict[str, Keyring] = {}  # one per state root and process: one rollover per run
+
+
+def retire_keys() -> None:
+    """A dispatcher's exit: every key this process signed with is destroyed (each of its
+    keyrings rolls over), so no file left can sign as the epoch its sessions' checkpoints
+    were signed in. Never raises: counted in events.log instead."""
+    for ring in _keyrings.values():
+        try:
+            ring.retire()
+        except Exception as exc:
+            events.log("evidence.retire_failed", error=type(exc).__name__)
 
 
 def keyring(layout: Layout) -> Keyring:
@@ -244,10 +256,8 @@ class Sealer:
         origin = self.origin
         cp = checkpoint(origin, size, self.tree.root())
         epoch, note = self.keys.sign(cp.text, origin)
-        # certificate i certifies epoch i + 1: the consumer holds those up to the epoch of
-        # this tree's previous checkpoint (none before its first)
-        sent = max(int(tree.get("epoch", -1)), 0)
-        new_keys = [str(c) for c in self.keys.certificates()[sent:epoch]]
+        # the consumer holds the path of the epoch of this tree's previous checkpoint
+        new_keys = self.keys.new_certificates(int(tree.get("epoch", -1)), epoch)
         self._witness(note, tree)
         tree["epoch"] = epoch
         self._note = str(note)
@@ -273,6 +283,7 @@ class Sealer:
     def _witness(self, note: Note, tree: dict[str, Any]) -> None:
         sizes = tree.setdefault("witness", {})
         now = time.monotonic()
+        deadline = now + self.timeout  # one for all of this checkpoint's requests
         for w in self.witnesses:
             if self.resting.get(w.url, 0.0) > now:
                 continue
@@ -280,13 +291,18 @@ class Sealer:
             if old > self.tree.size:
                 old = 0
             answer = witness.add_checkpoint(
-                w, old, self.tree.consistency_proof(old, self.tree.size), note, self.timeout
+                w,
+                old,
+                self.tree.consistency_proof(old, self.tree.size),
+                note,
+                self.timeout,
+                deadline,
             )
             if answer.status == "conflict":
                 theirs = answer.size
                 if theirs is not None and 0 < theirs <= self.tree.size and theirs != old:
                     proof = self.tree.consistency_proof(theirs, self.tree.size)
-                    answer = witness.add_checkpoint(w, theirs, proof, note, self.timeout)
+                    answer = witness.add_checkpoint(w, theirs, proof, note, self.timeout, deadline)
                 resolved = answer.status == "cosigned"  # its history is this tree's
                 self.tally.count("witness_resyncs" if resolved else "witness_conflicts")
                 events.log(

@@ -22,12 +22,23 @@ logged (`evidence.witness_conflict`), shown by `ways status`. When the witness's
 one this tree has, the request is made once more from it (a consistent witness then
 cosigns; a forked one refuses again). Anything else is a failure, counted
 (`witness_errors`) and logged; the checkpoint goes out without that cosignature.
+
+A checkpoint's requests to all witnesses share one deadline (TIMEOUT, or the rule's
+timeout when shorter): a witness that sends its answer a byte at a time is cut off at
+it (`deadline`), so no witness holds a rule's records back longer. http.client, not
+httpx: its socket is there to shut down when the deadline comes.
 """
 
 from __future__ import annotations
 
+import http.client
+import socket
+import ssl
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..plain import Frozen, Plain
 from .note import (
@@ -41,7 +52,7 @@ from .note import (
     signature_line,
 )
 
-TIMEOUT = 5.0  # seconds for one request; a rule's own timeout caps it further
+TIMEOUT = 5.0  # seconds for all of one checkpoint's requests; a rule's timeout caps it
 MAX_RESPONSE = 64 << 10
 MAX_PROOF = 63  # the spec's limit on proof lines
 
@@ -114,25 +125,26 @@ def request_body(old: int, proof: Sequence[bytes], note: Note) -> bytes:
 
 
 def add_checkpoint(
-    w: Witness, old: int, proof: Sequence[bytes], note: Note, timeout: float = TIMEOUT
+    w: Witness,
+    old: int,
+    proof: Sequence[bytes],
+    note: Note,
+    timeout: float = TIMEOUT,
+    deadline: float | None = None,
 ) -> Answer:
-    """One add-checkpoint request; never raises for what the network or witness does."""
-    import httpx
-
+    """One add-checkpoint request, over in `timeout` seconds at most in all (or at the
+    monotonic `deadline`, when sooner): a witness that answers a byte at a time is cut
+    off there, not after a timeout per read. Never raises for what the network or
+    witness does."""
+    end = time.monotonic() + timeout
+    end = end if deadline is None else min(end, deadline)
     try:
-        body = request_body(old, proof, note)
-        with (
-            httpx.Client(timeout=timeout, follow_redirects=False) as client,
-            client.stream("POST", w.url + "/add-checkpoint", content=body) as resp,
-        ):
-            data = b""
-            for chunk in resp.iter_bytes():
-                data += chunk
-                if len(data) > MAX_RESPONSE:
-                    return Answer("error", [], detail="response too large")
-            status, ctype = resp.status_code, resp.headers.get("content-type", "")
-    except (httpx.HTTPError, OSError, ValueError) as exc:
-        return Answer("error", [], detail=type(exc).__name__)
+        status, ctype, data = _post(w.url + "/add-checkpoint", request_body(old, proof, note), end)
+    except _TooLarge:
+        return Answer("error", [], detail="response too large")
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        late = time.monotonic() >= end
+        return Answer("error", [], detail="deadline" if late else type(exc).__name__)
     if status == 409:
         text = data.decode("ascii", "replace").strip()
         size = int(text) if text.isdigit() and len(text) < 20 else None
@@ -141,6 +153,57 @@ def add_checkpoint(
     if status != 200:
         return Answer("error", [], detail=f"HTTP {status}")
     return _cosigned(w, data, note)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _post(url: str, body: bytes, end: float) -> tuple[int, str, bytes]:
+    """POST `body`; (status, content type, body). Each socket operation is bounded by
+    the time left, and a timer shuts the socket down at `end`, which ends a read in
+    progress however slowly the bytes come. Redirects are not followed."""
+    u = urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError("a witness URL is http:// or https://")
+    left = end - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("deadline")
+    conn: http.client.HTTPConnection
+    if u.scheme == "https":
+        ctx = ssl.create_default_context()
+        conn = http.client.HTTPSConnection(u.hostname, u.port, timeout=left, context=ctx)
+    else:
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=left)
+    try:
+        conn.connect()
+        left = end - time.monotonic()
+        if left <= 0 or conn.sock is None:
+            raise TimeoutError("deadline")
+        timer = threading.Timer(left, _cut, (conn.sock,))
+        timer.daemon = True
+        timer.start()
+        try:
+            path = (u.path or "/") + (f"?{u.query}" if u.query else "")
+            conn.request("POST", path, body=body, headers={"Content-Type": "text/plain"})
+            resp = conn.getresponse()
+            data = resp.read(MAX_RESPONSE + 1)
+        finally:
+            timer.cancel()
+        if len(data) > MAX_RESPONSE:
+            raise _TooLarge
+        if time.monotonic() >= end:  # cut off: what was read may be short
+            raise TimeoutError("deadline")
+        return resp.status, resp.getheader("content-type") or "", data
+    finally:
+        conn.close()
+
+
+def _cut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed
 
 
 def _cosigned(w: Witness, data: bytes, note: Note) -> Answer:

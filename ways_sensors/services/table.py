@@ -6,7 +6,9 @@ whatever repository was cloned, and an escape sequence in them (a pane title, a
 cleared screen, OSC 52 writing the clipboard) must reach the terminal as text, not as
 a command, even from a project that is not allowed. Each C0 control but newline and
 tab, DEL and each C1 control becomes `\\u00XX`, which is also how JSON spells it, so
-`--json` output parses to the same values. Only the colour codes `paint` writes pass.
+`--json` output parses to the same values. Only the colour codes `paint` writes pass,
+recognised by a mark content cannot hold (a colour code inside a record or a rule's
+name is escaped like any other control).
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_PAINT = re.compile("\x1b\\[(?:0|1|2|31|32|33)m")  # the codes `paint` writes, whole
+# `paint`'s codes carry a mark no content can hold (random, per process, and made of
+# characters `printable` escapes): Escaping passes a marked code, without its mark, and
+# escapes every other control, a colour code from a record or a sensor file included
+_MARK = "\x00" + os.urandom(8).hex() + "\x00"
+_PAINT = re.compile(re.escape(_MARK) + "(\x1b\\[(?:0|1|2|31|32|33)m)")
 
 
 def _u(m: re.Match[str]) -> str:
@@ -48,11 +54,8 @@ class Escaping(io.TextIOBase):
 
     def write(self, s: str) -> int:
         if _CONTROL.search(s):
-            parts = _PAINT.split(s)
-            codes = _PAINT.findall(s)
-            out = [printable(parts[0])]
-            for code, part in zip(codes, parts[1:], strict=True):
-                out += [code, printable(part)]
+            parts = _PAINT.split(s)  # text, code, text, code, ..., text
+            out = [printable(p) if i % 2 == 0 else p for i, p in enumerate(parts)]
             self.raw.write("".join(out))
         else:
             self.raw.write(s)
@@ -94,7 +97,7 @@ def paint(text: str, colour: str, stream: TextIO | None = None) -> str:
     codes = {"red": "31", "yellow": "33", "green": "32", "dim": "2", "bold": "1"}
     if not use_colour(stream):
         return text
-    return f"\x1b[{codes[colour]}m{text}\x1b[0m"
+    return f"{_MARK}\x1b[{codes[colour]}m{text}{_MARK}\x1b[0m"
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

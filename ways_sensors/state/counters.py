@@ -56,6 +56,53 @@ def add(rid: str, deltas: dict[str, int], layout: Layout | None = None) -> None:
     update_json_locked(layout.counters(rid), change)
 
 
+MARKS = 64  # sessions whose last counted commit a rule's file remembers (the latest)
+
+
+def committed(tally: Tally, sid: str, seq: int | None, counts: dict[str, int]) -> None:
+    """A committed batch's counts (dispatched, drops, redactions), added once: with the
+    commit's mark (the session and the cursor's rule_seq after it), atomically, so a
+    kill between the cursor's save and this leaves the mark behind the cursor, and the
+    next worker's `uncounted` adds them; a mark at or past `seq` adds nothing. `seq`
+    None (a blocking rule's retries, numbered by the hook): counted in the tally."""
+    counts = {k: v for k, v in counts.items() if v}
+    if seq is None:
+        for kind, n in counts.items():
+            tally.count(kind, n)
+        return
+    layout = tally.layout or Layout()
+
+    def change(totals: dict[str, Any]) -> bool:
+        node = totals.get("marks")
+        marks: dict[str, Any] = node if isinstance(node, dict) else {}
+        if int(marks.get(sid, 0)) >= seq:
+            return False  # counted before a kill
+        for k, v in counts.items():
+            totals[k] = int(totals.get(k, 0)) + v
+        marks.pop(sid, None)
+        marks[sid] = seq  # the latest last: the oldest go first
+        totals["marks"] = dict(list(marks.items())[-MARKS:])
+        return True
+
+    secure.ensure_private_dir(layout.counters_dir(), layout.root)
+    update_json_locked(layout.counters(tally.rid), change)
+
+
+def uncounted(tally: Tally, sid: str, st: dict[str, Any]) -> None:
+    """At a worker's start: the commit that left the cursor's pending batch, when a kill
+    came before its counts (its mark is behind the cursor); never counted twice."""
+    data = read_state((tally.layout or Layout()).counters(tally.rid))
+    marks = data.get("marks") if isinstance(data, dict) else None
+    mark = marks.get(sid, 0) if isinstance(marks, dict) else 0
+    seq = st.get("rule_seq")
+    if not isinstance(seq, int) or not isinstance(mark, int) or seq <= mark:
+        return
+    recs = [r for r in st.get("pending") or () if isinstance(r.get("rule_seq"), int)]
+    recs = [r for r in recs if r["rule_seq"] > mark]
+    masked = sum(len(r.get("redactions") or ()) for r in recs)
+    committed(tally, sid, seq, {"dispatched": len(recs), "redactions": masked})
+
+
 def read_all(layout: Layout | None = None) -> dict[str, dict[str, int]]:
     """{rule key: totals} of every rule with counters."""
     folder = (layout or Layout()).counters_dir()
@@ -70,8 +117,8 @@ def read_all(layout: Layout | None = None) -> dict[str, dict[str, int]]:
         data = read_state(os.path.join(folder, name))
         if not isinstance(data, dict):
             continue
-        try:
-            out[name[:-5]] = {k: int(v) for k, v in data.items()}
+        try:  # `marks` is committed()'s bookkeeping, not a count
+            out[name[:-5]] = {k: int(v) for k, v in data.items() if k != "marks"}
         except (TypeError, ValueError):
             continue
     return out

@@ -37,6 +37,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+from . import secure
 from .layout import Layout
 
 LOOK_EVERY = 0.5  # seconds between looks at the taps folder, per dispatcher
@@ -59,18 +60,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _registered(where: str) -> dict[str, list[str]]:
-    """{data file: what it taps} of every live tap in `where`."""
+def _registered(where: str, root: str) -> dict[str, list[str]]:
+    """{data file: what it taps} of every live tap in `where`. The folder and each file
+    pass the state root's checks (secure.py) as every state path does: a linked folder
+    would send records outside the root, a FIFO would block the worker for good."""
     try:
+        secure.ensure_private_dir(where, root, create=False)
         names = os.listdir(where)
-    except OSError:
+    except (OSError, ValueError):
         return {}
     out = {}
     for name in names:
         if not name.endswith(".tap"):
             continue
         try:
-            with open(os.path.join(where, name), "rb") as f:
+            fd = secure.open_private(os.path.join(where, name), os.O_RDONLY, root)
+            with os.fdopen(fd, "rb") as f:
                 reg = json.loads(f.read(1 << 16))
             pid, rules = int(reg["pid"]), [str(r) for r in reg["rules"]]
         except (OSError, ValueError, KeyError, TypeError):
@@ -95,7 +100,8 @@ def offer(rule_id: str, lines: Sequence[bytes], state: str | None = None) -> Non
             with _lock:
                 looked, taps = _seen
                 if now - looked >= LOOK_EVERY:
-                    taps = _registered(folder(state))
+                    root = Layout(state).root
+                    taps = _registered(folder(root), root)
                     _seen = (now, taps)
         if not taps:
             return
@@ -109,8 +115,12 @@ def offer(rule_id: str, lines: Sequence[bytes], state: str | None = None) -> Non
 
 
 def _append(path: str, lines: Sequence[bytes]) -> bool:
-    """Append the lines; False when the tap's reader is TAP_CAP behind (dropped)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)  # never creates one
+    """Append the lines; False when the tap's reader is TAP_CAP behind, or its file is
+    refused by the state root's checks (dropped; secure.py logs the refusal)."""
+    try:  # never creates one; O_NONBLOCK and a regular file only (secure.py)
+        fd = secure.open_private(path, os.O_WRONLY | os.O_APPEND, path.rsplit("/", 2)[0])
+    except OSError:
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         if os.fstat(fd).st_size > TAP_CAP:

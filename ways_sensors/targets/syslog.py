@@ -1,24 +1,7 @@
 """The `syslog` target: each record as one RFC 5424 message, over TCP, TLS or UDP.
 
-    <PRI>1 TIMESTAMP HOSTNAME ways PROCID MSGID [ways@32473 ...] MSG
-
-PRI is the rule's `facility` (default `local0`) times 8 plus the severity: the rule's
-`severity`, or with `auto` (the default) the record's own (formats/severity.py: `err`
-for an error section, `warning` for a denied permission or a session end made up for a
-vanished client, `notice` for a failed tool call, `info` otherwise). TIMESTAMP is the
-record's timestamp; HOSTNAME this machine's name; APP-NAME `ways`; PROCID the
-delivering process; MSGID the section (`tool_call`, `session_start`, ...). One
-STRUCTURED-DATA element carries the record's identity:
-
-    [ways@32473 session_id="..." agent="claude-code" sensor="audit" rule="all"
-                rule_seq="3" seq="3" chain_hash="<64 hex>"]
-
-(`chain_hash` when the rule chains; `seq` absent on blocking rules' records). The SD-ID
-is `ways@32473`: 32473 is the Private Enterprise Number IANA reserves for examples (RFC
-5612), since ways has none of its own; receivers match on the whole SD-ID, which will
-not change. Parameter values escape `"`, `\\` and `]` with a backslash (RFC 5424 6.3.3).
-MSG is the record in the rule's `format` (`json`, the default; `ocsf`; `ecs`), one line
-of UTF-8 JSON without a BOM (MSG-ANY: a BOM breaks most JSON parsers downstream).
+The message (PRI, header, the STRUCTURED-DATA element, MSG in the rule's `format`) is
+syslog_message.py's; this module moves it.
 
 Transport:
 
@@ -37,9 +20,13 @@ nothing lingers between attempts and `close` has nothing to do. After the batch 
 written the connection is half-closed and the target waits, within the deadline, for
 the receiver to close its side: a receiver closes only after reading every byte it was
 sent, so acceptance means the receiver has read the whole batch (for TLS: its
-close_notify, or the connection's end). A receiver that dies before reading it resets
-the connection: retryable, and at_least_once sends the batch again (a record may then
-arrive twice, with the same rule_seq and chain hash). What a receiver does after
+close_notify, or the connection's end). A receiver that keeps the connection open
+after reading is taken at its TCP's word: once its kernel has acknowledged every byte
+(Linux's SIOCOUTQ) and CLOSE_GRACE passed without a close, the batch is accepted
+(detail `acknowledged, not closed`), never sent again and again; one that does not
+read (its buffers fill) is still cut at the deadline. A receiver that dies before
+reading it resets the connection: retryable, and at_least_once sends the batch again
+(a record may then arrive twice, with the same rule_seq and chain hash). What a receiver does after
 reading (its own queues, its disk) is its business: rsyslog's queue settings decide
 whether it keeps messages across its own crash.
 
@@ -52,15 +39,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from msgspec import Meta, Struct
 
-from ..index import DEFAULT
-from ..utf8 import ERRORS
 from .base import (
     ERROR,
     TIMEOUT,
@@ -72,40 +56,21 @@ from .base import (
     refused_connection,
     retryable,
 )
+from .syslog_message import (
+    FACILITIES,
+    SEVERITIES,
+    Facility,
+    Severity,
+    frame,
+    record_severity,
+    rfc5424,
+)
 
 if TYPE_CHECKING:
     import socket
     import ssl
 
     from .base import Advice
-
-Facility = Literal[
-    "kern",
-    "user",
-    "mail",
-    "daemon",
-    "auth",
-    "syslog",
-    "lpr",
-    "news",
-    "uucp",
-    "cron",
-    "authpriv",
-    "ftp",
-    "ntp",
-    "audit",
-    "alert",
-    "clock",
-    "local0",
-    "local1",
-    "local2",
-    "local3",
-    "local4",
-    "local5",
-    "local6",
-    "local7",
-]
-Severity = Literal["auto", "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
 
 
 class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -143,93 +108,26 @@ Spec = SyslogTarget
 SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (256, 0.0)  # a backlog goes in one connection; a lone record at once
 
-FACILITIES: Final = {name: code for code, name in enumerate(get_args(Facility))}  # RFC 5424
-SEVERITIES: Final = {
-    "emerg": 0,
-    "alert": 1,
-    "crit": 2,
-    "err": 3,
-    "warning": 4,
-    "notice": 5,
-    "info": 6,
-    "debug": 7,
-}
 DEFAULT_PORTS: Final = {"tcp": 514, "udp": 514, "tls": 6514}
-SD_ID: Final = "ways@32473"
-APP_NAME: Final = "ways"
 UDP_MAX: Final = 65507  # the largest UDP payload over IPv4
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})\Z")
-_PRINTUSASCII = re.compile(r"[^!-~]")
+CLOSE_GRACE: Final = 1.0  # seconds a receiver that acknowledged everything has to close
 
 
 def port_of(spec: SyslogTarget) -> int:
     return spec.port or DEFAULT_PORTS[spec.protocol]
 
 
-def _field(value: str, limit: int) -> str:
-    """A header field: printable US-ASCII only (RFC 5424 6.2), at most `limit` long."""
-    value = _PRINTUSASCII.sub("_", value)[:limit]
-    return value or "-"
-
-
-def _sd_value(value: Any) -> str:
-    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("]", "\\]")
-
-
-def structured_data(record: dict[str, Any]) -> str:
-    """The record's identity as one SD-ELEMENT (the module docstring lists it)."""
-    params = [
-        ("session_id", record.get("session_id")),
-        ("agent", record.get("agent") or DEFAULT),
-        ("sensor", record.get("sensor")),
-        ("rule", record.get("rule")),
-        ("rule_seq", record.get("rule_seq")),
-        ("seq", record.get("seq")),
-    ]
-    chain = record.get("chain")
-    if isinstance(chain, dict) and chain.get("hash"):
-        params.append(("chain_hash", chain["hash"]))
-    inner = " ".join(f'{k}="{_sd_value(v)}"' for k, v in params if v is not None)
-    return f"[{SD_ID} {inner}]"
-
-
 def severity_of(spec: SyslogTarget, record: dict[str, Any]) -> int:
+    """The rule's `severity`, or with `auto` the record's own (formats/severity.py)."""
     if spec.severity != "auto":
         return SEVERITIES[spec.severity]
-    from ..formats.severity import SYSLOG, level
-
-    return SYSLOG[level(record)]
-
-
-def _hostname() -> str:
-    from ..formats.ocsf import hostname
-
-    return _field(hostname(), 255)
+    return record_severity(record)
 
 
 def message(spec: SyslogTarget, item: Item) -> bytes:
-    """One record as one RFC 5424 message (no framing)."""
-    record = item.record
-    pri = FACILITIES[spec.facility] * 8 + severity_of(spec, record)
-    stamp = str(record.get("timestamp") or "")
-    if not _TIMESTAMP.match(stamp):
-        stamp = "-"
-    msgid = _field(str(record.get("section") or ""), 32)
-    head = (
-        f"<{pri}>1 {stamp} {_hostname()} {APP_NAME} {os.getpid()} {msgid} "
-        f"{structured_data(record)} "
-    )
-    body = item.line
-    if spec.format != "json":
-        from .. import formats
-
-        body = formats.encode(spec.format, record, item.line)
-    return head.encode("utf-8", ERRORS) + body
-
-
-def frame(msg: bytes) -> bytes:
-    """RFC 6587 octet counting."""
-    return b"%d " % len(msg) + msg
+    """One record as one RFC 5424 message (no framing), as the rule spells it."""
+    pri = FACILITIES[spec.facility] * 8 + severity_of(spec, item.record)
+    return rfc5424(pri, spec.format, item)
 
 
 def _errno_name(exc: OSError) -> str:
@@ -265,7 +163,8 @@ def _stream(spec: SyslogTarget, data: bytes, deadline: float) -> Outcome:
             sock = ctx.wrap_socket(sock, server_hostname=spec.server_name or spec.host)
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         sock.sendall(data)
-        _finish(sock, deadline)
+        if not _finish(sock, deadline):
+            return accepted("acknowledged, not closed")
     except TimeoutError:
         return retryable(TIMEOUT, "cut at the rule timeout")
     except ssl.SSLError as exc:
@@ -278,25 +177,56 @@ def _stream(spec: SyslogTarget, data: bytes, deadline: float) -> Outcome:
     return accepted()
 
 
-def _finish(sock: socket.socket, deadline: float) -> None:
-    """Half-close, then wait for the receiver to close: it has read everything."""
+def _finish(sock: socket.socket, deadline: float) -> bool:
+    """Half-close, then wait for the receiver to close: it has read everything (True).
+    A receiver that keeps the connection open is taken at its TCP's word once every
+    byte is acknowledged and CLOSE_GRACE has passed without a close (False): else such
+    a receiver got the same batch at every attempt, and the rule never moved on."""
     import socket
     import ssl
 
-    sock.settimeout(max(0.001, deadline - time.monotonic()))
     if isinstance(sock, ssl.SSLSocket):
+        sock.settimeout(max(0.001, deadline - time.monotonic()))
         try:
             sock.unwrap()  # our close_notify, then the receiver's
         except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
             pass  # it closed the connection after reading: done
+        except TimeoutError:
+            if _unacknowledged(sock) != 0:
+                raise
+            return False
         except OSError as exc:
             if exc.errno not in (0, None):
                 raise
-        return
+        return True
     sock.shutdown(socket.SHUT_WR)
-    while sock.recv(4096):
-        if time.monotonic() >= deadline:
-            raise TimeoutError
+    while True:
+        now = time.monotonic()
+        sock.settimeout(max(0.001, min(deadline, now + CLOSE_GRACE) - now))
+        try:
+            while sock.recv(4096):
+                if time.monotonic() >= deadline:
+                    raise TimeoutError
+            return True
+        except TimeoutError:
+            if _unacknowledged(sock) == 0:
+                return False
+            if time.monotonic() >= deadline:
+                raise
+
+
+def _unacknowledged(sock: socket.socket) -> int | None:
+    """Bytes sent that the receiver's TCP has not acknowledged (Linux's SIOCOUTQ); None
+    where the system cannot say (then only a close counts)."""
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+    except (OSError, AttributeError):
+        return None
+    return int(struct.unpack("i", raw)[0])
 
 
 def _datagrams(spec: SyslogTarget, msgs: list[bytes], deadline: float) -> Outcome:

@@ -58,3 +58,18 @@ def styled(row: model.Row, column: str) -> Text:
 FAILURES = frozenset(
     {"timeouts", "kills", "refusals", "errors", "drops", "rejected", "lost", "dead"}
 )
+
+
+def guard_terminal() -> None:
+    """Every control character in any text the tab draws is shown as `\\u00XX`, as the
+    commands show it (table.printable): rich and Textual strip only BEL, BS, VT, FF and
+    CR from text, so an ESC from a sensor file, a record or a preview set the terminal's
+    title or cleared the screen. Their strip tables (one dict each, the default argument
+    of the function that strips) are extended once, before the app draws anything."""
+    from rich import control
+    from textual import content
+
+    controls = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]
+    shown = {c: "\\u%04x" % c for c in controls}
+    for table in (control._CONTROL_STRIP_TRANSLATE, content._CONTROL_STRIP_TRANSLATE):
+        table.update(shown)

@@ -42,7 +42,7 @@ class Bad:
     message: str
 
 
-def _lines(f: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+def bounded_lines(f: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
     """(line number, bytes), None for a line over LINE_CAP, which is skipped in chunks."""
     n = 0
     while True:
@@ -94,7 +94,7 @@ def scan(path: str, want: Callable[[Key], bool] | None) -> tuple[list[Entry], li
     bad: list[Bad] = []
     count = 0
     with open(path, "rb") as f:
-        for n, line in _lines(f):
+        for n, line in bounded_lines(f):
             if line is not None and not line.strip():
                 continue
             count += 1
