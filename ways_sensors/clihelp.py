@@ -41,7 +41,9 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ),
     ("status",): (
         "ways status --json",
-        "0; 6 an enabled sensor file is refused, or a rule is gone while a session runs",
+        "0 healthy; 6 an enabled sensor file is refused, or a rule is gone while a session "
+        "runs; 8 dead letters wait, or a consumer owed records has failed longer than "
+        "--threshold (docs/status.md)",
     ),
     ("keys",): ("ways keys show", "0"),
     ("keys", "show"): ("ways keys show --json", "0; 5 the state root cannot be written"),

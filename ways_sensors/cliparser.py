@@ -63,10 +63,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     rec.add_argument("--settings", metavar="FILE", help=argparse.SUPPRESS)
 
-    st = group("status", help="counters per rule and live dispatchers")
+    st = group("status", help="counters and health per rule, and live dispatchers")
     st.add_argument("--json", action="store_true")
     st.add_argument(
         "--prometheus", action="store_true", help="print the metrics textfile's text instead"
+    )
+    st.add_argument(
+        "--threshold",
+        metavar="SECONDS",
+        type=float,
+        default=300.0,  # services/health.py's THRESHOLD_S
+        help="how long a consumer may fail while records wait for it before the rule is "
+        "unhealthy (exit 8; default 300)",
     )
 
     demo = group("demo", help="a scripted session through the real hook and dispatcher")

@@ -116,6 +116,7 @@ def attempt(
         if tally is not None:
             tally.count("delivered", records_in(records) - dropped)
             tally.count("rejected", dropped)
+            tally.delivered(time.time_ns())
         if dropped:  # the consumer dropped part of the batch: counted, logged, not retried
             events.log(
                 f"{origin}.partial",
@@ -130,6 +131,7 @@ def attempt(
         return outcome
     if tally is not None:
         tally.count(FAILURE_COUNTERS.get(outcome.cause, "errors"))
+        tally.failed(time.time_ns(), outcome.detail or outcome.cause or ERROR)
         if outcome.killed:
             tally.count("kills")
     repeated = _repeats(origin, rule, session, (outcome.status, outcome.detail, first))
@@ -207,7 +209,7 @@ def settle(
         tally.count("lost", records_in(records))
         return True
     if outcome.permanent and park(rule, records, outcome, session, origin):
-        tally.count("rejected", records_in(records))
+        tally.count("rejected", len(records))  # a checkpoint parked too: as status counts it
         return True
     tally.count("retries")
     return False

@@ -28,6 +28,12 @@ The text (exposition format 0.0.4; no sample timestamps, never a session id):
     ways_sensors_pending_sessions <n>                       gauge: sessions still owed records
     ways_sensors_refused_files <n>                          gauge: sensor files the last
                                                             index build refused (refusals.py)
+    ways_sensors_last_delivery_timestamp_seconds{...}       gauges per sensor and rule, from
+    ways_sensors_last_error_timestamp_seconds{...}          the health marks (counters.py);
+    ways_sensors_failing_since_timestamp_seconds{...}       0: never, or not failing
+    ways_sensors_owed_records{...}                          `ways status --prometheus` only
+    ways_sensors_oldest_owed_age_seconds{...}               (counting them reads the journals:
+                                                            services/owed.py)
 """
 
 from __future__ import annotations
@@ -39,7 +45,11 @@ import time
 from typing import Any
 
 from . import counters, deadletters, events, refusals, roots, userconfig
-from .layout import Layout
+from .layout import Layout, rule_key, split_rule_label
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .services.status import Snapshot
 
 INTERVAL = 5.0
 PREFIX = "ways_sensors_"
@@ -142,8 +152,9 @@ def _labels(rid: str) -> str:
     return f'{{sensor="{_label(sensor)}",rule="{_label(rule)}"}}'
 
 
-def render(layout: Layout | None = None) -> str:
-    """The whole textfile, from the totals on disk."""
+def render(layout: Layout | None = None, health: Snapshot | None = None) -> str:
+    """The whole textfile, from the totals on disk; with `health` (a snapshot that read
+    it), the records owed too."""
     layout = layout or Layout()
     totals = counters.read_all(layout)
     lines: list[str] = []
@@ -175,7 +186,43 @@ def render(layout: Layout | None = None) -> str:
             f"# TYPE {PREFIX}{gauge} gauge",
             f"{PREFIX}{gauge} {value}",
         ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _health(layout, health)) + "\n"
+
+
+HEALTH_GAUGES = (
+    ("last_delivery_timestamp_seconds", "last_delivered_ns", "When a consumer last accepted."),
+    ("last_error_timestamp_seconds", "last_error_ns", "When an attempt last failed."),
+    (
+        "failing_since_timestamp_seconds",
+        "failing_since_ns",
+        "The first failure after the last delivery (0: the last attempt passed).",
+    ),
+)
+
+
+def _health(layout: Layout, snap: Snapshot | None) -> list[str]:
+    lines: list[str] = []
+    marks = counters.read_health(layout)
+    for gauge, key, text in HEALTH_GAUGES:
+        name = PREFIX + gauge
+        lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge"]
+        for rid, m in sorted(marks.items()):
+            value = m.get(key)
+            lines.append(f"{name}{_labels(rid)} {int(value) / 1e9 if value else 0:.3f}")
+    if snap is None or not snap.health:
+        return lines
+    rows = sorted((rule_key(*split_rule_label(r)), h) for r, h in snap.health.items())
+    owed_text = "Records built for the rule and not yet settled (a floor past the scan's bound)."
+    for gauge, text in (
+        ("owed_records", owed_text),
+        ("oldest_owed_age_seconds", "How long the oldest owed record has waited."),
+    ):
+        name = PREFIX + gauge
+        lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge"]
+        for rid, h in rows:
+            value = h.owed if gauge == "owed_records" else (h.age_s(snap.now) or 0)
+            lines.append(f"{name}{_labels(rid)} {value}")
+    return lines
 
 
 # --- the file ------------------------------------------------------------------------------

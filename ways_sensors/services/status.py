@@ -7,19 +7,25 @@ owed records, the dead-letter files with their counts, the redaction key's state
 the last lines of the content-free events log, and the sensor files refused (a refused
 file records nothing: `ways status` names it first and exits NOT_RECORDING). Reading
 it takes no lock that a
-dispatcher waits for, so the sensors tab can take one about once a second.
+dispatcher waits for, so the sensors tab can take one about once a second. Each rule's
+health (health.py: records owed, last delivery, last error, dead letters) is read only
+when asked (`health_threshold`): counting what is owed reads the journals.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import counters, deadletters, metrics, refusals
 from ..layers import Catalog, load
-from ..layout import Layout, rule_label, split_rule_key
+from ..layout import Layout, rule_key, rule_label, split_rule_key, split_rule_label
 from ..refusals import Refusal
+from .health import THRESHOLD_S as THRESHOLD_S
+from .health import Health, judge
+from .owed import scan
 
 KINDS = counters.KINDS
 
@@ -75,6 +81,13 @@ class Snapshot:
     redaction_key: str  # "ok", "missing (created on first use)" or "refused: <why>"
     events: list[str] = field(default_factory=list)  # the last lines, oldest first
     refused: list[Refusal] = field(default_factory=list)  # sensor files refused (refusals.py)
+    health: dict[str, Health] = field(default_factory=dict)  # sensor/rule -> its health
+    now: float = 0.0  # when the health was read (epoch seconds)
+
+    @property
+    def unhealthy(self) -> list[str]:
+        """The rules health.py calls unhealthy (`ways status` exits UNHEALTHY)."""
+        return [rule for rule, h in self.health.items() if h.problems]
 
     @property
     def not_recording(self) -> list[str]:
@@ -107,8 +120,12 @@ class Snapshot:
 
     def as_json(self) -> dict[str, Any]:
         """`ways status --json` (its docstring names the stable shape)."""
+        rules = [r.as_json() for r in self.rules]
+        for r in rules if self.health else ():
+            h = self.health.get(r["rule"])
+            r["health"] = h.as_json(self.now) if h is not None else None
         return {
-            "rules": [r.as_json() for r in self.rules],
+            "rules": rules,
             "dispatchers": [d.as_json() for d in self.dispatchers],
             "pending_sessions": list(self.pending_sessions),
             "dead_letters": [d.as_json() for d in self.dead_letters],
@@ -116,6 +133,7 @@ class Snapshot:
             "redaction_key": self.redaction_key,
             "refused": [r.as_json() for r in self.refused],
             "not_recording": self.not_recording,
+            **({"unhealthy": self.unhealthy} if self.health else {}),
         }
 
 
@@ -200,18 +218,48 @@ def snapshot(
     events_tail: int = 0,
     layout: Layout | None = None,
     cached: bool = False,
+    health_threshold: float | None = None,
 ) -> Snapshot:
     """The state now; `cat` defaults to the layers as the hook loads them, `events_tail`
-    asks for the last lines of events.log, `cached` counts dead letters incrementally."""
+    asks for the last lines of events.log, `cached` counts dead letters incrementally,
+    `health_threshold` (seconds) asks for every rule's health (health.py)."""
     cat = cat if cat is not None else load()
     layout = layout or Layout()
+    dead = dead_letters(layout, cached)
+    health: dict[str, Health] = {}
+    now = time.time()
+    if health_threshold is not None:
+        health = rule_health(cat, layout, dead, health_threshold, now)
     return Snapshot(
         rules=rule_statuses(cat, layout),
         dispatchers=live_dispatchers(layout),
         pending_sessions=layout.pending_sessions(),
-        dead_letters=dead_letters(layout, cached),
+        dead_letters=dead,
         events_log=layout.events_log(),
         redaction_key=redaction_key(),
         events=tail(layout.events_log(), events_tail),
         refused=refusals.of(cat),
+        health=health,
+        now=now,
     )
+
+
+def rule_health(
+    cat: Catalog, layout: Layout, dead: list[DeadLetters], threshold: float, now: float
+) -> dict[str, Health]:
+    """{sensor/rule: Health} of every loaded rule, and of every rule with dead letters."""
+    loaded = [r for s in cat.sensors.values() for r in s.rules.values()]
+    owed = scan(loaded, layout)
+    marks = counters.read_health(layout)
+    parked = {d.rule: 0 for d in dead}
+    for d in dead:
+        parked[d.rule] += d.count
+    out = {
+        r.label: judge(owed.get(r.key), marks.get(r.key), parked.get(r.label, 0), threshold, now)
+        for r in loaded
+    }
+    for rule, n in parked.items():
+        if rule not in out:  # a rule gone, its dead letters still waiting
+            sensor, name = split_rule_label(rule)
+            out[rule] = judge(None, marks.get(rule_key(sensor, name)), n, threshold, now)
+    return out
