@@ -45,6 +45,15 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
         "runs; 8 dead letters wait, or a consumer owed records has failed longer than "
         "--threshold (docs/status.md)",
     ),
+    ("deadletters",): ("ways deadletters list", f"0; {USAGE}"),
+    ("deadletters", "list"): ("ways deadletters list remote/prompts --json", f"0; {USAGE}"),
+    ("deadletters", "show"): ("ways deadletters show remote/prompts --session S", f"0; {USAGE}"),
+    ("deadletters", "replay"): (
+        "ways deadletters replay remote/prompts",
+        f"0 every selected record delivered (and removed); {USAGE}, or the rule is gone; "
+        "7 one was not accepted (it and those after it kept)",
+    ),
+    ("deadletters", "drop"): ("ways deadletters drop remote/prompts --session S", f"0; {USAGE}"),
     ("keys",): ("ways keys show", "0"),
     ("keys", "show"): ("ways keys show --json", "0; 5 the state root cannot be written"),
     ("keys", "chain"): ("ways keys chain > key-certificates.txt", "0"),

@@ -77,6 +77,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "unhealthy (exit 8; default 300)",
     )
 
+    dead = group("deadletters", help="records refused for good: list, show, replay, drop")
+    ds = dead.add_subparsers(dest="command", metavar="COMMAND")
+    for name, helptext in (
+        ("list", "each rule's parked records: how many, sessions, when, why"),
+        ("show", "the parked records themselves, a JSON line each, oldest first"),
+        ("replay", "send them through the rule's current target, in order; keep what fails"),
+        ("drop", "remove them, delivered nowhere (counted in events.log)"),
+    ):
+        dp = ds.add_parser(name, help=helptext)
+        dp.add_argument("rule", nargs="?", metavar="SENSOR/RULE", help="one rule (default: all)")
+        dp.add_argument("--session", metavar="ID", help="only the records of this session")
+        dp.add_argument("--json", action="store_true")
+
     demo = group("demo", help="a scripted session through the real hook and dispatcher")
     demo.add_argument("--keep", action="store_true", help="keep the throwaway install")
 

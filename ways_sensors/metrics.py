@@ -45,11 +45,7 @@ import time
 from typing import Any
 
 from . import counters, deadletters, events, refusals, roots, userconfig
-from .layout import Layout, rule_key, split_rule_label
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from .services.status import Snapshot
+from .layout import Layout
 
 INTERVAL = 5.0
 PREFIX = "ways_sensors_"
@@ -152,9 +148,11 @@ def _labels(rid: str) -> str:
     return f'{{sensor="{_label(sensor)}",rule="{_label(rule)}"}}'
 
 
-def render(layout: Layout | None = None, health: Snapshot | None = None) -> str:
-    """The whole textfile, from the totals on disk; with `health` (a snapshot that read
-    it), the records owed too."""
+def render(
+    layout: Layout | None = None, owed: dict[str, tuple[int, float | None]] | None = None
+) -> str:
+    """The whole textfile, from the totals on disk; with `owed` ({rule key: (records
+    owed, the oldest one's age in seconds)}, services/health.py), those too."""
     layout = layout or Layout()
     totals = counters.read_all(layout)
     lines: list[str] = []
@@ -186,7 +184,7 @@ def render(layout: Layout | None = None, health: Snapshot | None = None) -> str:
             f"# TYPE {PREFIX}{gauge} gauge",
             f"{PREFIX}{gauge} {value}",
         ]
-    return "\n".join(lines + _health(layout, health)) + "\n"
+    return "\n".join(lines + _health(layout, owed)) + "\n"
 
 
 HEALTH_GAUGES = (
@@ -200,7 +198,7 @@ HEALTH_GAUGES = (
 )
 
 
-def _health(layout: Layout, snap: Snapshot | None) -> list[str]:
+def _health(layout: Layout, owed: dict[str, tuple[int, float | None]] | None) -> list[str]:
     lines: list[str] = []
     marks = counters.read_health(layout)
     for gauge, key, text in HEALTH_GAUGES:
@@ -209,9 +207,8 @@ def _health(layout: Layout, snap: Snapshot | None) -> list[str]:
         for rid, m in sorted(marks.items()):
             value = m.get(key)
             lines.append(f"{name}{_labels(rid)} {int(value) / 1e9 if value else 0:.3f}")
-    if snap is None or not snap.health:
+    if not owed:
         return lines
-    rows = sorted((rule_key(*split_rule_label(r)), h) for r, h in snap.health.items())
     owed_text = "Records built for the rule and not yet settled (a floor past the scan's bound)."
     for gauge, text in (
         ("owed_records", owed_text),
@@ -219,8 +216,8 @@ def _health(layout: Layout, snap: Snapshot | None) -> list[str]:
     ):
         name = PREFIX + gauge
         lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge"]
-        for rid, h in rows:
-            value = h.owed if gauge == "owed_records" else (h.age_s(snap.now) or 0)
+        for rid, (records, age) in sorted(owed.items()):
+            value = records if gauge == "owed_records" else (age or 0)
             lines.append(f"{name}{_labels(rid)} {value}")
     return lines
 

@@ -52,6 +52,7 @@ from typing import Any
 
 from .. import counters, table
 from ..errors import NOT_RECORDING, UNHEALTHY
+from ..layout import rule_key, split_rule_label
 from ..services import status as service
 from ..spoolread import read_faults
 
@@ -70,7 +71,12 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "prometheus", False):
         from .. import metrics
 
-        print(metrics.render(health=service.snapshot(health_threshold=threshold)), end="")
+        snap = service.snapshot(health_threshold=threshold)
+        owed = {
+            rule_key(*split_rule_label(rule)): (h.owed, h.age_s(snap.now))
+            for rule, h in snap.health.items()
+        }
+        print(metrics.render(owed=owed), end="")
         return 0
     snap = service.snapshot(health_threshold=threshold)
     code = NOT_RECORDING if snap.not_recording else UNHEALTHY if snap.unhealthy else 0
