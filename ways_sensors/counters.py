@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 KINDS = (
     "dispatched",
     "delivered",
+    "held",  # taken into a span still open (traces): no request made for them yet
     "timeouts",
     "kills",
     "refusals",

@@ -54,6 +54,7 @@ SETTING = ("ways", "metrics_textfile")
 HELP = {
     "dispatched": "Records numbered for the rule and handed to delivery.",
     "delivered": "Records the consumer accepted.",
+    "held": "Records taken into a span still open (traces): nothing sent for them yet.",
     "timeouts": "Delivery attempts cut at the rule's timeout.",
     "kills": "Consumer process groups killed at the deadline.",
     "refusals": "Delivery attempts the consumer refused (an HTTP status, a non-zero exit).",

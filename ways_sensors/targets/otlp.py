@@ -64,7 +64,7 @@ from msgspec import Meta, Struct
 from ..events import unix_nano
 from ..traces import ids
 from . import otlp_protobuf, transport
-from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable
+from .base import REFUSED, Context, Item, Outcome, accepted, held_open, permanent, retryable
 
 
 class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -350,7 +350,7 @@ def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
         headers["content-encoding"] = "gzip"
     body = encode(spec, batch, ctx)
     if not body:  # tool calls whose results are still to come: their span goes later
-        return accepted("no span yet")
+        return held_open("no span yet")
     answer = transport.send(url_of(spec), headers, body, deadline)
     if isinstance(answer, Outcome):
         return answer
