@@ -277,6 +277,9 @@ def lint(cat: Catalog, config: bool = False) -> list[Problem]:
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
             problems.extend(rule_warnings(sensor, rule, lines))
+    from .lintrefused import warnings  # a refused file's rules warn too: one run, all
+
+    problems += warnings(cat, lambda sensor, rule: rule_warnings(sensor, rule, lines))
     return problems
 
 

@@ -15,9 +15,11 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
 
 Refused sensor files come first: a file that breaks the spec is refused whole and its
 rules record nothing, so the first line names how many, which (file:line) and the
-command that shows why. Exit NOT_RECORDING (6) while an enabled sensor's file is
-refused, or a rule is `gone` (counted, no longer defined) while a session's dispatcher
-runs (`not_recording` lists why); else UNHEALTHY (8) while a rule is unhealthy
+command that shows why; then each config.yaml key ways does not know (lint's error:
+`ways.witnes` leaves the witness off), in `config_problems` too. Exit NOT_RECORDING
+(6) while an enabled sensor's file is refused or config.yaml has such a key, or a
+rule is `gone` (counted, no longer defined) while a session's dispatcher runs
+(`not_recording` lists why); else UNHEALTHY (8) while a rule is unhealthy
 (services/health.py: dead letters wait, or a consumer owed records has failed for
 longer than `--threshold` seconds), each named in an UNHEALTHY line with its owed
 count, the oldest one's age and the last error; else 0. `--prometheus` always exits 0
@@ -90,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
     first = snap.refused_line()
     if first:
         print(first)
+    for line in snap.config_lines():
+        print(line)
+    if first or snap.config:
         print()
     headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
     rows = [

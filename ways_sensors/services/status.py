@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import counters, deadletters, metrics, refusals
-from ..layers import Catalog, load
+from ..layers import Catalog, Problem, load
 from ..layout import Layout, rule_key, rule_label, split_rule_key, split_rule_label
 from ..refusals import Refusal
 from .health import THRESHOLD_S as THRESHOLD_S
@@ -81,6 +81,7 @@ class Snapshot:
     redaction_key: str  # "ok", "missing (created on first use)" or "refused: <why>"
     events: list[str] = field(default_factory=list)  # the last lines, oldest first
     refused: list[Refusal] = field(default_factory=list)  # sensor files refused (refusals.py)
+    config: list[Problem] = field(default_factory=list)  # config.yaml keys ways does not know
     health: dict[str, Health] = field(default_factory=dict)  # sensor/rule -> its health
     now: float = 0.0  # when the health was read (epoch seconds)
 
@@ -94,6 +95,7 @@ class Snapshot:
         """Why `ways status` exits NOT_RECORDING: an enabled sensor file refused, or a
         rule gone (counted, no longer defined) while a session's dispatcher runs."""
         why = [f"{r.file}:{r.line} refused" for r in self.refused if r.enabled]
+        why += [f"{p.path}:{p.line} unknown key" for p in self.config]
         if self.dispatchers:
             why += [f"{r.rule} gone" for r in self.rules if r.enabled is None]
         return why
@@ -110,6 +112,11 @@ class Snapshot:
             f"{len(first)} sensor file(s) refused, recording nothing they define: "
             f"{files}; `ways sensors lint` shows why"
         )
+
+    def config_lines(self) -> list[str]:
+        """One line per config.yaml key ways does not know: ignored, so what it meant
+        to turn on (a witness, a metrics file) is off; loud as a refused file is."""
+        return [f"{p.path}:{p.line}: {p.message}; ignored" for p in self.config]
 
     def rule(self, rule_id: str) -> RuleStatus | None:
         """The status of `sensor/rule`, or None."""
@@ -132,6 +139,7 @@ class Snapshot:
             "events_log": self.events_log,
             "redaction_key": self.redaction_key,
             "refused": [r.as_json() for r in self.refused],
+            "config_problems": [p.as_json() for p in self.config],
             "not_recording": self.not_recording,
             **({"unhealthy": self.unhealthy} if self.health else {}),
         }
@@ -239,9 +247,17 @@ def snapshot(
         redaction_key=redaction_key(),
         events=tail(layout.events_log(), events_tail),
         refused=refusals.of(cat),
+        config=config_problems(),
         health=health,
         now=now,
     )
+
+
+def config_problems() -> list[Problem]:
+    """lint's errors for config.yaml: each key ways does not know (`ways.witnes`)."""
+    from ..lint import config_problems as unknown_keys
+
+    return unknown_keys()
 
 
 def rule_health(
