@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from . import messages as io
 from .attrs import attributes as _attr_pairs
 from .attrs import legacy_names
 from .attrs import seal as _seal
@@ -106,6 +107,9 @@ class Spans:
             return []  # (a compaction's session_start is no new start of the root)
         if section == "user_prompt":
             st.turns[ctx] = now
+            st.prompts[ctx] = io.clip(data.get("prompt"))  # the input of the turn's chats
+            if not ctx and st.first is None:
+                st.first = st.prompts[ctx]  # the run's first input (its agent span's)
         if section in EVENT_SECTIONS:
             self._wait(ctx, rec, data, now)
             return []
@@ -213,6 +217,7 @@ class Spans:
             ("gen_ai.operation.name", operation),
             ("gen_ai.provider.name", provider),
             ("gen_ai.conversation.id", rec.get("session_id")),
+            ("session.id", rec.get("session_id")),  # OpenInference: Phoenix's sessions
         ]
         if self.legacy:
             pairs.append(("gen_ai.system", provider))
@@ -250,8 +255,10 @@ class Spans:
             if len(spawned) >= MAX_OPEN:
                 spawned.pop(next(iter(spawned)))
             spawned[launched] = tid
-        if ("error" if failed else "output") in data:
+        has_result = ("error" if failed else "output") in data
+        if has_result:
             attrs.append(("gen_ai.tool.call.result", _text(result)))
+        attrs += io.tool(str(tool), call.get("args") if call else None, result, has_result)
         error = None
         if failed:
             error = "tool_error"
@@ -271,37 +278,16 @@ class Spans:
         got_extra = data.get("extra")
         ext: dict[str, Any] = got_extra if isinstance(got_extra, dict) else {}
         model = next((m for m in (data.get("model"), ext.get("model")) if isinstance(m, str)), None)
-        got = data.get("usage")
-        usage: dict[str, Any] = got if isinstance(got, dict) else {}
         attrs = [*self._common(rec, "chat"), ("gen_ai.request.model", model)]
         if model:
             attrs.append(("gen_ai.response.model", model))
-
-        def count(key: str) -> int:
-            v = usage.get(key)
-            return v if isinstance(v, int) and not isinstance(v, bool) else 0
-
-        if usage:
-            cread = count("cache_read_input_tokens")
-            cwrite = count("cache_creation_input_tokens")
-            attrs += [
-                ("gen_ai.usage.input_tokens", count("input_tokens") + cread + cwrite),
-                ("gen_ai.usage.output_tokens", count("output_tokens")),
-                ("gen_ai.usage.cache_read.input_tokens", cread),
-                ("gen_ai.usage.cache_creation.input_tokens", cwrite),
-            ]
-            cost = usage.get("cost")
-            if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
-                attrs += [
-                    ("ways.cost.amount", float(cost["amount"])),
-                    ("ways.cost.currency", cost.get("currency")),
-                    ("ways.cost.source", f"{cost.get('source')} {cost.get('version')}"),
-                ]
+        attrs += io.usage(data.get("usage"))  # tokens, and the reply's own cost
         reason = "interrupted" if data.get("interrupted") else "stop"
         attrs.append(("gen_ai.response.finish_reasons", [reason]))
-        if "text" in data:
-            out = [{"role": "assistant", "parts": [{"type": "text", "content": data["text"]}]}]
-            attrs.append(("gen_ai.output.messages", _text(out)))
+        reply = data.get("text") if "text" in data else None
+        attrs += io.chat(self.state.prompts.get(ctx), reply, model)
+        if not ctx and reply is not None:
+            self.state.last = io.clip(reply)  # the run's last output, so far
         events = self.state.events.pop(ctx, None) or None
         start = self.state.turns.get(ctx) or now
         key = self._key(rec)
@@ -353,6 +339,7 @@ class Spans:
             ("gen_ai.agent.id", aid),
             ("gen_ai.agent.name", kind),
             ("ways.unfinished", True if unfinished else None),
+            *io.agent(None, None, None),
         ]
         start = (opened or {}).get("start") or now
         self.state.turns.pop(aid, None)
@@ -378,12 +365,8 @@ class Spans:
             ("ways.session.reason", data.get("reason")),
             ("ways.session.synthesized", True if data.get("synthesized") else None),
         ]
-        cost = data.get("cost")
-        if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
-            attrs += [
-                ("ways.cost.amount", float(cost["amount"])),
-                ("ways.cost.currency", cost.get("currency")),
-            ]
+        attrs += io.agent(st.first, st.last, data.get("cost"))  # the session's running cost
+        st.first = st.last = None  # a resumed run's span has its own
         if st.dropped:
             attrs.append(("ways.events_dropped", st.dropped))
         events = [e for q in st.events.values() for e in q] or None
