@@ -1,13 +1,16 @@
 """Records -> OpenTelemetry GenAI spans (semantic conventions for generative AI, 1.37).
 
-One trace per session. Its spans, in OTLP's JSON mapping (ids as lowercase hex):
+One trace per run of the client (a `claude -p`, a resumed session), grouped into the
+session by `session.id` and `gen_ai.conversation.id`, as Phoenix and Langfuse group
+sessions: a root sent at a run's end cannot cover a later run (a span id never
+carries two contents), so each run has a root that truly covers it, and no span ends
+after its parent. Its spans, in OTLP's JSON mapping (ids as lowercase hex):
 
-    invoke_agent {agent}      the session: from its first record (session_start) to its
-                              session_end, emitted at the end; the parent of everything
-    invoke_agent {agent}      a resumed run of it (a session_start with source `resume`:
-                              a new client process): to that run's session_end, under the
-                              root, the parent of the run's spans; the root, sent at the
-                              first run's end, is never sent again
+    invoke_agent {agent}      the first run: from its first record (session_start) to
+                              its session_end, emitted at the end; the parent of all
+    invoke_agent {agent}      a resumed run (a session_start with source `resume`: a new
+                              client process): to that run's session_end, the root of
+                              its own trace and the parent of the run's spans
     invoke_agent {type}       a subagent, from its `subagent` start to its stop, nested
                               under the execute_tool span of the call that started it
                               (the one whose result named it, an async subagent; else
@@ -26,16 +29,17 @@ the hash-chained log.
 
 Ids are derived from the session and the record, never random:
 
-    trace_id  = SHA-256("ways-trace\\0" + session_id)[:16]
+    trace_id  = SHA-256("ways-trace\\0" + session_id)[:16]; a resumed run's:
+                SHA-256("ways-trace\\0" + session_id + "\\0run\\0" + run key)[:16]
     span_id   = SHA-256("ways-span\\0" + session_id + "\\0" + kind + "\\0" + key)[:8]
                 kind/key: root/"", tool/<tool_use_id>, agent/<agent_id>, chat/<seq or
                 rule_seq>, run/<seq or rule_seq of the resumed run's session_start>
 
 so a batch sent again (at_least_once after a crash) repeats the same spans. A record
 that carries the client's trace (`traceparent`: the session joined it, context.py) gives
-its span that trace id instead, and the root span is parented under the client's span;
-span ids stay as above. A span whose
-end never came (a killed session) ends at the session_end, with `ways.unfinished: true`.
+its span that trace id instead, and the root span (and each run's) is parented under
+the client's span; span ids stay as above. A span whose end never came (a killed
+session) ends at the session_end, with `ways.unfinished: true`.
 
 What the spans hold of the text (prompt, reply, tool arguments and results) is what the
 rule's projection and masking left in the records: a record projected to metadata
@@ -80,7 +84,7 @@ class Spans:
         self._sid = session_id
         self.state = state
         self.legacy = legacy_names() if legacy is None else legacy
-        self._trace = trace_id(session_id)  # the same for every span: derived once
+        self._trace = ("", trace_id(session_id))  # (run, its trace): derived once a run
         self._root = span_id(session_id, "root")
         self._clock = Clock()
 
@@ -169,6 +173,11 @@ class Spans:
             return span_id(sid, "agent", ctx)
         return span_id(sid, "run", run) if run else self._root
 
+    def _trace_of(self, run: str) -> str:
+        if self._trace[0] != run:
+            self._trace = (run, trace_id(self._sid, run))
+        return self._trace[1]
+
     @staticmethod
     def _key(rec: dict[str, Any]) -> str:
         return str(rec.get("seq") if rec.get("seq") is not None else rec.get("rule_seq"))
@@ -189,7 +198,7 @@ class Spans:
         sid = self._sid
         client = _client(rec.get("traceparent"))  # the client's trace, joined
         span: dict[str, Any] = {
-            "traceId": client[0] if client else self._trace,
+            "traceId": client[0] if client else self._trace_of(self.state.run),
             "spanId": span_id(sid, *sid_key),
         }
         parent = parent or (client[1] if client else None)  # the root: the client's span
@@ -371,9 +380,9 @@ class Spans:
             attrs.append(("ways.events_dropped", st.dropped))
         events = [e for q in st.events.values() for e in q] or None
         st.events.clear()
-        if st.run:  # a resumed run: its own span under the root, which was sent already
+        if st.run:  # a resumed run: the root of a trace of its own (the module docstring)
             attrs.append(("ways.session.resumed", True))
-            key, start, parent = ("run", st.run), st.run_start or now, self._root
+            key, start, parent = ("run", st.run), st.run_start or now, None
         else:
             key, start, parent = ("root", ""), st.start or now, None
         out.append(self._span(
