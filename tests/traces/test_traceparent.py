@@ -178,9 +178,7 @@ def test_traceparent_is_read_as_the_w3c_specification_says(value, parsed):
     assert context.parse(value) == parsed
 
 
-def test_a_resumed_session_is_a_run_beside_the_root_in_the_same_trace(
-    install, receivers, tmp_path
-):
+def test_a_resumed_session_is_a_run_beside_the_root_in_the_same_trace(install, receivers, tmp_path):
     """`claude --resume`: a new client process, a new dispatcher (the first one left with
     the session's end and its folder went), its hooks under another trace: the run is
     one `invoke_agent` span in the trace the session joined first, under the client's

@@ -169,9 +169,10 @@ def test_a_batch_sent_again_is_the_same_spans(tmp_path: Path):
     assert not any(s["attributes"] for s in tool if "ways.unfinished" in json.dumps(s))
 
 
-def test_an_async_subagent_nests_under_the_call_whose_result_named_it():
+def test_an_async_subagent_names_the_call_whose_result_named_it_and_outlives_it():
     """Claude Code may run a subagent asynchronously: its Agent call returns first (the
-    result names the agent), the subagent starts and stops after it."""
+    result names the agent), the subagent starts and stops after it: under the agent,
+    naming the call, so it never ends after its parent."""
     from ways_sensors.traces.spans import Spans
     from ways_sensors.traces.state import State
 
@@ -193,7 +194,9 @@ def test_an_async_subagent_nests_under_the_call_whose_result_named_it():
             "ag-async"),
     ])  # fmt: skip
     [sub] = [s for s in out if s["name"] == "invoke_agent Explore"]
-    assert sub["parentSpanId"] == spans.span_id("s-async", "tool", "toolu_a")
+    assert sub["parentSpanId"] == spans.span_id("s-async", "root")
+    named = {a["key"]: a["value"] for a in sub["attributes"]}
+    assert named["ways.launched_by.tool_call_id"] == {"stringValue": "toolu_a"}
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,9 @@ after its parent. Its spans, in OTLP's JSON mapping (ids as lowercase hex):
                               its own trace and the parent of the run's spans
     invoke_agent {type}       a subagent, from its `subagent` start to its stop, nested
                               under the execute_tool span of the call that started it
-                              (the one whose result named it, an async subagent; else
-                              the newest open `agent`-kind tool call of its parent)
+                              (the newest open `agent`-kind call of its parent); an
+                              async one (its call returned first, naming it) under its
+                              parent agent, `ways.launched_by.tool_call_id` the call
     chat {model}              one per assistant_response: from the turn's start (its
                               prompt, else the previous reply) to the reply; tokens,
                               finish reason and cost
@@ -342,11 +343,15 @@ class Spans:
     ) -> dict[str, Any]:
         kind = (opened or {}).get("type") or data.get("agent_type") or rec.get("agent_type")
         tool = (opened or {}).get("tool") or self.state.spawned.pop(aid, None)
-        parent = span_id(self._sid, "tool", tool) if tool else self._parent("")
+        # an async subagent outlives its call (which returned first, naming it): under
+        # the agent instead, naming the call, so no span ends after its parent
+        returned = bool(tool) and tool not in self.state.calls
+        parent = span_id(self._sid, "tool", tool) if tool and not returned else self._parent("")
         attrs = [
             *self._common(rec, "invoke_agent"),
             ("gen_ai.agent.id", aid),
             ("gen_ai.agent.name", kind),
+            ("ways.launched_by.tool_call_id", tool if returned else None),
             ("ways.unfinished", True if unfinished else None),
             *io.agent(None, None, None),
         ]
