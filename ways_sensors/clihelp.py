@@ -29,6 +29,23 @@ OPTION_HELP = {
     "--event": "which record of the session: N, counted from 1 in the order of `seq`",
 }
 USAGE, INVALID = "2 bad arguments, or no such sensor or rule", "3 rejected by the spec"
+TUI_KEYS = """\
+space     toggle the selected rule or sensor (a never-previewed rule shows its preview)
+enter     open the rule's form
+p         preview: what the rule would send on the newest session, nothing dispatched
+f         fire a test record through the real target: delivered, refused or timed out
+c         copy the sensor to a new name (its rules start disabled)
+r         rename the sensor (yours only: shipped sensors are read-only)
+d         delete the sensor (asks first; shipped sensors are read-only)
+n         new rule (starts disabled until its preview has been seen)
+/         filter: rows narrow as you type; enter ends it, escape clears it
+?         this help
+q         quit
+
+Toggles and saves write the sensor's own file (comments kept), as `ways settings set`
+does, and take effect in running sessions at their next event. Counts refresh about
+once a second from the counters `ways status` reads."""
+
 # (command words) -> (one example, its exit codes)
 EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ("hook",): (
@@ -37,7 +54,8 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ),
     ("reconcile",): (
         "ways reconcile --agent all",
-        f"0 wired or already wired; {USAGE}; 5 the settings file could not be written",
+        "0 wired or already wired; 2 bad arguments, or no such agent; 5 the settings file "
+        "could not be written, or is not one ways can edit (left as it was)",
     ),
     ("status",): (
         "ways status --json",
@@ -78,7 +96,7 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ("sensors", "lint"): ("ways sensors lint ./my-sensor.yaml", "0 no errors; 3 errors"),
     ("sensors", "verify"): (
         "ways sensors verify ~/audit/*.jsonl --rule audit/all",
-        "0 intact; 3 broken",
+        "0 intact; 2 bad arguments, or no such rule; 3 broken",
     ),
     ("sensors", "copy"): ("ways sensors copy audit my-audit", f"0; {USAGE}; 5 could not write"),
     ("sensors", "rename"): ("ways sensors rename my-audit team", f"0; {USAGE}; 5 could not write"),

@@ -42,7 +42,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = Parser(
         prog="ways",
-        description="ways sensors: record a Claude Code session and dispatch it to consumers.",
+        description="ways sensors: an independent, tamper-evident record of what coding "
+        "agents did (Claude Code, Codex CLI, Gemini CLI, Cursor, Copilot CLI), dispatched "
+        "to your consumers.",
     )
     p.add_argument("--version", action="version", version=f"ways {__version__}")
     sub = p.add_subparsers(dest="group", metavar="COMMAND")
@@ -51,13 +53,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser = sub.add_parser(name, **kwargs)
         return parser if only in (None, name) else _Unbuilt()
 
-    hook = group("hook", help="the hook entry Claude Code runs (wired by reconcile)")
+    from .agents import names
+
+    agent_names = ", ".join(names())
+    hook = group("hook", help="the hook entry an agent runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"], help="the hook to run: sensors")
-    hook.add_argument("--agent", metavar="NAME", help=f"the agent sending (default {DEFAULT})")
+    hook.add_argument(
+        "--agent", metavar="NAME", help=f"the agent sending: {agent_names} (default {DEFAULT})"
+    )
     hook.add_argument("--event", metavar="NAME", help="the event, for payloads naming none")
 
-    rec = group("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument("--agent", metavar="NAME", default=DEFAULT, help="the agent to wire, or `all`")
+    rec = group("reconcile", help="wire `ways hook sensors` into an agent's settings")
+    rec.add_argument(
+        "--agent",
+        metavar="NAME",
+        default=DEFAULT,
+        help=f"the agent to wire: {agent_names} (default {DEFAULT}), or `all`",
+    )
     rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
@@ -199,7 +211,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     e.add_argument("--section", required=True)
     e.add_argument("--session", required=True, metavar="ID")
     e.add_argument("--input", metavar="FILE|-")
-    ss.add_parser("tui", help="the sensors tab: a terminal UI (the tui extra)")
+    from .clihelp import TUI_KEYS
+
+    ss.add_parser(
+        "tui",
+        help="the sensors tab: a terminal UI (the tui extra)",
+        description="The sensors tab: every rule with its live counts. Keys:\n\n" + TUI_KEYS,
+    )
     x = ss.add_parser(
         "explain", help="for every rule: would it receive this payload's record, and why not"
     )
