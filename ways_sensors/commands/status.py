@@ -2,9 +2,10 @@
 health, and each live dispatcher.
 
 JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
-  "counters": {kind: n}, "health": {"healthy", "problems", "owed", "owed_complete",
-  "oldest_owed_age_s", "last_delivery", "last_error", "last_error_at",
-  "failing_since", "failing_for_s", "dead_letters"}}], "unhealthy": [sensor/rule],
+  "counters": {kind: n}, "state": "on" | "off" | "refused" | "gone", "health":
+  {"healthy", "problems", "owed", "owed_complete", "oldest_owed_age_s", "last_delivery",
+  "last_error", "last_error_at", "failing_since", "failing_for_s", "dead_letters"}}],
+  "unhealthy": [sensor/rule],
   "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
   "events_log": path, "redaction_key": "ok" | "missing (created on first use)" |
@@ -97,11 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if first or snap.config:
         print()
     headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
-    rows = [
-        [r["rule"], {True: "on", False: "off", None: "gone"}[r["enabled"]]]
-        + [r["counters"][k] for k in SHOWN]
-        for r in rules
-    ]
+    rows = [[r["rule"], r["state"]] + [r["counters"][k] for k in SHOWN] for r in rules]
     print(table.render(headers, rows))
     for rule in snap.unhealthy:
         print(snap.health[rule].line(rule, snap.now))

@@ -33,13 +33,21 @@ KINDS = counters.KINDS
 @dataclass(frozen=True)
 class RuleStatus:
     """One rule's totals. `enabled`, `mode` and `delivery` are None for a rule that has
-    counters but no longer exists in any sensor file."""
+    counters but is not loaded: gone from every sensor file, or in a refused one."""
 
     rule: str  # sensor/rule
     enabled: bool | None
     mode: str | None
     delivery: str | None
     counters: dict[str, int]
+    refused: bool = False  # not loaded because its sensor's file is refused, not gone
+
+    @property
+    def state(self) -> str:
+        """`on`, `off`, `refused` (its file is: `ways sensors lint`) or `gone`."""
+        if self.enabled is None:
+            return "refused" if self.refused else "gone"
+        return "on" if self.enabled else "off"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +56,7 @@ class RuleStatus:
             "mode": self.mode,
             "delivery": self.delivery,
             "counters": dict(self.counters),
+            "state": self.state,
         }
 
 
@@ -97,7 +106,7 @@ class Snapshot:
         why = [f"{r.file}:{r.line} refused" for r in self.refused if r.enabled]
         why += [f"{p.path}:{p.line} unknown key" for p in self.config]
         if self.dispatchers:
-            why += [f"{r.rule} gone" for r in self.rules if r.enabled is None]
+            why += [f"{r.rule} gone" for r in self.rules if r.state == "gone"]
         return why
 
     def refused_line(self) -> str | None:
@@ -153,7 +162,8 @@ def live_dispatchers(layout: Layout | None = None) -> list[Dispatcher]:
 
 
 def rule_statuses(cat: Catalog, layout: Layout | None = None) -> list[RuleStatus]:
-    """Every loaded rule in catalog order, then every counted rule that is gone."""
+    """Every loaded rule in catalog order, then every counted rule not loaded: refused
+    with its sensor's file, or gone."""
     totals = counters.read_all(layout)
     rules: list[RuleStatus] = []
     seen = set()
@@ -170,10 +180,14 @@ def rule_statuses(cat: Catalog, layout: Layout | None = None) -> list[RuleStatus
                     {k: totals.get(rid, {}).get(k, 0) for k in KINDS},
                 )
             )
+    refused = {r.sensor for r in refusals.of(cat)}
     for rid, c in totals.items():
         if rid not in seen:
-            label = rule_label(*split_rule_key(rid))
-            rules.append(RuleStatus(label, None, None, None, {k: c.get(k, 0) for k in KINDS}))
+            sensor, name = split_rule_key(rid)
+            counts = {k: c.get(k, 0) for k in KINDS}
+            rules.append(
+                RuleStatus(rule_label(sensor, name), None, None, None, counts, sensor in refused)
+            )
     return rules
 
 
