@@ -4,7 +4,8 @@ Prints each record a tapped rule's worker hands its target, exactly as delivered
 (numbered, masked, chained), one JSON line each, or with `--pretty` one short line
 (time, sensor/rule#rule_seq, section, a summary), until Ctrl-C (exit 0). It never
 changes delivery or the counters (services/tap.py). A name with no `/` taps every rule
-of that sensor. Exit 2 when a name matches no rule.
+of that sensor. A disabled rule is named on stderr first (it delivers nothing, so the
+tap would wait in silence). Exit 2 when a name matches no rule.
 """
 
 from __future__ import annotations
@@ -21,11 +22,24 @@ def run(args: argparse.Namespace) -> int:
     from ..services.tap import Tap, pretty
 
     cat = load(args.project)
+    off = []
     for name in args.names:
         sensor, _, rule = name.partition("/")
         known = cat.sensors.get(sensor)
         if known is None or (rule and rule not in known.rules):
             raise UsageError(f"no rule or sensor {name!r}", hint="`ways sensors list` shows them")
+        off += [
+            r.label
+            for n, r in known.rules.items()
+            if (not rule or n == rule) and not (known.spec.enabled and r.spec.enabled)
+        ]
+    for label in off:  # it delivers nothing, so the tap would wait in silence
+        print(
+            f"{label} is disabled: nothing to tap until it is enabled "
+            f"(`ways settings set ways.sensors.{label.replace('/', '.rules.')}.enabled true`)",
+            file=sys.stderr,
+            flush=True,
+        )
     stopping = False
 
     def stop(*_: object) -> None:
