@@ -63,6 +63,7 @@ from msgspec import Meta, Struct
 
 from ..events import unix_nano
 from ..traces import ids
+from ..traces.context import parse
 from . import otlp_protobuf, transport
 from .base import REFUSED, Context, Item, Outcome, accepted, held_open, permanent, retryable
 
@@ -162,7 +163,7 @@ def severity(record: dict[str, Any]) -> str:
     return "WARN" if failed else "INFO"
 
 
-def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
+def log_record(record: dict[str, Any], observed: int, joined: str | None = None) -> dict[str, Any]:
     section = record.get("section")
     data = _data if isinstance(_data := record.get("data"), dict) else {}
     sid = record.get("session_id")
@@ -197,6 +198,9 @@ def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
     if when:
         out["timeUnixNano"] = str(when)
     trace, span = ids.of_record(record)
+    if joined and section == "checkpoint" and not record.get("traceparent"):
+        client = parse(joined)  # a checkpoint is built apart: the session's trace, not its own
+        trace = client[0] if client else trace
     out.update(
         {
             "observedTimeUnixNano": str(observed),
@@ -235,10 +239,11 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
 
     observed = time.time_ns()
     by_agent: dict[str | None, list[dict[str, Any]]] = {}
+    joined = _joined(batch)
     for item in batch:
         agent = item.record.get("agent")
         key = agent if isinstance(agent, str) and agent else None
-        by_agent.setdefault(key, []).append(log_record(item.record, observed))
+        by_agent.setdefault(key, []).append(log_record(item.record, observed, joined))
     return {
         "resourceLogs": [
             {
@@ -253,6 +258,25 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
             for agent, logs in by_agent.items()
         ]
     }
+
+
+def _joined(batch: Sequence[Item]) -> str | None:
+    """The client's trace the session joined, for a checkpoint record (which carries
+    none): its batch's records', else the session's trace.json (traces/joined.py)."""
+    if not any(i.record.get("section") == "checkpoint" for i in batch):
+        return None
+    for item in reversed(batch):
+        value = item.record.get("traceparent")
+        if isinstance(value, str) and value:
+            return value
+    from ..layout import Layout
+    from ..traces import joined
+
+    sid = batch[0].record.get("session_id") if batch else None
+    try:
+        return joined.read(Layout(), sid) if isinstance(sid, str) and sid else None
+    except ValueError:  # not a session id a folder can have (a hostile record)
+        return None
 
 
 def traces_request(
