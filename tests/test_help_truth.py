@@ -38,3 +38,15 @@ def test_the_tabs_help_lists_its_keys():
     text = helped("sensors", "tui")
     for key in ("space", "enter", "preview", "fire", "filter", "quit"):
         assert key in text, key
+
+
+def test_explain_names_its_numbering_as_the_replays():
+    assert "counted from 1 as `ways sensors test` numbers them" in helped("sensors", "explain")
+
+
+def test_explain_of_a_recorded_event_says_which_numbering_it_counts_in(install):
+    from .conftest import TRANSCRIPT
+
+    r = install.ways("sensors", "explain", "--transcript", str(TRANSCRIPT), "--event", "2")
+    assert r.returncode == 0, r.stderr
+    assert ", record 2 of the replayed session" in r.stdout.splitlines()[0]

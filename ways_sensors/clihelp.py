@@ -26,7 +26,9 @@ OPTION_HELP = {
     "--dry-run": "build and print the record(s), send nothing",
     "--pretty": "one short line per record (time, rule and number, section, summary) "
     "instead of its JSON",
-    "--event": "which record of the session: N, counted from 1 in the order of `seq`",
+    "--event": "which record of the replayed session: N, counted from 1 as `ways sensors "
+    "test` numbers them (a delivered file's `seq` numbers the live session, which can hold "
+    "records a replay cannot rebuild)",
 }
 USAGE, INVALID = "2 bad arguments, or no such sensor or rule", "3 rejected by the spec"
 TUI_KEYS = """\
