@@ -268,10 +268,30 @@ def snapshot(
 
 
 def config_problems() -> list[Problem]:
-    """lint's errors for config.yaml: each key ways does not know (`ways.witnes`)."""
+    """lint's errors for config.yaml: each key ways does not know (`ways.witnes`). lint
+    (its did-you-mean, its line finder) is imported only when a key is unknown: every
+    `ways status` and each refresh of the tab asks."""
+    from ..layers import read_config
+    from ..settings import CONFIG_KEYS
+
+    config, problem = read_config()
+    if problem or not config or _known(config, [tuple(k.split(".")) for k in CONFIG_KEYS]):
+        return []
     from ..lint import config_problems as unknown_keys
 
     return unknown_keys()
+
+
+def _known(node: dict[str, Any], known: list[tuple[str, ...]], at: tuple[str, ...] = ()) -> bool:
+    """Every key of `node` is a key of config.yaml ways knows (lint.config_problems's walk)."""
+    for key, value in node.items():
+        here = (*at, str(key))
+        if here in known:
+            continue
+        deeper = any(k[: len(here)] == here for k in known)
+        if not (deeper and isinstance(value, dict) and _known(value, known, here)):
+            return False
+    return True
 
 
 def rule_health(
