@@ -126,12 +126,12 @@ def test_a_400_dead_letters_the_whole_batch_and_the_rule_moves_on(install, dispa
         http_rule(install, server.url, delivery="at_least_once")
         spool_directly(install, calls(N))
         dispatch()
-        assert wait_until(lambda: counters_of(install, "remote/r")["rejected"] == N)
+        assert wait_until(lambda: counters_of(install, "remote/r")["rejected"] >= N)
         server.script.clear()  # from here on every request is accepted
         letters = dead_letters(install, "remote/r")
         assert {p["reason"] for p in letters} == {"HTTP 400"}
         # as sent (the batch's checkpoint, tried alone last, parked too when a 400 was
-        # left for it: kept like a record, counted apart)
+        # left for it: kept like a record, and counted in `rejected` as status counts it)
         parked = no_checkpoints([p["record"] for p in letters])
         assert len(letters) - len(parked) <= 1
         assert parked == no_checkpoints(server.attempts[0][2])
@@ -143,7 +143,8 @@ def test_a_400_dead_letters_the_whole_batch_and_the_rule_moves_on(install, dispa
         assert later[0]["chain"]["prev"] == parked[-1]["chain"]["hash"]
         assert wait_until(lambda: counters_of(install, "remote/r")["delivered"] == 3)
         c = counters_of(install, "remote/r")
-        assert (c["rejected"], c["retries"]) == (N, c["timeouts"])  # a 400 is never retried
+        parked_now = len(dead_letters(install, "remote/r"))
+        assert (c["rejected"], c["retries"]) == (parked_now, c["timeouts"])  # never retried
     finally:
         server.close()
 

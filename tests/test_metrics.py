@@ -102,12 +102,17 @@ def test_the_dispatcher_keeps_the_textfile_while_it_runs_and_as_it_exits(install
     lines = text.splitlines()
     typed = [line.split()[2] for line in lines if line.startswith("# TYPE ")]
     helped = [line.split()[2] for line in lines if line.startswith("# HELP ")]
-    assert typed == helped and len(typed) == len(counters.KINDS) + 4  # 3 gauges, dead letters
+    # 3 gauges, dead letters, and the health marks' 3 (metrics.HEALTH_GAUGES)
+    assert typed == helped and len(typed) == len(counters.KINDS) + 4 + 3
     assert gauge(text, "ways_sensors_refused_files") == 0
+    last = fams["ways_sensors_last_delivery_timestamp_seconds"].samples
+    assert any(x.labels == {"sensor": "metered", "rule": "all"} and x.value > 0 for x in last)
 
-    # `ways status --prometheus` prints the same text
+    # `ways status --prometheus` prints the same text, then the records owed it counted
     r = install.ways("status", "--prometheus")
-    assert r.returncode == 0 and r.stdout == text
+    assert r.returncode == 0 and r.stdout.startswith(text)
+    more = [x.split()[2] for x in r.stdout[len(text) :].splitlines() if x.startswith("# TYPE")]
+    assert more == ["ways_sensors_owed_records", "ways_sensors_oldest_owed_age_seconds"]
 
 
 def test_a_textfile_that_cannot_be_written_is_logged_once_and_delivery_goes_on(install, tmp_path):

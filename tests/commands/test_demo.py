@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 
@@ -16,3 +17,7 @@ def test_demo_shows_records_arriving_at_every_consumer(install):
     assert "[REDACTED:github-token:" in out and "Zq4vZq4v" not in out
     assert re.search(r"demo/audit\s+on\s+19\s+19\s", out)
     assert "no live dispatchers" in out
+    # the folders it named are gone when it ends, and it says so (and how to keep them)
+    root = re.search(r"a throwaway install in (\S+)", out).group(1)
+    assert f"the throwaway install {root} is removed; `ways demo --keep` keeps it" in out
+    assert not os.path.exists(root)

@@ -85,15 +85,14 @@ def test_the_session_joined_the_clients_trace(traced):
     assert root["parent_span_id"] == JOB_SPAN  # under the job's span
 
 
-def test_the_session_is_one_trace_with_one_root_and_a_run_per_resume(traced):
+def test_the_session_is_one_trace_with_one_root_and_a_run_per_resume_beside_it(traced):
     s, _, spans = traced
     spans = ours(spans)
     assert spans, "Phoenix holds no span of the session"
     assert {x["trace_id"] for x in spans} == {JOB_TRACE}
     assert len({x["span_id"] for x in spans}) == len(spans)  # no span twice
-    [root] = [x for x in spans if x["parent_span_id"] == JOB_SPAN]
-    assert root["name"] == "invoke_agent claude-code"
-    assert root["span_id"] == ids.span_id(s.session_id, "root")
+    [root] = [x for x in spans if x["span_id"] == ids.span_id(s.session_id, "root")]
+    assert root["name"] == "invoke_agent claude-code" and root["parent_span_id"] == JOB_SPAN
     a = attrs(root)
     assert (a["gen_ai.operation.name"], a["gen_ai.conversation.id"]) == (
         "invoke_agent",
@@ -103,9 +102,14 @@ def test_the_session_is_one_trace_with_one_root_and_a_run_per_resume(traced):
                and t.get("source") == "resume"]  # fmt: skip
     runs = [x for x in spans if x["name"] == "invoke_agent claude-code" and x is not root]
     assert len(runs) == len(resumed) == len(harness.PROMPTS) - 1
-    assert {x["parent_span_id"] for x in runs} == {root["span_id"]}
-    everyone = {x["span_id"] for x in spans}
-    assert all(x["parent_span_id"] in everyone for x in spans if x is not root)  # one tree
+    # each run under the job's span beside the root, which ended with the first run
+    assert {x["parent_span_id"] for x in runs} == {JOB_SPAN}
+    tops = {x["span_id"] for x in [root, *runs]}
+    by_id = {x["span_id"]: x for x in spans}
+    for x in spans:  # one tree per run, and no span ends after its parent
+        if x["span_id"] not in tops:
+            up = by_id[x["parent_span_id"]]
+            assert int(x["end_time_unix_nano"]) <= int(up["end_time_unix_nano"])
 
 
 def test_one_chat_span_per_reply_with_its_tokens_and_cost(traced):
@@ -154,7 +158,7 @@ def test_one_execute_tool_span_per_call_and_the_failing_one_in_error(traced):
             assert attrs(span)["error.type"] == "tool_error"
 
 
-def test_the_subagent_is_nested_under_its_agent_call(traced):
+def test_the_subagent_names_its_agent_call_and_ends_within_its_parent(traced):
     s, records, spans = traced
     spans = ours(spans)
     [start] = [r for r in of(records, "subagent") if r["data"]["phase"] == "start"
@@ -162,8 +166,14 @@ def test_the_subagent_is_nested_under_its_agent_call(traced):
     aid = start["data"]["agent_id"]
     [sub] = [x for x in spans if x["span_id"] == ids.span_id(s.session_id, "agent", aid)]
     assert sub["name"] == "invoke_agent general-purpose"
-    spawner = next(x for x in spans if x["span_id"] == sub["parent_span_id"])
-    assert spawner["name"].startswith("execute_tool ")
+    parent = next(x for x in spans if x["span_id"] == sub["parent_span_id"])
+    assert int(sub["end_time_unix_nano"]) <= int(parent["end_time_unix_nano"])
+    if parent["name"].startswith("execute_tool "):  # a subagent its call waited for
+        spawner = parent
+    else:  # an async one: its call returned first, naming it; under the run's agent span
+        assert parent["name"] == "invoke_agent claude-code"
+        call = attrs(sub)["ways.launched_by.tool_call_id"]
+        spawner = next(x for x in spans if x["span_id"] == ids.span_id(s.session_id, "tool", call))
     assert attrs(spawner)["gen_ai.tool.name"] in ("Agent", "Task")
     inside = [r["data"]["tool_use_id"] for r in of(records, "tool_call") if r["agent_id"] == aid]
     assert inside  # the subagent ran its own Bash call: under the subagent's span

@@ -172,9 +172,9 @@ def test_endpoint_path_gzip_resource_and_env_headers(receiver, monkeypatch):
     assert res["deployment.environment"] == ("string_value", "ci")
 
 
-def test_unset_header_variable_is_permanent_and_sends_nothing(receiver):
+def test_unset_header_variable_is_retryable_and_sends_nothing(receiver):
     out = deliver(receiver, headers={"X-Key": "${WAYS_SURELY_UNSET_OTLP}"})
-    assert (out.status, out.cause) == (PERMANENT, ERROR) and "WAYS_SURELY_UNSET_OTLP" in out.detail
+    assert (out.status, out.cause) == (RETRYABLE, ERROR) and "WAYS_SURELY_UNSET_OTLP" in out.detail
     assert receiver.attempts == []
 
 

@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from ways_sensors.targets import otlp, otlp_protobuf
+from ways_sensors.targets import otlp, otlp_logs, otlp_protobuf
 from ways_sensors.targets.base import ACCEPTED, Context, Item
 from ways_sensors.traces import export
 
@@ -79,7 +79,7 @@ def test_logs_in_protobuf_say_what_the_json_says():
     msg = ExportLogsServiceRequest.FromString(otlp.encode(spec, batch))
     log = msg.resource_logs[0].scope_logs[0].log_records[0]
     assert log.trace_id.hex() == "4bf92f3577b34da6a3ce929d0e0e4736"
-    assert log.body.string_value == otlp.body_of(batch[0].record)  # ASCII-escaped, whole
+    assert log.body.string_value == otlp_logs.body_of(batch[0].record)  # ASCII-escaped, whole
     # a lone surrogate elsewhere (a span attribute) cannot be UTF-8: it becomes '?'
     from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 

@@ -107,15 +107,24 @@ def test_an_agents_session_makes_the_same_span_shapes_under_its_own_name(
 ):
     sid, spans, resumed = traced(tmp_path, agent)
     assert resumed >= 1  # the recorded session is several processes
-    assert {s.trace_id.hex() for s in spans} == {ids.trace_id(sid)}
+    traces = {s.trace_id for s in spans}  # a trace per run, grouped by the session id
+    assert ids.trace_id(sid) in {t.hex() for t in traces} and len(traces) == resumed + 1
+    assert {value(s, "session.id") for s in spans} == {sid}
     assert len({s.span_id for s in spans}) == len(spans)
-    [root] = [s for s in spans if not s.parent_span_id]
+    roots = [s for s in spans if not s.parent_span_id]
+    assert {r.trace_id for r in roots} == traces and len(roots) == len(traces)
+    [root] = [r for r in roots if r.trace_id.hex() == ids.trace_id(sid)]
     assert root.name == f"invoke_agent {agent}"
     assert value(root, "gen_ai.agent.name") == agent
     assert value(root, "gen_ai.provider.name") == PROVIDERS[agent].genai
-    runs = [s for s in spans if s.name == root.name and s is not root]
-    assert len(runs) == resumed and {r.parent_span_id for r in runs} == {root.span_id}
-    tops = {root.span_id} | {r.span_id for r in runs}
+    runs = [r for r in roots if r is not root]
+    assert len(runs) == resumed and {r.name for r in runs} == {root.name}
+    tops = {r.span_id for r in roots}
+    by_id = {s.span_id: s for s in spans}
+    for s in spans:  # each under a parent of its own trace that ends no sooner
+        if s.parent_span_id:
+            up = by_id[s.parent_span_id]
+            assert up.trace_id == s.trace_id and s.end_time_unix_nano <= up.end_time_unix_nano
 
     by_kind: dict[str, list] = {}
     for s in spans:

@@ -178,12 +178,11 @@ def test_traceparent_is_read_as_the_w3c_specification_says(value, parsed):
     assert context.parse(value) == parsed
 
 
-def test_a_resumed_session_is_a_run_under_the_same_root_in_the_same_trace(
-    install, receivers, tmp_path
-):
+def test_a_resumed_session_is_a_run_beside_the_root_in_the_same_trace(install, receivers, tmp_path):
     """`claude --resume`: a new client process, a new dispatcher (the first one left with
     the session's end and its folder went), its hooks under another trace: the run is
-    one `invoke_agent` span under the root, in the trace the session joined first."""
+    one `invoke_agent` span in the trace the session joined first, under the client's
+    span beside the root (which ended with the first run: spans.py)."""
     logs, traces = receivers
     both_signals(install, logs, traces)
     first = ClientSession(install, tmp_path / "t")
@@ -210,7 +209,8 @@ def test_a_resumed_session_is_a_run_under_the_same_root_in_the_same_trace(
     roots = [s for s in got if s.span_id.hex() == root_id]
     assert len(roots) == 1  # the root is never sent twice (it would differ: its end)
     [run] = [s for s in got if s.name == "invoke_agent claude-code" and s is not roots[0]]
-    assert run.parent_span_id.hex() == root_id
+    assert run.parent_span_id == roots[0].parent_span_id  # the client's span
+    assert run.start_time_unix_nano >= roots[0].end_time_unix_nano
     assert any(kv.key == "ways.session.resumed" for kv in run.attributes)
     [chat] = [s for s in got if s.name.startswith("chat") and "resumed reply" in str(s.attributes)]
     assert chat.parent_span_id == run.span_id

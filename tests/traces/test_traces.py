@@ -80,11 +80,25 @@ def test_a_session_is_one_trace_of_genai_spans(install, receiver, tmp_path):
     a = attrs(root)
     assert (a["gen_ai.operation.name"], a["gen_ai.conversation.id"]) == ("invoke_agent", SID)
     assert a["gen_ai.provider.name"] == "anthropic"
-    assert isinstance(a["ways.cost.amount"], float)
+    assert isinstance(a["ways.session.cost.amount"], float)  # the session's, named so
+    assert "ways.cost.amount" not in a  # a span's cost is its own: the replies' (below)
+    # what Phoenix (OpenInference) shows of the run: its first input, its last output
+    assert a["openinference.span.kind"] == "AGENT" and a["session.id"] == SID
+    assert (a["input.value"], a["output.value"]) == (KNOWN["prompt"], KNOWN["interrupted"])
 
     chats = [s for s in got if s.name.startswith("chat")]
     assert len(chats) == EXPECTED["assistant_response"]
     outputs = " ".join(attrs(c).get("gen_ai.output.messages", "") for c in chats)
+    [first] = [c for c in chats if KNOWN["reply"] in attrs(c).get("output.value", "")]
+    f = attrs(first)
+    assert f["openinference.span.kind"] == "LLM" and f["input.value"] == KNOWN["prompt"]
+    assert json.loads(f["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": KNOWN["prompt"]}]}
+    ]
+    assert f["llm.input_messages.0.message.content"] == KNOWN["prompt"]
+    assert f["llm.output_messages.0.message.content"] == KNOWN["reply"]
+    costs = [attrs(x).get("ways.cost.amount", 0.0) for x in got]
+    assert sum(costs) == pytest.approx(a["ways.session.cost.amount"])
     assert KNOWN["reply"] in outputs and KNOWN["subagent_reply"] in outputs
     finish = sorted(attrs(c)["gen_ai.response.finish_reasons"][0] for c in chats)
     assert finish == ["interrupted", "stop", "stop"]
@@ -155,9 +169,10 @@ def test_a_batch_sent_again_is_the_same_spans(tmp_path: Path):
     assert not any(s["attributes"] for s in tool if "ways.unfinished" in json.dumps(s))
 
 
-def test_an_async_subagent_nests_under_the_call_whose_result_named_it():
+def test_an_async_subagent_names_the_call_whose_result_named_it_and_outlives_it():
     """Claude Code may run a subagent asynchronously: its Agent call returns first (the
-    result names the agent), the subagent starts and stops after it."""
+    result names the agent), the subagent starts and stops after it: under the agent,
+    naming the call, so it never ends after its parent."""
     from ways_sensors.traces.spans import Spans
     from ways_sensors.traces.state import State
 
@@ -179,7 +194,9 @@ def test_an_async_subagent_nests_under_the_call_whose_result_named_it():
             "ag-async"),
     ])  # fmt: skip
     [sub] = [s for s in out if s["name"] == "invoke_agent Explore"]
-    assert sub["parentSpanId"] == spans.span_id("s-async", "tool", "toolu_a")
+    assert sub["parentSpanId"] == spans.span_id("s-async", "root")
+    named = {a["key"]: a["value"] for a in sub["attributes"]}
+    assert named["ways.launched_by.tool_call_id"] == {"stringValue": "toolu_a"}
 
 
 @pytest.mark.parametrize(

@@ -222,8 +222,9 @@ def run(args: argparse.Namespace) -> int:
         server.shutdown()
         if args.keep:
             print(f"\nthe throwaway install is kept in {root}")
-        else:
+        else:  # the paths above are gone now: say so, and how to keep them
             shutil.rmtree(root, ignore_errors=True)
+            print(f"\nthe throwaway install {root} is removed; `ways demo --keep` keeps it")
 
 
 def _run(root: Path, url: str) -> int:

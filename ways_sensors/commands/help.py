@@ -26,7 +26,9 @@ OPTION_HELP = {
     "--dry-run": "build and print the record(s), send nothing",
     "--pretty": "one short line per record (time, rule and number, section, summary) "
     "instead of its JSON",
-    "--event": "which record of the session: N, counted from 1 in the order of `seq`",
+    "--event": "which record of the replayed session: N, counted from 1 as `ways sensors "
+    "test` numbers them (a delivered file's `seq` numbers the live session, which can hold "
+    "records a replay cannot rebuild)",
 }
 USAGE, INVALID = "2 bad arguments, or no such sensor or rule", "3 rejected by the spec"
 FOUND = "0 found; 1 nothing found, or no store yet; 2 bad arguments; 3 not a session store"
@@ -38,12 +40,24 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ),
     ("reconcile",): (
         "ways reconcile --agent all",
-        f"0 wired or already wired; {USAGE}; 5 the settings file could not be written",
+        "0 wired or already wired; 2 bad arguments, or no such agent; 5 the settings file "
+        "could not be written, or is not one ways can edit (left as it was)",
     ),
     ("status",): (
         "ways status --json",
-        "0; 6 an enabled sensor file is refused, or a rule is gone while a session runs",
+        "0 healthy; 6 an enabled sensor file is refused, or a rule is gone while a session "
+        "runs; 8 dead letters wait, or a consumer owed records has failed longer than "
+        "--threshold (docs/status.md)",
     ),
+    ("deadletters",): ("ways deadletters list", f"0; {USAGE}"),
+    ("deadletters", "list"): ("ways deadletters list remote/prompts --json", f"0; {USAGE}"),
+    ("deadletters", "show"): ("ways deadletters show remote/prompts --session S", f"0; {USAGE}"),
+    ("deadletters", "replay"): (
+        "ways deadletters replay remote/prompts",
+        f"0 every selected record delivered (and removed); {USAGE}, or the rule is gone; "
+        "7 one was not accepted (it and those after it kept)",
+    ),
+    ("deadletters", "drop"): ("ways deadletters drop remote/prompts --session S", f"0; {USAGE}"),
     ("keys",): ("ways keys show", "0"),
     ("keys", "show"): ("ways keys show --json", "0; 5 the state root cannot be written"),
     ("keys", "chain"): ("ways keys chain > key-certificates.txt", "0"),
@@ -68,7 +82,7 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ("sensors", "lint"): ("ways sensors lint ./my-sensor.yaml", "0 no errors; 3 errors"),
     ("sensors", "verify"): (
         "ways sensors verify ~/audit/*.jsonl --rule audit/all",
-        "0 intact; 3 broken",
+        "0 intact; 2 bad arguments, or no such rule; 3 broken",
     ),
     ("sensors", "copy"): ("ways sensors copy audit my-audit", f"0; {USAGE}; 5 could not write"),
     ("sensors", "rename"): ("ways sensors rename my-audit team", f"0; {USAGE}; 5 could not write"),

@@ -41,7 +41,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = Parser(
         prog="ways",
-        description="ways sensors: record a Claude Code session and dispatch it to consumers.",
+        description="ways sensors: an independent, tamper-evident record of what coding "
+        "agents did (Claude Code, Codex CLI, Gemini CLI, Cursor, Copilot CLI), dispatched "
+        "to your consumers.",
     )
     p.add_argument("--version", action="version", version=f"ways {__version__}")
     sub = p.add_subparsers(dest="group", metavar="COMMAND")
@@ -50,23 +52,54 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser = sub.add_parser(name, **kwargs)
         return parser if only in (None, name) else _Unbuilt()
 
-    hook = group("hook", help="the hook entry Claude Code runs (wired by reconcile)")
+    from ..agents import names
+
+    agent_names = ", ".join(names())
+    hook = group("hook", help="the hook entry an agent runs (wired by reconcile)")
     hook.add_argument("which", choices=["sensors"], help="the hook to run: sensors")
-    hook.add_argument("--agent", metavar="NAME", help=f"the agent sending (default {DEFAULT})")
+    hook.add_argument(
+        "--agent", metavar="NAME", help=f"the agent sending: {agent_names} (default {DEFAULT})"
+    )
     hook.add_argument("--event", metavar="NAME", help="the event, for payloads naming none")
 
-    rec = group("reconcile", help="wire `ways hook sensors` into Claude Code settings")
-    rec.add_argument("--agent", metavar="NAME", default=DEFAULT, help="the agent to wire, or `all`")
+    rec = group("reconcile", help="wire `ways hook sensors` into an agent's settings")
+    rec.add_argument(
+        "--agent",
+        metavar="NAME",
+        default=DEFAULT,
+        help=f"the agent to wire: {agent_names} (default {DEFAULT}), or `all`",
+    )
     rec.add_argument("--project", metavar="DIR", help="wire DIR's project settings instead")
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     rec.add_argument("--settings", metavar="FILE", help=argparse.SUPPRESS)
 
-    st = group("status", help="counters per rule and live dispatchers")
+    st = group("status", help="counters and health per rule, and live dispatchers")
     st.add_argument("--json", action="store_true")
     st.add_argument(
         "--prometheus", action="store_true", help="print the metrics textfile's text instead"
     )
+    st.add_argument(
+        "--threshold",
+        metavar="SECONDS",
+        type=float,
+        default=300.0,  # services/health.py's THRESHOLD_S
+        help="how long a consumer may fail while records wait for it before the rule is "
+        "unhealthy (exit 8; default 300)",
+    )
+
+    dead = group("deadletters", help="records refused for good: list, show, replay, drop")
+    ds = dead.add_subparsers(dest="command", metavar="COMMAND")
+    for name, helptext in (
+        ("list", "each rule's parked records: how many, sessions, when, why"),
+        ("show", "the parked records themselves, a JSON line each, oldest first"),
+        ("replay", "send them through the rule's current target, in order; keep what fails"),
+        ("drop", "remove them, delivered nowhere (counted in events.log)"),
+    ):
+        dp = ds.add_parser(name, help=helptext)
+        dp.add_argument("rule", nargs="?", metavar="SENSOR/RULE", help="one rule (default: all)")
+        dp.add_argument("--session", metavar="ID", help="only the records of this session")
+        dp.add_argument("--json", action="store_true")
 
     demo = group("demo", help="a scripted session through the real hook and dispatcher")
     demo.add_argument("--keep", action="store_true", help="keep the throwaway install")
@@ -188,7 +221,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     e.add_argument("--section", required=True)
     e.add_argument("--session", required=True, metavar="ID")
     e.add_argument("--input", metavar="FILE|-")
-    ss.add_parser("tui", help="the sensors tab: a terminal UI (the tui extra)")
+    from ..services.tabkeys import TUI_KEYS
+
+    ss.add_parser(
+        "tui",
+        help="the sensors tab: a terminal UI (the tui extra)",
+        description="The sensors tab: every rule with its live counts. Keys:\n\n" + TUI_KEYS,
+    )
     x = ss.add_parser(
         "explain", help="for every rule: would it receive this payload's record, and why not"
     )

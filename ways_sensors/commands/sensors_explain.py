@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(e: Explained, recorded: bool) -> None:
     rec = e.record
-    seq = f" #{rec['seq']}" if recorded else ""
+    # the replay's numbering, which `ways sensors test` shows too; a delivered file's
+    # `seq` numbers the live session, which can hold records a replay cannot rebuild
+    seq = f", record {rec['seq']} of the replayed session" if recorded else ""
     print(f"{rec.get('section')} ({rec.get('hook_event')}){seq}")
     width = max((len(v.rule) for v in e.verdicts), default=0)
     order = {"receives": 0, "no": 1, "disabled": 2, "refused": 3}

@@ -1,7 +1,12 @@
-"""`ways status [--json | --prometheus]`: every rule's counters and each live dispatcher.
+"""`ways status [--json | --prometheus] [--threshold S]`: every rule's counters and
+health, and each live dispatcher.
 
 JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
-  "counters": {kind: n}}], "dispatchers": [{"session", "pid", "age_s"}],
+  "counters": {kind: n}, "state": "on" | "off" | "refused" | "gone", "health":
+  {"healthy", "problems", "owed", "owed_complete", "oldest_owed_age_s", "last_delivery",
+  "last_error", "last_error_at", "failing_since", "failing_for_s", "dead_letters"}}],
+  "unhealthy": [sensor/rule],
+  "dispatchers": [{"session", "pid", "age_s"}],
   "pending_sessions": [session ids], "dead_letters": [{"rule", "path", "count"}],
   "events_log": path, "redaction_key": "ok" | "missing (created on first use)" |
   "refused: <why>", "spool_faults": {"torn", "corrupt"}, "refused": [{"file", "line",
@@ -11,10 +16,15 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
 
 Refused sensor files come first: a file that breaks the spec is refused whole and its
 rules record nothing, so the first line names how many, which (file:line) and the
-command that shows why. Exit NOT_RECORDING (6) while an enabled sensor's file is
-refused, or a rule is `gone` (counted, no longer defined) while a session's dispatcher
-runs (`not_recording` lists why); else 0. `--prometheus` always exits 0 (its
-`refused_files` gauge says it).
+command that shows why; then each config.yaml key ways does not know (lint's error:
+`ways.witnes` leaves the witness off), in `config_problems` too. Exit NOT_RECORDING
+(6) while an enabled sensor's file is refused or config.yaml has such a key, or a
+rule is `gone` (counted, no longer defined) while a session's dispatcher runs
+(`not_recording` lists why); else UNHEALTHY (8) while a rule is unhealthy
+(services/health.py: dead letters wait, or a consumer owed records has failed for
+longer than `--threshold` seconds), each named in an UNHEALTHY line with its owed
+count, the oldest one's age and the last error; else 0. `--prometheus` always exits 0
+(its gauges say it).
 
 A witness conflict is an alarm, printed as ALARM below the table: a
 witness refused one of the rule's checkpoints (409) because it holds another history
@@ -44,10 +54,11 @@ import os
 from typing import Any
 
 from ..dispatch.spoolread import read_faults
-from ..errors import NOT_RECORDING
+from ..errors import NOT_RECORDING, UNHEALTHY
 from ..services import status as service
 from ..services import table
 from ..state import counters
+from ..state.layout import rule_key, split_rule_label
 
 SHOWN = counters.KINDS
 
@@ -61,13 +72,20 @@ def run(args: argparse.Namespace) -> int:
         secure.ensure_private_dir(roots.state_root(), roots.state_root(), create=False)
     except FileNotFoundError:
         pass  # nothing recorded yet
+    threshold = getattr(args, "threshold", None)
+    threshold = service.THRESHOLD_S if threshold is None else threshold
     if getattr(args, "prometheus", False):
         from ..dispatch import metrics
 
-        print(metrics.render(), end="")
+        snap = service.snapshot(health_threshold=threshold)
+        owed = {
+            rule_key(*split_rule_label(rule)): (h.owed, h.age_s(snap.now))
+            for rule, h in snap.health.items()
+        }
+        print(metrics.render(owed=owed), end="")
         return 0
-    snap = service.snapshot()
-    code = NOT_RECORDING if snap.not_recording else 0
+    snap = service.snapshot(health_threshold=threshold)
+    code = NOT_RECORDING if snap.not_recording else UNHEALTHY if snap.unhealthy else 0
     data: dict[str, Any] = snap.as_json()
     rules = data["rules"]
     data["spool_faults"] = read_faults()
@@ -78,14 +96,15 @@ def run(args: argparse.Namespace) -> int:
     first = snap.refused_line()
     if first:
         print(first)
+    for line in snap.config_lines():
+        print(line)
+    if first or snap.config:
         print()
     headers = ["RULE", "STATE"] + [k.upper() for k in SHOWN]
-    rows = [
-        [r["rule"], {True: "on", False: "off", None: "gone"}[r["enabled"]]]
-        + [r["counters"][k] for k in SHOWN]
-        for r in rules
-    ]
+    rows = [[r["rule"], r["state"]] + [r["counters"][k] for k in SHOWN] for r in rules]
     print(table.render(headers, rows))
+    for rule in snap.unhealthy:
+        print(snap.health[rule].line(rule, snap.now))
     print()
     if data["dispatchers"]:
         print(

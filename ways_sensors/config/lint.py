@@ -12,7 +12,7 @@ naming the host; `redact: none` (and where the unmasked content goes, the target
 headers, command env) or in a command's argv (what the masking finds in an argument,
 or the argument after a flag named like one, `--token X`: every local user can read a
 running process's argv); a `${VAR}` there whose variable is unset in the linting shell
-(the dispatcher would refuse the dispatch); a `where` path no selected section can
+(the dispatcher would hold the records); a `where` path no selected section can
 have (recordpaths.py, naming the nearest real path); a `batch:` on a blocking rule,
 which sends each record at once.
 
@@ -167,8 +167,9 @@ def rule_warnings(
         )
     for field, name, var in unset_variables(rule):
         warn(
-            f"{field}: {name!r} uses ${{{var}}}, which is not set in this shell; the "
-            "dispatcher refuses the dispatch unless it is set where the dispatcher runs",
+            f"{field}: {name!r} uses ${{{var}}}, which is not set in this shell; unless it "
+            "is set where the dispatcher runs, the rule's records are held (owed, retried, "
+            "`ways status` names the error) and none is delivered",
             ["dispatch", kind, field, name],
         )
     for path in rule.spec.where or {}:
@@ -217,6 +218,9 @@ def lint(cat: Catalog, config: bool = False) -> list[Problem]:
     for sensor in cat.sensors.values():
         for rule in sensor.rules.values():
             problems.extend(rule_warnings(sensor, rule, lines))
+    from .lintrefused import warnings  # a refused file's rules warn too: one run, all
+
+    problems += warnings(cat, lambda sensor, rule: rule_warnings(sensor, rule, lines))
     return problems
 
 

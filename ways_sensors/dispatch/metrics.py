@@ -28,6 +28,12 @@ The text (exposition format 0.0.4; no sample timestamps, never a session id):
     ways_sensors_pending_sessions <n>                       gauge: sessions still owed records
     ways_sensors_refused_files <n>                          gauge: sensor files the last
                                                             index build refused (refusals.py)
+    ways_sensors_last_delivery_timestamp_seconds{...}       gauges per sensor and rule, from
+    ways_sensors_last_error_timestamp_seconds{...}          the health marks (counters.py);
+    ways_sensors_failing_since_timestamp_seconds{...}       0: never, or not failing
+    ways_sensors_owed_records{...}                          `ways status --prometheus` only
+    ways_sensors_oldest_owed_age_seconds{...}               (counting them reads the journals:
+                                                            services/owed.py)
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ SETTING = ("ways", "metrics_textfile")
 HELP = {
     "dispatched": "Records numbered for the rule and handed to delivery.",
     "delivered": "Records the consumer accepted.",
+    "held": "Records taken into a span still open (traces): nothing sent for them yet.",
     "timeouts": "Delivery attempts cut at the rule's timeout.",
     "kills": "Consumer process groups killed at the deadline.",
     "refusals": "Delivery attempts the consumer refused (an HTTP status, a non-zero exit).",
@@ -145,8 +152,11 @@ def _labels(rid: str) -> str:
     return f'{{sensor="{_label(sensor)}",rule="{_label(rule)}"}}'
 
 
-def render(layout: Layout | None = None) -> str:
-    """The whole textfile, from the totals on disk."""
+def render(
+    layout: Layout | None = None, owed: dict[str, tuple[int, float | None]] | None = None
+) -> str:
+    """The whole textfile, from the totals on disk; with `owed` ({rule key: (records
+    owed, the oldest one's age in seconds)}, services/health.py), those too."""
     layout = layout or Layout()
     totals = counters.read_all(layout)
     lines: list[str] = []
@@ -178,7 +188,42 @@ def render(layout: Layout | None = None) -> str:
             f"# TYPE {PREFIX}{gauge} gauge",
             f"{PREFIX}{gauge} {value}",
         ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _health(layout, owed)) + "\n"
+
+
+HEALTH_GAUGES = (
+    ("last_delivery_timestamp_seconds", "last_delivered_ns", "When a consumer last accepted."),
+    ("last_error_timestamp_seconds", "last_error_ns", "When an attempt last failed."),
+    (
+        "failing_since_timestamp_seconds",
+        "failing_since_ns",
+        "The first failure after the last delivery (0: the last attempt passed).",
+    ),
+)
+
+
+def _health(layout: Layout, owed: dict[str, tuple[int, float | None]] | None) -> list[str]:
+    lines: list[str] = []
+    marks = counters.read_health(layout)
+    for gauge, key, text in HEALTH_GAUGES:
+        name = PREFIX + gauge
+        lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge"]
+        for rid, m in sorted(marks.items()):
+            value = m.get(key)
+            lines.append(f"{name}{_labels(rid)} {int(value) / 1e9 if value else 0:.3f}")
+    if not owed:
+        return lines
+    owed_text = "Records built for the rule and not yet settled (a floor past the scan's bound)."
+    for gauge, text in (
+        ("owed_records", owed_text),
+        ("oldest_owed_age_seconds", "How long the oldest owed record has waited."),
+    ):
+        name = PREFIX + gauge
+        lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge"]
+        for rid, (records, age) in sorted(owed.items()):
+            value = records if gauge == "owed_records" else (age or 0)
+            lines.append(f"{name}{_labels(rid)} {value}")
+    return lines
 
 
 # --- the file ------------------------------------------------------------------------------

@@ -12,8 +12,10 @@ the right, the counter an attempt adds to:
 
     Outcome
     ├── accepted            HTTP 2xx · exit 0 · the lines written              delivered
-    │   └── [partial]       OTLP partialSuccess: `rejected` records dropped    rejected
-    │                       by the consumer; the rest delivered, none retried
+    │   ├── [partial]       OTLP partialSuccess: `rejected` records dropped    rejected
+    │   │                   by the consumer; the rest delivered, none retried
+    │   └── [held]          nothing sent: the records open a span whose end    held
+    │                       is to come (traces); it goes with that end
     ├── retryable           may pass later
     │   ├── [timeout]       the deadline passed: the request cut, the          timeouts
     │   │                   process group killed (also kills), or no time
@@ -24,12 +26,13 @@ the right, the counter an attempt adds to:
     │   │                   command's non-zero exit
     │   └── [error]         connection refused or reset, DNS, TLS, a torn      errors
     │                       response · a failed fork · a full disk, an I/O
-    │                       error · an exception raised inside a target
+    │                       error · an exception raised inside a target · a
+    │                       `${VAR}` header whose variable is unset (held
+    │                       until a dispatcher runs where it is set)
     └── permanent           the same records can never pass as configured
         ├── [refused]       HTTP 4xx other than 401, 403, 408, 429 · a         refusals
         │                   redirect (never followed)
-        └── [error]         a `${VAR}` header whose variable is unset, a       errors
-                            header value HTTP cannot carry · a command that
+        └── [error]         a header value HTTP cannot carry · a command that  errors
                             does not exist or is not executable, a cwd that
                             is not a folder · a file path that is a folder,
                             runs through a file, or is refused by
@@ -111,11 +114,16 @@ def attempt(
         outcome = get(r.dispatch.kind).deliver(r.dispatch.target, batch, ctx, deadline)
     except Exception as exc:  # a bug in a target must not stop the rule: try again later
         outcome = retryable(ERROR, type(exc).__name__)
+    if outcome.accepted and outcome.held:
+        if tally is not None:
+            tally.count("held", records_in(records))
+        return outcome
     if outcome.accepted:
         dropped = min(max(outcome.rejected, 0), len(records))
         if tally is not None:
             tally.count("delivered", records_in(records) - dropped)
             tally.count("rejected", dropped)
+            tally.delivered(time.time_ns())
         if dropped:  # the consumer dropped part of the batch: counted, logged, not retried
             events.log(
                 f"{origin}.partial",
@@ -130,6 +138,7 @@ def attempt(
         return outcome
     if tally is not None:
         tally.count(FAILURE_COUNTERS.get(outcome.cause, "errors"))
+        tally.failed(time.time_ns(), outcome.detail or outcome.cause or ERROR)
         if outcome.killed:
             tally.count("kills")
     repeated = _repeats(origin, rule, session, (outcome.status, outcome.detail, first))
@@ -207,7 +216,7 @@ def settle(
         tally.count("lost", records_in(records))
         return True
     if outcome.permanent and park(rule, records, outcome, session, origin):
-        tally.count("rejected", records_in(records))
+        tally.count("rejected", len(records))  # a checkpoint parked too: as status counts it
         return True
     tally.count("retries")
     return False

@@ -17,6 +17,11 @@ What a fire does, plainly:
   (`include_disabled`; the CLI's --include-disabled, the tab's `f` on one rule's row).
 * One vocabulary with the README and the tab: each attempt is `delivered`, `refused`
   (the consumer said no or could not be reached; retryable or permanent) or `timed out`.
+  `delivered` means a request reached the consumer and was accepted, for every target
+  and section: a traces rule (otlp, `signal: traces`) gets the record(s) and a
+  `session_end` of the fire's own session in one attempt, so a complete test span
+  goes out (a tool call alone opens a span and sends nothing); an attempt that sent
+  nothing all the same is reported refused, never delivered.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from ..errors import UsageError
 from ..pipeline import delivery
 from ..pipeline.stages import finish
 from ..records import WAY_EVENT, Draft, envelope, way_event
-from ..targets import ACCEPTED
+from ..targets import ACCEPTED, ERROR
+from ..targets.base import permanent
 
 SESSION = "ways-fire"  # the prefix of every fire's own session id
 
@@ -184,6 +190,21 @@ def fire(
             delivery.close(rule)
 
 
+def traces(rule: LoadedRule) -> bool:
+    """The rule sends spans (otlp, `signal: traces`): a record alone may open a span
+    and send nothing."""
+    return getattr(rule.spec.dispatch.target, "signal", None) == "traces"
+
+
+def _closed(made: list[Draft]) -> list[Draft]:
+    """The drafts, then a session_end of the fire's own session unless they end with one:
+    every span they open ends with it, so the attempt sends a complete trace."""
+    if made and made[-1].section == "session_end":
+        return made
+    example = agents.adapter(agents.DEFAULT).example("session_end")
+    return made + drafts("session_end", example)
+
+
 def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: bool) -> Fired:
     from ..pipeline.chain import GENESIS
 
@@ -192,14 +213,19 @@ def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: boo
     sid = session_id()
     for rule in rules:
         prev = GENESIS
-        for i, d in enumerate(made, 1):
+        batches: list[list[dict[str, Any]]] = []
+        for i, d in enumerate(_closed(made) if traces(rule) else made, 1):
             rec = envelope(d, i, sid, project)
             out, prev = finish(rec, rule, i, prev, test=True)
             records.append(out)
-            if dry_run:
-                continue
+            batches.append([out])
+        if traces(rule):  # one attempt: the span and its end together
+            batches = [[r for b in batches for r in b]]
+        for batch in batches if not dry_run else ():
             t0 = time.monotonic()
-            outcome = delivery.attempt(rule, [out], session=sid, tally=None, origin="fire")
+            outcome = delivery.attempt(rule, batch, session=sid, tally=None, origin="fire")
+            if outcome.held:  # nothing reached the consumer: not a delivery
+                outcome = permanent(ERROR, "no request sent: the span is still open")
             ms = (time.monotonic() - t0) * 1000
             results.append(
                 FireResult(

@@ -10,6 +10,12 @@ killed again and again within a second of starting still leaves its counts, losi
 at most the step a kill lands in the middle of (the first hostile pass found every
 counter 0 after 10,000 records delivered under repeated kills: the counts lived in
 memory until a once-a-second flush no dispatcher lived to make).
+
+Beside the totals the file keeps the rule's health under "health" (services/health.py
+reads it; content-free): {"last_delivered_ns", "last_error_ns", "last_error": the
+outcome's detail, "failing_since_ns": the first failure after the latest delivery, 0
+while the latest attempt passed}. Written with the deltas, under the same flock, so it
+costs no write of its own.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ if TYPE_CHECKING:
 KINDS = (
     "dispatched",
     "delivered",
+    "held",  # taken into a span still open (traces): no request made for them yet
     "timeouts",
     "kills",
     "refusals",
@@ -40,10 +47,16 @@ KINDS = (
 )
 
 
-def add(rid: str, deltas: dict[str, int], layout: Layout | None = None) -> None:
-    """Add `deltas` to the rule's totals, atomically with respect to other writers."""
+def add(
+    rid: str,
+    deltas: dict[str, int],
+    layout: Layout | None = None,
+    marks: dict[str, Any] | None = None,
+) -> None:
+    """Add `deltas` to the rule's totals and apply its health `marks` (Tally's),
+    atomically with respect to other writers."""
     deltas = {k: v for k, v in deltas.items() if v}
-    if not deltas:
+    if not deltas and not marks:
         return
     layout = layout or Layout()
     secure.ensure_private_dir(layout.counters_dir(), layout.root)
@@ -51,6 +64,9 @@ def add(rid: str, deltas: dict[str, int], layout: Layout | None = None) -> None:
     def change(totals: dict[str, Any]) -> bool:
         for k, v in deltas.items():
             totals[k] = int(totals.get(k, 0)) + v
+        if marks:
+            health = totals.get("health")
+            totals["health"] = _marked(health if isinstance(health, dict) else {}, marks)
         return True
 
     update_json_locked(layout.counters(rid), change)
@@ -117,11 +133,41 @@ def read_all(layout: Layout | None = None) -> dict[str, dict[str, int]]:
         data = read_state(os.path.join(folder, name))
         if not isinstance(data, dict):
             continue
-        try:  # `marks` is committed()'s bookkeeping, not a count
-            out[name[:-5]] = {k: int(v) for k, v in data.items() if k != "marks"}
+        try:  # `marks` is committed()'s bookkeeping, "health" a mapping of its own
+            out[name[:-5]] = {k: int(v) for k, v in data.items() if k not in ("marks", "health")}
         except (TypeError, ValueError):
             continue
     return out
+
+
+def read_health(layout: Layout | None = None) -> dict[str, dict[str, Any]]:
+    """{rule key: health} of every rule whose file holds one (the module docstring)."""
+    folder = (layout or Layout()).counters_dir()
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+        data = read_state(os.path.join(folder, name)) if name.endswith(".json") else None
+        if isinstance(data, dict) and isinstance(data.get("health"), dict):
+            out[name[:-5]] = data["health"]
+    return out
+
+
+def _marked(health: dict[str, Any], marks: dict[str, Any]) -> dict[str, Any]:
+    """`health` with a flush's marks applied. Several dispatchers flush one rule's file
+    in any order, so each mark is judged by its time, not by when it arrived: a failure
+    older than the latest delivery does not start a failing spell."""
+    h = dict(health)
+    ok = int(marks.get("delivered_ns", 0))
+    if ok > int(h.get("last_delivered_ns", 0)):
+        h["last_delivered_ns"] = ok
+        if ok >= int(h.get("failing_since_ns", 0)):
+            h["failing_since_ns"] = 0
+    bad = int(marks.get("error_ns", 0))
+    if bad > int(h.get("last_error_ns", 0)):
+        h["last_error_ns"], h["last_error"] = bad, str(marks.get("error", ""))[:200]
+    first = int(marks.get("first_error_ns", 0))
+    if first > int(h.get("last_delivered_ns", 0)) and not int(h.get("failing_since_ns", 0)):
+        h["failing_since_ns"] = first
+    return h
 
 
 class Tally:
@@ -132,17 +178,31 @@ class Tally:
         self.layout = layout
         self._lock = _thread.allocate_lock()
         self._deltas: dict[str, int] = {}
+        self._marks: dict[str, Any] = {}
 
     def count(self, kind: str, n: int = 1) -> None:
         with self._lock:
             self._deltas[kind] = self._deltas.get(kind, 0) + n
 
+    def delivered(self, at_ns: int) -> None:
+        """A consumer accepted an attempt at `at_ns` (the health's last delivery)."""
+        with self._lock:
+            self._marks["delivered_ns"] = at_ns
+
+    def failed(self, at_ns: int, detail: str) -> None:
+        """An attempt failed at `at_ns`; `detail` is content-free (the outcome's)."""
+        with self._lock:
+            self._marks["error_ns"], self._marks["error"] = at_ns, detail
+            self._marks.setdefault("first_error_ns", at_ns)
+
     def flush(self) -> None:
         with self._lock:
             deltas, self._deltas = self._deltas, {}
+            marks, self._marks = self._marks, {}
         try:
-            add(self.rid, deltas, self.layout)
+            add(self.rid, deltas, self.layout, marks)
         except OSError:
             with self._lock:  # kept for the next flush, with what was counted since
                 for kind, n in deltas.items():
                     self._deltas[kind] = self._deltas.get(kind, 0) + n
+                self._marks = {**marks, **self._marks}

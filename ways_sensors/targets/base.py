@@ -38,7 +38,7 @@ class Outcome(Frozen):
     """One attempt's result. `detail` is content-free: a status code, an exit code, an
     exception's class name, never a response body or a record's text."""
 
-    FIELDS = ("status", "cause", "detail", "retry_after", "killed", "rejected")
+    FIELDS = ("status", "cause", "detail", "retry_after", "killed", "rejected", "held")
     __slots__ = FIELDS
     status: Status
     cause: Cause
@@ -47,6 +47,7 @@ class Outcome(Frozen):
     killed: bool  # a process group had to be killed
     rejected: int  # accepted, but the consumer dropped this many records of the batch
     # (OTLP's partialSuccess): counted as rejected, never retried, never parked
+    held: bool  # accepted, but nothing was sent: the records wait in an open span (traces)
 
     def __init__(
         self,
@@ -56,8 +57,9 @@ class Outcome(Frozen):
         retry_after: float | None = None,
         killed: bool = False,
         rejected: int = 0,
+        held: bool = False,
     ) -> None:
-        self._set(status, cause, detail, retry_after, killed, rejected)
+        self._set(status, cause, detail, retry_after, killed, rejected, held)
 
     @property
     def accepted(self) -> bool:
@@ -70,6 +72,12 @@ class Outcome(Frozen):
 
 def accepted(detail: str = "", rejected: int = 0) -> Outcome:
     return Outcome(ACCEPTED, "", detail, rejected=rejected)
+
+
+def held_open(detail: str) -> Outcome:
+    """The records are taken, but no request was made: they open a span whose end is
+    still to come (counted as held, not delivered; the span goes with its end)."""
+    return Outcome(ACCEPTED, "", detail, held=True)
 
 
 def retryable(

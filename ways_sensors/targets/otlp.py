@@ -61,11 +61,19 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
-from ..formats.severity import OTEL, level
-from ..state.events import unix_nano
-from ..traces import ids
 from . import otlp_protobuf, transport
-from .base import REFUSED, Context, Item, Outcome, accepted, permanent, refused_url, retryable
+from .base import (
+    REFUSED,
+    Context,
+    Item,
+    Outcome,
+    accepted,
+    held_open,
+    permanent,
+    refused_url,
+    retryable,
+)
+from .otlp_logs import attributes, log_record
 
 if TYPE_CHECKING:
     from .base import Advice
@@ -107,104 +115,6 @@ def url_of(spec: OtlpTarget) -> str:
     return logs_url(spec.endpoint, TRACES_PATH if spec.signal == "traces" else LOGS_PATH)
 
 
-# --- encoding ------------------------------------------------------------------------
-
-
-def _text(v: str) -> str:
-    """A string UTF-8 can carry: a lone surrogate (from a hostile payload) becomes '?'."""
-    try:
-        v.encode("utf-8")
-        return v
-    except UnicodeEncodeError:
-        return v.encode("utf-8", "replace").decode("utf-8")
-
-
-def _value(v: Any) -> dict[str, Any]:
-    """An OTLP AnyValue for a scalar (ints as decimal strings, per the JSON mapping)."""
-    if isinstance(v, bool):
-        return {"boolValue": v}
-    if isinstance(v, int):
-        return {"intValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    return {"stringValue": _text(v if isinstance(v, str) else json.dumps(v, default=str))}
-
-
-def _attrs(pairs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": _value(v)} for k, v in pairs if v is not None and v != ""]
-
-
-def body_of(record: dict[str, Any]) -> str:
-    """The record as canonical JSON (sorted keys, no spaces), its chain field included:
-    what `ways sensors verify` checks, so a consumer can still verify the chain. A record
-    holding a lone surrogate is written ASCII-escaped, which parses back to the same record.
-    msgspec writes it (a float may read `1e16` where json writes `1e+16`: the same number),
-    json what msgspec refuses."""
-    try:
-        return _sorted.encode(record).decode("utf-8")
-    except Exception:
-        pass
-    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-
-
-_sorted = msgspec.json.Encoder(order="sorted")
-
-
-def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
-    section = record.get("section")
-    data = _data if isinstance(_data := record.get("data"), dict) else {}
-    sid = record.get("session_id")
-    pairs: list[tuple[str, Any]] = [
-        ("session.id", sid),
-        ("gen_ai.conversation.id", sid),
-        ("prompt.id", record.get("prompt_id")),
-    ]
-    if record.get("agent_id"):  # a subagent's record
-        pairs += [
-            ("gen_ai.agent.id", record["agent_id"]),
-            ("gen_ai.agent.name", record.get("agent_type")),
-        ]
-    if section in ("tool_call", "tool_result"):
-        pairs += [
-            ("gen_ai.tool.name", data.get("tool_name")),
-            ("gen_ai.tool.call.id", data.get("tool_use_id")),
-        ]
-    pairs += [
-        ("ways.agent.name", record.get("agent")),
-        ("ways.sensor", record.get("sensor")),
-        ("ways.rule", record.get("rule")),
-        ("ways.rule_seq", record.get("rule_seq")),
-        ("ways.seq", record.get("seq")),
-        ("ways.section", section),
-        ("ways.hook_event", record.get("hook_event")),
-        ("ways.test", True if record.get("test") else None),
-    ]
-    number, name = OTEL[level(record)]
-    out: dict[str, Any] = {}
-    when = unix_nano(record.get("timestamp"))
-    if when:
-        out["timeUnixNano"] = str(when)
-    trace, span = ids.of_record(record)
-    out.update(
-        {
-            "observedTimeUnixNano": str(observed),
-            "traceId": trace,
-            "spanId": span,
-            "severityNumber": number,
-            "severityText": name,
-            "eventName": f"ways.sensor.{section}",
-            "body": {"stringValue": body_of(record)},
-            "attributes": _attrs([(k, v) for k, v in pairs if isinstance(v, (str, int, bool))]),
-        }
-    )
-    return out
-
-
 def resource_attrs(spec: OtlpTarget, agent: str | None = None) -> list[dict[str, Any]]:
     """The resource of the records of one agent (the record's `agent`, which names the
     client whose hooks produced it; None when the rule's fields dropped it)."""
@@ -219,7 +129,7 @@ def resource_attrs(spec: OtlpTarget, agent: str | None = None) -> list[dict[str,
         "ways.agent.name": agent or "",
     }
     base.update(spec.resource)  # the sensor file overrides, service.name included
-    return _attrs(list(base.items()))
+    return attributes(list(base.items()))
 
 
 def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
@@ -228,10 +138,11 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
 
     observed = time.time_ns()
     by_agent: dict[str | None, list[dict[str, Any]]] = {}
+    joined = _joined(batch)
     for item in batch:
         agent = item.record.get("agent")
         key = agent if isinstance(agent, str) and agent else None
-        by_agent.setdefault(key, []).append(log_record(item.record, observed))
+        by_agent.setdefault(key, []).append(log_record(item.record, observed, joined))
     return {
         "resourceLogs": [
             {
@@ -246,6 +157,25 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
             for agent, logs in by_agent.items()
         ]
     }
+
+
+def _joined(batch: Sequence[Item]) -> str | None:
+    """The client's trace the session joined, for a checkpoint record (which carries
+    none): its batch's records', else the session's trace.json (traces/joined.py)."""
+    if not any(i.record.get("section") == "checkpoint" for i in batch):
+        return None
+    for item in reversed(batch):
+        value = item.record.get("traceparent")
+        if isinstance(value, str) and value:
+            return value
+    from ..state.layout import Layout
+    from ..traces import joined
+
+    sid = batch[0].record.get("session_id") if batch else None
+    try:
+        return joined.read(Layout(), sid) if isinstance(sid, str) and sid else None
+    except ValueError:  # not a session id a folder can have (a hostile record)
+        return None
 
 
 def traces_request(
@@ -343,7 +273,7 @@ def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
         headers["content-encoding"] = "gzip"
     body = encode(spec, batch, ctx)
     if not body:  # tool calls whose results are still to come: their span goes later
-        return accepted("no span yet")
+        return held_open("no span yet")
     answer = transport.send(url_of(spec), headers, body, deadline)
     if isinstance(answer, Outcome):
         return answer

@@ -64,11 +64,14 @@ def expand_header(value: str) -> str:
 
 
 def headers(spec_headers: Mapping[str, str]) -> dict[str, str] | Outcome:
-    """The spec's headers expanded, or the permanent Outcome naming an unset variable."""
+    """The spec's headers expanded, or the retryable Outcome naming an unset variable: a
+    variable missing from the dispatcher's environment is a fault of the set-up, not the
+    consumer's verdict on a record, so the records are held (owed, retried; `ways
+    status` names the error) and go once a dispatcher runs where it is set."""
     try:
         return {k: expand_header(v) for k, v in spec_headers.items()}
     except MissingEnv as exc:
-        return permanent(ERROR, f"header variable {exc.args[0]} is not set")
+        return retryable(ERROR, f"header variable {exc.args[0]} is not set")
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:

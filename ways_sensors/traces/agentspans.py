@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..index import DEFAULT
+from . import messages as io
 from .attrs import attributes as _attr_pairs
 from .ids import span_id
 from .state import State
@@ -69,12 +70,17 @@ class AgentSpans:
     ) -> dict[str, Any]:
         kind = (opened or {}).get("type") or data.get("agent_type") or rec.get("agent_type")
         tool = (opened or {}).get("tool") or self.state.spawned.pop(aid, None)
-        parent = span_id(self._sid, "tool", tool) if tool else self._parent("")
+        # an async subagent outlives its call (which returned first, naming it): under
+        # the agent instead, naming the call, so no span ends after its parent
+        returned = bool(tool) and tool not in self.state.calls
+        parent = span_id(self._sid, "tool", tool) if tool and not returned else self._parent("")
         attrs = [
             *self._common(rec, "invoke_agent"),
             ("gen_ai.agent.id", aid),
             ("gen_ai.agent.name", kind),
+            ("ways.launched_by.tool_call_id", tool if returned else None),
             ("ways.unfinished", True if unfinished else None),
+            *io.agent(None, None, None),
         ]
         start = (opened or {}).get("start") or now
         self.state.turns.pop(aid, None)
@@ -100,19 +106,15 @@ class AgentSpans:
             ("ways.session.reason", data.get("reason")),
             ("ways.session.synthesized", True if data.get("synthesized") else None),
         ]
-        cost = data.get("cost")
-        if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
-            attrs += [
-                ("ways.cost.amount", float(cost["amount"])),
-                ("ways.cost.currency", cost.get("currency")),
-            ]
+        attrs += io.agent(st.first, st.last, data.get("cost"))  # the session's running cost
+        st.first = st.last = None  # a resumed run's span has its own
         if st.dropped:
             attrs.append(("ways.events_dropped", st.dropped))
         events = [e for q in st.events.values() for e in q] or None
         st.events.clear()
-        if st.run:  # a resumed run: its own span under the root, which was sent already
+        if st.run:  # a resumed run: the root of a trace of its own (spans.py's docstring)
             attrs.append(("ways.session.resumed", True))
-            key, start, parent = ("run", st.run), st.run_start or now, self._root
+            key, start, parent = ("run", st.run), st.run_start or now, None
         else:
             key, start, parent = ("root", ""), st.start or now, None
         out.append(

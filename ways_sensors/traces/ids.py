@@ -13,7 +13,11 @@ def _hex(*parts: str, size: int) -> str:
     return sha256_hex("\0".join(parts).encode("utf-8", "surrogatepass"))[: size * 2]
 
 
-def trace_id(session_id: str) -> str:
+def trace_id(session_id: str, run: str = "") -> str:
+    """The trace of a session's first run; a resumed run (`run`: the `seq` of its
+    session_start) is a trace of its own, grouped with the others by `session.id`."""
+    if run:
+        return _hex("ways-trace", session_id, "run", run, size=16)
     return _hex("ways-trace", session_id, size=16)
 
 

@@ -1,17 +1,21 @@
 """Records -> OpenTelemetry GenAI spans (semantic conventions for generative AI, 1.37).
 
-One trace per session. Its spans, in OTLP's JSON mapping (ids as lowercase hex):
+One trace per run of the client (a `claude -p`, a resumed session), grouped into the
+session by `session.id` and `gen_ai.conversation.id`, as Phoenix and Langfuse group
+sessions: a root sent at a run's end cannot cover a later run (a span id never
+carries two contents), so each run has a root that truly covers it, and no span ends
+after its parent. Its spans, in OTLP's JSON mapping (ids as lowercase hex):
 
-    invoke_agent {agent}      the session: from its first record (session_start) to its
-                              session_end, emitted at the end; the parent of everything
-    invoke_agent {agent}      a resumed run of it (a session_start with source `resume`:
-                              a new client process): to that run's session_end, under the
-                              root, the parent of the run's spans; the root, sent at the
-                              first run's end, is never sent again
+    invoke_agent {agent}      the first run: from its first record (session_start) to
+                              its session_end, emitted at the end; the parent of all
+    invoke_agent {agent}      a resumed run (a session_start with source `resume`: a new
+                              client process): to that run's session_end, the root of
+                              its own trace and the parent of the run's spans
     invoke_agent {type}       a subagent, from its `subagent` start to its stop, nested
                               under the execute_tool span of the call that started it
-                              (the one whose result named it, an async subagent; else
-                              the newest open `agent`-kind tool call of its parent)
+                              (the newest open `agent`-kind call of its parent); an
+                              async one (its call returned first, naming it) under its
+                              parent agent, `ways.launched_by.tool_call_id` the call
     chat {model}              one per assistant_response: from the turn's start (its
                               prompt, else the previous reply) to the reply; tokens,
                               finish reason and cost
@@ -26,16 +30,17 @@ the hash-chained log.
 
 Ids are derived from the session and the record, never random:
 
-    trace_id  = SHA-256("ways-trace\\0" + session_id)[:16]
+    trace_id  = SHA-256("ways-trace\\0" + session_id)[:16]; a resumed run's:
+                SHA-256("ways-trace\\0" + session_id + "\\0run\\0" + run key)[:16]
     span_id   = SHA-256("ways-span\\0" + session_id + "\\0" + kind + "\\0" + key)[:8]
                 kind/key: root/"", tool/<tool_use_id>, agent/<agent_id>, chat/<seq or
                 rule_seq>, run/<seq or rule_seq of the resumed run's session_start>
 
 so a batch sent again (at_least_once after a crash) repeats the same spans. A record
 that carries the client's trace (`traceparent`: the session joined it, context.py) gives
-its span that trace id instead, and the root span is parented under the client's span;
-span ids stay as above. A span whose
-end never came (a killed session) ends at the session_end, with `ways.unfinished: true`.
+its span that trace id instead, and the root span (and each run's) is parented under
+the client's span; span ids stay as above. A span whose end never came (a killed
+session) ends at the session_end, with `ways.unfinished: true`.
 
 What the spans hold of the text (prompt, reply, tool arguments and results) is what the
 rule's projection and masking left in the records: a record projected to metadata
@@ -49,6 +54,7 @@ from typing import Any
 
 from ..agents.providers import provider as _provider
 from ..index import DEFAULT
+from . import messages as io
 from .agentspans import MAX_OPEN, AgentSpans
 from .attrs import attributes as _attr_pairs
 from .attrs import legacy_names
@@ -80,7 +86,7 @@ class Spans(AgentSpans):
         self._sid = session_id
         self.state = state
         self.legacy = legacy_names() if legacy is None else legacy
-        self._trace = trace_id(session_id)  # the same for every span: derived once
+        self._trace = ("", trace_id(session_id))  # (run, its trace): derived once a run
         self._root = span_id(session_id, "root")
         self._clock = Clock()
 
@@ -107,6 +113,9 @@ class Spans(AgentSpans):
             return []  # (a compaction's session_start is no new start of the root)
         if section == "user_prompt":
             st.turns[ctx] = now
+            st.prompts[ctx] = io.clip(data.get("prompt"))  # the input of the turn's chats
+            if not ctx and st.first is None:
+                st.first = st.prompts[ctx]  # the run's first input (its agent span's)
         if section in EVENT_SECTIONS:
             self._wait(ctx, rec, data, now)
             return []
@@ -166,6 +175,11 @@ class Spans(AgentSpans):
             return span_id(sid, "agent", ctx)
         return span_id(sid, "run", run) if run else self._root
 
+    def _trace_of(self, run: str) -> str:
+        if self._trace[0] != run:
+            self._trace = (run, trace_id(self._sid, run))
+        return self._trace[1]
+
     @staticmethod
     def _key(rec: dict[str, Any]) -> str:
         return str(rec.get("seq") if rec.get("seq") is not None else rec.get("rule_seq"))
@@ -186,7 +200,7 @@ class Spans(AgentSpans):
         sid = self._sid
         client = _client(rec.get("traceparent"))  # the client's trace, joined
         span: dict[str, Any] = {
-            "traceId": client[0] if client else self._trace,
+            "traceId": client[0] if client else self._trace_of(self.state.run),
             "spanId": span_id(sid, *sid_key),
         }
         parent = parent or (client[1] if client else None)  # the root: the client's span
@@ -214,6 +228,7 @@ class Spans(AgentSpans):
             ("gen_ai.operation.name", operation),
             ("gen_ai.provider.name", provider),
             ("gen_ai.conversation.id", rec.get("session_id")),
+            ("session.id", rec.get("session_id")),  # OpenInference: Phoenix's sessions
         ]
         if self.legacy:
             pairs.append(("gen_ai.system", provider))
@@ -251,8 +266,10 @@ class Spans(AgentSpans):
             if len(spawned) >= MAX_OPEN:
                 spawned.pop(next(iter(spawned)))
             spawned[launched] = tid
-        if ("error" if failed else "output") in data:
+        has_result = ("error" if failed else "output") in data
+        if has_result:
             attrs.append(("gen_ai.tool.call.result", _text(result)))
+        attrs += io.tool(str(tool), call.get("args") if call else None, result, has_result)
         error = None
         if failed:
             error = "tool_error"
@@ -278,37 +295,16 @@ class Spans(AgentSpans):
         got_extra = data.get("extra")
         ext: dict[str, Any] = got_extra if isinstance(got_extra, dict) else {}
         model = next((m for m in (data.get("model"), ext.get("model")) if isinstance(m, str)), None)
-        got = data.get("usage")
-        usage: dict[str, Any] = got if isinstance(got, dict) else {}
         attrs = [*self._common(rec, "chat"), ("gen_ai.request.model", model)]
         if model:
             attrs.append(("gen_ai.response.model", model))
-
-        def count(key: str) -> int:
-            v = usage.get(key)
-            return v if isinstance(v, int) and not isinstance(v, bool) else 0
-
-        if usage:
-            cread = count("cache_read_input_tokens")
-            cwrite = count("cache_creation_input_tokens")
-            attrs += [
-                ("gen_ai.usage.input_tokens", count("input_tokens") + cread + cwrite),
-                ("gen_ai.usage.output_tokens", count("output_tokens")),
-                ("gen_ai.usage.cache_read.input_tokens", cread),
-                ("gen_ai.usage.cache_creation.input_tokens", cwrite),
-            ]
-            cost = usage.get("cost")
-            if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
-                attrs += [
-                    ("ways.cost.amount", float(cost["amount"])),
-                    ("ways.cost.currency", cost.get("currency")),
-                    ("ways.cost.source", f"{cost.get('source')} {cost.get('version')}"),
-                ]
+        attrs += io.usage(data.get("usage"))  # tokens, and the reply's own cost
         reason = "interrupted" if data.get("interrupted") else "stop"
         attrs.append(("gen_ai.response.finish_reasons", [reason]))
-        if "text" in data:
-            out = [{"role": "assistant", "parts": [{"type": "text", "content": data["text"]}]}]
-            attrs.append(("gen_ai.output.messages", _text(out)))
+        reply = data.get("text") if "text" in data else None
+        attrs += io.chat(self.state.prompts.get(ctx), reply, model)
+        if not ctx and reply is not None:
+            self.state.last = io.clip(reply)  # the run's last output, so far
         events = self.state.events.pop(ctx, None) or None
         start = self.state.turns.get(ctx) or now
         key = self._key(rec)

@@ -55,6 +55,14 @@ class State:
         self.run = run if isinstance(run, str) else ""  # a resumed run's key (spans.py)
         self.run_start = number("run_start")
         self.spawned = table("spawned")  # an async subagent's id -> the call that launched it
+        self.prompts = table("prompts")  # each agent's turn prompt: its chat spans' input
+
+        def words(key: str) -> str | None:
+            v = d.get(key)
+            return v if isinstance(v, str) else None
+
+        self.first = words("first")  # the run's first prompt and last reply: its agent
+        self.last = words("last")  # span's input and output (traces/messages.py)
 
     def dump(self) -> dict[str, Any]:
         return {
@@ -67,6 +75,9 @@ class State:
             "run": self.run,
             "run_start": self.run_start,
             "spawned": self.spawned,
+            "prompts": self.prompts,
+            "first": self.first,
+            "last": self.last,
         }
 
 
