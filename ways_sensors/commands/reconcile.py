@@ -1,5 +1,7 @@
 """`ways reconcile [--agent NAME|all] [--project DIR] [--remove] [--dry-run]`: wire the hook.
 
+(`--managed [--root DIR]` writes the system-wide wiring instead: fleet/managed.py.)
+
 What is wired where is the agent adapter's (agents/<name>/, default claude-code: one
 handler on each of its fifteen events (wiring.EVENTS) in `~/.claude/settings.json`, or
 `DIR/.claude/settings.json`; see agents/claude_code/wiring.py; Codex
@@ -230,6 +232,12 @@ def adapter_of(name: str) -> agents.Adapter:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "managed", False):  # the system-wide files: fleet/managed.py
+        from ..fleet import managed
+
+        return managed.run(args)
+    if getattr(args, "root", None):
+        raise UsageError("--root stages the system-wide files: use it with --managed")
     code = _wire(args)
     if code == 0 and not args.remove:
         print(enabled_summary(args.project))
