@@ -302,6 +302,8 @@ def compute_key(project: str) -> str:
     """The index key for `project`: one line per stat, newline-joined."""
     lines = ["v " + __version__, "p " + project]
     _folder_lines(roots.shipped_sensor_dir(), lines)
+    for managed in roots.managed_roots():
+        _folder_lines(managed + "/sensors", lines)
     _folder_lines(roots.user_sensor_dir(), lines)
     _folder_lines(roots.project_sensor_dir(project), lines)
     cfg = roots.config_file()

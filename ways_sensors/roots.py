@@ -117,6 +117,17 @@ def user_sensor_dir() -> str:
     return config_root() + "/sensors"
 
 
+def managed_roots() -> "list[str]":
+    """The managed layer's folders (`<dir>/agent-ways`), applied in this order: the
+    folders of $XDG_CONFIG_DIRS, least important (last) first, and /etc/xdg always, as
+    the least important of all. The environment can add a folder, never drop the
+    administrator's: a lock in /etc/xdg holds against every file applied after it."""
+    dirs = [d.rstrip("/") for d in (env("XDG_CONFIG_DIRS") or "").split(":") if d[:1] == "/"]
+    if "/etc/xdg" not in dirs:
+        dirs.append("/etc/xdg")
+    return [d + "/" + APP for d in reversed(dirs)]
+
+
 def package_dir() -> str:
     return __file__.rpartition("/")[0] or "."
 

@@ -191,6 +191,10 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
         Batch | None,
         Meta(description="records per attempt: {max_records, max_delay}; the target's default"),
     ] = None
+    locked: Annotated[
+        bool,
+        Meta(description="managed layer only: no user or project layer can change the rule"),
+    ] = False
 
     def __post_init__(self) -> None:
         parse_duration(self.timeout)  # raises ValueError with a readable reason
@@ -213,6 +217,10 @@ class SensorFile(Struct, forbid_unknown_fields=True, omit_defaults=True):
     kind: Annotated[Literal["ways"], Meta(description="ways sensors are kind: ways")] = "ways"
     description: Annotated[str, Meta(description="what the sensor is for")] = ""
     enabled: Annotated[bool, Meta(description="false turns every rule off")] = True
+    locked: Annotated[
+        bool,
+        Meta(description="managed layer only: no user or project layer can change the sensor"),
+    ] = False
 
 
 class SpecError(ValueError):

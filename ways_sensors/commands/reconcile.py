@@ -235,7 +235,10 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "managed", False):  # the system-wide files: fleet/managed.py
         from ..fleet import managed
 
-        return managed.run(args)
+        lent = managed.Wiring(
+            hook_command, is_our_command, read_settings, shape_refused, _indent_of
+        )
+        return managed.run(args, lent)
     if getattr(args, "root", None):
         raise UsageError("--root stages the system-wide files: use it with --managed")
     code = _wire(args)

@@ -19,15 +19,17 @@ agent later); one file that cannot be edited leaves the others wired (exit 5).
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import stat
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import agents
 from ..agents import matcher_groups
-from ..commands import reconcile
 from ..errors import UsageError, WaysError, WriteError
 from ..files import locked, replace_atomically
 from . import originals
@@ -35,13 +37,25 @@ from .places import PLACES, Place, system_root
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
 
 FILE_MODE = 0o644
 DIR_MODE = 0o755
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class Wiring:
+    """What the user-level reconcile (commands/reconcile.py) lends: its hook command,
+    its test of which commands are ours, its faithful settings reader and its refusals.
+    Passed in, not imported: that module hands `--managed` to this one."""
+
+    hook_command: Callable[..., str]
+    is_our_command: Callable[[str, str], bool]
+    read_settings: Callable[[str], tuple[dict[str, Any], str | None]]
+    shape_refused: Callable[[str, matcher_groups.ShapeError], WriteError]
+    indent_of: Callable[[str], int | str]
+
+
+def run(args: argparse.Namespace, reconcile: Wiring) -> int:
     if args.project or args.settings:
         raise UsageError("--managed writes the system files: leave out --project and --settings")
     name = getattr(args, "agent", None) or agents.DEFAULT
@@ -53,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     worst = 0
     for each in names:
         try:
-            print(_one(PLACES[each], root, args.remove, args.dry_run))
+            print(_one(reconcile, PLACES[each], root, args.remove, args.dry_run))
         except WaysError as exc:
             if len(names) == 1:
                 raise
@@ -62,9 +76,9 @@ def run(args: argparse.Namespace) -> int:
     return worst
 
 
-def _one(place: Place, root: str, remove: bool, dry_run: bool) -> str:
+def _one(reconcile: Wiring, place: Place, root: str, remove: bool, dry_run: bool) -> str:
     path = os.path.join(root, place.path)
-    adapter = reconcile.adapter_of(place.agent)
+    adapter = agents.adapter(place.agent)
     command = reconcile.hook_command(agent=place.agent)
 
     def ours(cmd: str) -> bool:
@@ -80,11 +94,13 @@ def _one(place: Place, root: str, remove: bool, dry_run: bool) -> str:
                         return adapter.unwire(adapter.wire(d, command, ours), ours)
 
                     new = adapter.unwire(data, ours)
-                    return _remove(place, root, path, data, text, new, cycle, dry_run)
+                    dump = functools.partial(_dump, reconcile.indent_of)
+                    return _remove(place, root, path, (data, text, new), cycle, dump, dry_run)
                 new = adapter.wire(data, command, ours)
             except matcher_groups.ShapeError as exc:
                 raise reconcile.shape_refused(path, exc) from None
-            return _wire(place, root, path, data, text, new, dry_run)
+            dump = functools.partial(_dump, reconcile.indent_of)
+            return _wire(place, root, path, (data, text, new), dump, dry_run)
     except OSError as exc:
         raise WriteError(
             f"cannot write {path}: {exc.strerror or type(exc).__name__}",
@@ -92,8 +108,8 @@ def _one(place: Place, root: str, remove: bool, dry_run: bool) -> str:
         ) from None
 
 
-def _dump(new: dict[str, Any], text: str | None) -> str:
-    indent = reconcile._indent_of(text) if text else 2
+def _dump(indent_of: Callable[[str], int | str], new: dict[str, Any], text: str | None) -> str:
+    indent = indent_of(text) if text else 2
     return json.dumps(new, indent=indent, ensure_ascii=False) + "\n"
 
 
@@ -104,12 +120,15 @@ def _diff(path: str, old: str | None, new: str) -> str:
     return "".join(lines).rstrip("\n")
 
 
-def _wire(
-    place: Place, root: str, path: str, data: Any, text: str | None, new: Any, dry: bool
-) -> str:
+Change = tuple[dict[str, Any], "str | None", dict[str, Any]]  # the file's data, text, new data
+Dump = Callable[[dict[str, Any], "str | None"], str]
+
+
+def _wire(place: Place, root: str, path: str, change: Change, dump: Dump, dry: bool) -> str:
+    data, text, new = change
     if new == data:
         return f"{path}: nothing to change"
-    new_text = _dump(new, text)
+    new_text = dump(new, text)
     if dry:
         return _diff(path, text, new_text)
     if originals.load(root, place.path) is None:
@@ -125,7 +144,7 @@ def _wire(
         os.mkdir(os.path.join(root, rel))
         os.chmod(os.path.join(root, rel), DIR_MODE)  # not the umask's
     replace_atomically(path, new_text, new_mode=FILE_MODE, fsync=True)
-    events = len(getattr(reconcile.adapter_of(place.agent), "WIRED_EVENTS", ()))
+    events = len(agents.adapter(place.agent).WIRED_EVENTS)
     return f"{path}: ways hook sensors wired on {events} events (managed)"
 
 
@@ -142,12 +161,12 @@ def _remove(
     place: Place,
     root: str,
     path: str,
-    data: Any,
-    text: str | None,
-    new: Any,
+    change: Change,
     cycle: Callable[[Any], Any],
+    dump: Dump,
     dry: bool,
 ) -> str:
+    data, text, new = change
     if new == data:
         return f"{path}: nothing to change"
     saved = originals.load(root, place.path)
@@ -160,7 +179,7 @@ def _remove(
         and (place.own_file or (saved is not None and not saved.existed))
     )
     if dry:
-        after = "" if delete else (restore or b"").decode("utf-8") or _dump(new, text)
+        after = "" if delete else (restore or b"").decode("utf-8") or dump(new, text)
         return _diff(path, text, after)
     if restore is not None:
         assert saved is not None
@@ -176,7 +195,7 @@ def _remove(
                 pass  # something else is in it now (another agent's file): it stays
         said = "deleted (ways had created it)"
     else:
-        replace_atomically(path, _dump(new, text), fsync=True)
+        replace_atomically(path, dump(new, text), fsync=True)
         said = "our handlers removed (the file changed since it was wired: not restored as it was)"
     originals.forget(root, place.path)
     return f"{path}: {said}"

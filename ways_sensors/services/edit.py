@@ -24,6 +24,7 @@ import yaml
 
 from .. import previews, yamlwrite
 from ..errors import InvalidError
+from ..fleet import locks
 from ..layers import Catalog, LoadedSensor, _validate
 from ..layout import rule_label
 from ..lint import rule_warnings
@@ -173,6 +174,9 @@ def check(
     """Check the fields of `values` that differ from `base` (the values the form
     opened with) as written at `layer`; every message is the one `ways settings set`
     gives for that field's key."""
+    held = locks.refusal(cat.locks, sensor, rule)
+    if held:
+        return Check({"": held})  # what `ways settings set` refuses (fleet/locks.py)
     target = target_of(sensor, layer, cat.project)
     current, _ = yamlwrite.load(target)
     current = plain(current)

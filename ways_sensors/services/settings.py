@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import previews, roots, yamlwrite
 from ..errors import InvalidError, OverriddenError, UsageError
+from ..fleet import locks
 from ..layers import Catalog, _validate, load, merge, read_config
 from ..settings import (
     CONFIG_KEYS,
@@ -38,7 +39,7 @@ from ..table import show as show  # the tab and the commands print values alike
 from ..yamlread import read_yaml
 from . import project_folder, user_config
 
-LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
+LAYER_ORDER = {"shipped": 0, "managed": 1, "user": 2, "project": 3}
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,11 @@ def resolve(key: Key, cat: Catalog, read: Callable[[str], tuple[Any, Any]] = rea
         raise UsageError(f"sensor {key.sensor!r} has no rule {key.rule!r}")
     found, value = dig(sensor.raw, key.path)
     layer, path = "default", None
+    held = locks.refusal(cat.locks, sensor.name, key.rule, None if key.rule else key.path[0])
     if found:
         for src in reversed(sensor.sources):
+            if held and src.layer not in ("managed", "shipped"):
+                continue  # its word on a locked part was left out (fleet/locks.py)
             try:
                 data, _ = read(src.path)
             except (OSError, ValueError):
@@ -228,6 +232,7 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
     cat = load(project, with_project=True if project else None)
+    locks.refuse(cat.locks, sensor_name, parsed.rule, None if parsed.rule else parsed.path[0])
     sensor = cat.sensors.get(sensor_name)
     rid = f"{sensor_name}/{parsed.rule}" if parsed.rule else None
     new_rule = bool(parsed.rule) and (sensor is None or parsed.rule not in sensor.rules)
@@ -314,9 +319,10 @@ def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
+    cat = load(project, with_project=True if project else None)
+    locks.refuse(cat.locks, sensor_name, parsed.rule, None if parsed.rule else parsed.path[0])
     if not os.path.exists(target):
         return UnsetResult(parsed.text, layer, target, False)
-    cat = load(project, with_project=True if project else None)
     current = plain(yamlwrite.load(target)[0])
     candidate = _deep_unset(current, parsed.path)
     try:
