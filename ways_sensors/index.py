@@ -306,12 +306,12 @@ def compute_key(project: str) -> str:
         _folder_lines(managed + "/sensors", lines)
     _folder_lines(roots.user_sensor_dir(), lines)
     _folder_lines(roots.project_sensor_dir(project), lines)
-    cfg = roots.config_file()
-    try:
-        st = posix.stat(cfg)
-        lines.append("c %d %d %s" % (st.st_size, st.st_mtime_ns, cfg))
-    except OSError:
-        lines.append("c - " + cfg)
+    for cfg in [roots.config_file()] + [m + "/config.yaml" for m in roots.managed_roots()]:
+        try:
+            st = posix.stat(cfg)
+            lines.append("c %d %d %s" % (st.st_size, st.st_mtime_ns, cfg))
+        except OSError:
+            lines.append("c - " + cfg)
     return "\n".join(line.replace("\n", "\\n") for line in lines)
 
 

@@ -123,8 +123,21 @@ def merge(base: Any, over: Any) -> Any:
 
 
 def read_config(path: str | None = None) -> tuple[dict[str, Any], Problem | None]:
-    """The user's config.yaml as a mapping; a broken file gives {} and a problem."""
+    """The user's config.yaml as a mapping, over the managed layer's (fleet/config.py);
+    a broken file gives {} and a problem."""
     path = path or roots.config_file()
+    if path == roots.config_file():
+        from .fleet import config as managed
+
+        data, problem = _read_config(path)
+        _, _, broken = managed.managed()
+        if broken and problem is None:
+            problem = Problem("error", broken[0][0], 1, broken[0][1], layer="managed")
+        return managed.effective(data), problem
+    return _read_config(path)
+
+
+def _read_config(path: str) -> tuple[dict[str, Any], Problem | None]:
     try:
         data, _ = read_yaml(path)
     except FileNotFoundError:

@@ -22,8 +22,9 @@ from typing import Any
 
 from .. import previews, roots, yamlwrite
 from ..errors import InvalidError, OverriddenError, UsageError
+from ..fleet import config as managed_config
 from ..fleet import locks
-from ..layers import Catalog, _validate, load, merge, read_config
+from ..layers import Catalog, _read_config, _validate, load, merge, read_config
 from ..settings import (
     CONFIG_KEYS,
     Key,
@@ -121,10 +122,14 @@ def resolve(key: Key, cat: Catalog, read: Callable[[str], tuple[Any, Any]] = rea
     `read` reads a layer's file (list_settings passes one that reads each file once)."""
     if key.text in CONFIG_KEYS:
         cfg, _ = read_config()
-        found, value = dig(cfg, tuple(key.text.split(".")))
+        dotted = tuple(key.text.split("."))
+        found, value = dig(cfg, dotted)
         default = CONFIG_KEYS[key.text][0]
-        layer = "user" if found else "default"
-        return Setting(key.text, value if found else default, layer, default, roots.config_file())
+        layer, file = ("user" if found else "default"), roots.config_file()
+        held = managed_config.lock_of(key.text)
+        if found and (held or not dig(_read_config(file)[0], dotted)[0]):
+            layer, file = "managed", held or file  # the administrator's value
+        return Setting(key.text, value if found else default, layer, default, file)
     sensor = cat.sensors.get(key.sensor or "")
     if sensor is None:
         raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
@@ -226,6 +231,7 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     parsed = parse_key(key)
     project = project_folder(project)
     if parsed.text in user_config.SETTERS:
+        managed_config.refuse(parsed.text)
         value, path = user_config.SETTERS[parsed.text](value, project)
         return SetResult(parsed.text, value, path)
     sensor_name = parsed.sensor or ""
@@ -311,6 +317,7 @@ def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
     project = project_folder(project)
     if parsed.text in CONFIG_KEYS:
+        managed_config.refuse(parsed.text)
         if project:
             raise UsageError(f"{parsed.text} lives in your user config.yaml only")
         path = parsed.text.split(".")
