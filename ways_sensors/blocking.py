@@ -103,7 +103,10 @@ def run(
     start = started if started is not None else time.monotonic()
     layout = Layout()
     joined = _joined(layout, session_id)  # the session's trace, or this hook's (below)
-    envs = [records.envelope(d, None, session_id, project, joined) for d in drafts]
+    from .fleet.identity import cached  # what the last dispatcher resolved: no command here
+
+    who = cached()
+    envs = [records.envelope(d, None, session_id, project, joined, who) for d in drafts]
     jobs = []
     for n, rule in enumerate(blocking.values()):
         if time.monotonic() >= start + BLOCKING_CAP:  # `where` runs inside the cap too

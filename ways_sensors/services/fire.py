@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import agents, delivery
 from ..errors import UsageError
+from ..fleet.identity import current
 from ..layers import Catalog, load
 from ..pipeline import finish
 from ..records import WAY_EVENT, Draft, envelope, way_event
@@ -192,7 +193,7 @@ def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: boo
     for rule in rules:
         prev = GENESIS
         for i, d in enumerate(made, 1):
-            rec = envelope(d, i, sid, project)
+            rec = envelope(d, i, sid, project, identity=current())
             out, prev = finish(rec, rule, i, prev, test=True)
             records.append(out)
             if dry_run:

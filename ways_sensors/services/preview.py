@@ -18,6 +18,7 @@ from typing import Any
 from .. import agents, index, previews, pricing
 from ..agents.kit import sessionfile
 from ..errors import UsageError
+from ..fleet.identity import current
 from ..layers import Catalog, LoadedSensor, load
 from ..pipeline import finish, match
 from ..records import envelope
@@ -120,7 +121,7 @@ def preview(
     for i, draft in enumerate(replay.drafts(), 1):
         total += 1
         tally.apply([draft])
-        rec = envelope(draft, i, replay.session_id, index.project_dir())
+        rec = envelope(draft, i, replay.session_id, index.project_dir(), identity=current())
         if not match(loaded, rec):
             continue
         matched[rec["section"]] += 1

@@ -15,7 +15,10 @@ The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase 
       "resource": {"attributes": [service.name, service.version, host.name,
                                   ways.agent.name (the records' `agent`: claude-code,
                                   codex, gemini, cursor, copilot; left out when the
-                                  rule's `fields` drop it), + the spec's `resource`]},
+                                  rule's `fields` drop it), the records' identity
+                                  (user.id, enduser.id, user.email, user.full_name,
+                                  user.roles, ways.user.team, host.id, ways.install.id),
+                                  + the spec's `resource`]},
       "scopeLogs": [{"scope": {"name": "ways-sensors", "version": V},
         "logRecords": [one per section record, in batch order:
           {"timeUnixNano": the record's `timestamp`, "observedTimeUnixNano": now,
@@ -212,21 +215,31 @@ def log_record(record: dict[str, Any], observed: int) -> dict[str, Any]:
     return out
 
 
-def resource_attrs(spec: OtlpTarget, agent: str | None = None) -> list[dict[str, Any]]:
+def resource_attrs(
+    spec: OtlpTarget, agent: str | None = None, identity: Any = None
+) -> list[dict[str, Any]]:
     """The resource of the records of one agent (the record's `agent`, which names the
-    client whose hooks produced it; None when the rule's fields dropped it)."""
+    client whose hooks produced it; None when the rule's fields dropped it), and of the
+    user, install and host their `identity` names (fleet/identity.py)."""
     import socket
 
     from .. import __version__
+    from ..fleet.identity import otel_attributes
 
-    base = {
+    base: dict[str, Any] = {
         "service.name": SERVICE_NAME,
         "service.version": __version__,
         "host.name": socket.gethostname(),
         "ways.agent.name": agent or "",
     }
+    base.update(otel_attributes(identity))
     base.update(spec.resource)  # the sensor file overrides, service.name included
-    return _attrs(list(base.items()))
+    groups = base.pop("user.roles", None)
+    out = _attrs(list(base.items()))
+    if groups:
+        values = [{"stringValue": _text(g)} for g in groups]
+        out.append({"key": "user.roles", "value": {"arrayValue": {"values": values}}})
+    return out
 
 
 def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
@@ -235,14 +248,16 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
 
     observed = time.time_ns()
     by_agent: dict[str | None, list[dict[str, Any]]] = {}
+    who: dict[str | None, Any] = {}  # one identity per dispatcher: the first record's
     for item in batch:
         agent = item.record.get("agent")
         key = agent if isinstance(agent, str) and agent else None
         by_agent.setdefault(key, []).append(log_record(item.record, observed))
+        who.setdefault(key, item.record.get("identity"))
     return {
         "resourceLogs": [
             {
-                "resource": {"attributes": resource_attrs(spec, agent)},
+                "resource": {"attributes": resource_attrs(spec, agent, who[agent])},
                 "scopeLogs": [
                     {
                         "scope": {"name": SERVICE_NAME, "version": __version__},
@@ -269,7 +284,7 @@ def traces_request(
         (ctx.session_id if ctx else "") or str(first.get("session_id") or ""),
         (ctx.sensor if ctx else "") or str(first.get("sensor") or ""),
         (ctx.rule if ctx else "") or str(first.get("rule") or ""),
-        resource_attrs(spec),
+        resource_attrs(spec, None, first.get("identity")),
         __version__,
     )
 
