@@ -162,6 +162,10 @@ class Journal:
             rec = records.envelope(
                 d, seq, self.session_id, project, self.traceparent, self.identity
             )
+            if seq == 1:  # the session's first record: what install made it
+                from .fleet.inventory import inventory
+
+                rec["inventory"] = inventory(project)
             out.append(encode(rec))
         self._staged += b"".join(out)
         n, self.seq = seq - self.seq, seq

@@ -50,6 +50,15 @@ class Identity(msgspec.Struct):
     host: Host
 
 
+class Inventory(msgspec.Struct):
+    """docs/fleet.md: what a central store compares across the fleet to see drift."""
+
+    ways_version: str
+    agents_wired: list[str]
+    sensors_sha256: str
+    hooks_sha256: dict[str, str]
+
+
 class Record(msgspec.Struct, omit_defaults=True):
     """What a consumer receives: one JSON object per record (SPEC section 5)."""
 
@@ -86,6 +95,10 @@ class Record(msgspec.Struct, omit_defaults=True):
     identity: Annotated[
         Identity | None,
         Meta(description="The user (ways.identity), the install and the host; on every record"),
+    ] = None
+    inventory: Annotated[
+        Inventory | None,
+        Meta(description="On a session's first record (seq 1): the install behind it"),
     ] = None
     test: bool = False
     redactions: list[Redaction] | None = None
