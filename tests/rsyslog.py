@@ -77,6 +77,20 @@ def make_ca(folder: Path) -> dict[str, Path]:
     return {"ca": ca, "cert": cert, "key": key}
 
 
+def client_cert(ca: dict[str, Path], folder: Path, name: str = "client") -> dict[str, Path]:
+    """A client certificate signed by make_ca's CA (for servers that require one)."""
+    key, csr, cert = (folder / f"{name}.{x}" for x in ("key", "csr", "pem"))
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+
+    request = ["-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr)]
+    run("req", *request, "-subj", f"/CN={name}")
+    signer = ["-CA", str(ca["ca"]), "-CAkey", str(ca["ca"].with_name("ca.key"))]
+    run("x509", "-req", "-in", str(csr), *signer, "-CAcreateserial", "-out", str(cert))
+    return {"cert": cert, "key": key}
+
+
 def free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))

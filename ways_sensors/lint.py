@@ -226,6 +226,13 @@ def rule_warnings(
             "use protocol: tcp or tls",
             ["dispatch", kind, "protocol"],
         )
+    tls = getattr(rule.spec.dispatch.target, "tls", None)
+    if tls is not None and getattr(tls, "insecure_skip_verify", False):
+        warn(
+            "tls: insecure_skip_verify sends records to a server whose certificate is not "
+            "checked: anyone in the path can read them",
+            ["dispatch", kind, "tls", "insecure_skip_verify"],
+        )
     argv = getattr(rule.spec.dispatch.target, "argv", None)
     if rule.spec.dispatch.kind == "command" and isinstance(argv, list):
         for i in argv_secrets(argv):

@@ -68,6 +68,8 @@ from ..events import unix_nano
 from ..traces import ids
 from . import otlp_protobuf, transport
 from .base import REFUSED, Context, Item, Outcome, accepted, permanent, retryable
+from .headers_helper import HeadersHelper
+from .tlsconf import Tls
 
 
 class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -79,6 +81,8 @@ class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
         Meta(pattern=r"^https?://", description="the collector, e.g. http://127.0.0.1:4318"),
     ]
     headers: dict[str, str] = {}
+    tls: Tls | None = None  # tlsconf.py: verification and a client certificate
+    headers_helper: HeadersHelper | None = None  # headers_helper.py: short-lived headers
     resource: dict[str, str] = {}
     compression: Literal["none", "gzip"] = "none"
     signal: Literal["logs", "traces"] = "logs"  # traces: the session as GenAI spans
@@ -355,7 +359,7 @@ def classify(
 
 
 def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
-    headers = transport.headers(spec.headers)
+    headers = transport.headers(spec.headers, spec.headers_helper)
     if isinstance(headers, Outcome):
         return headers
     protobuf = spec.encoding == "protobuf"
@@ -366,7 +370,12 @@ def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
     body = encode(spec, batch, ctx)
     if not body:  # tool calls whose results are still to come: their span goes later
         return accepted("no span yet")
-    answer = transport.send(url_of(spec), headers, body, deadline)
+    answer = transport.send(url_of(spec), headers, body, deadline, spec.tls)
+    if not isinstance(answer, Outcome) and answer.status == 401 and spec.headers_helper:
+        fresh = transport.headers(spec.headers, spec.headers_helper, renew=True)
+        if isinstance(fresh, Outcome):
+            return fresh
+        answer = transport.send(url_of(spec), {**headers, **fresh}, body, deadline, spec.tls)
     if isinstance(answer, Outcome):
         return answer
     return classify(answer.status, answer.retry_after, answer.body, protobuf)
