@@ -48,6 +48,13 @@ template(name="fields" type="list" option.jsonf="on") {
 """
 
 
+def relp_missing() -> str | None:
+    """Why imrelp cannot be loaded here, or None (setup.sh installs rsyslog-relp)."""
+    if not glob.glob("/usr/lib/*/rsyslog/imrelp.so"):
+        return "rsyslog-relp is not installed: apt-get install rsyslog-relp"
+    return None
+
+
 def missing() -> str | None:
     """Why rsyslog cannot run here, with the next step; None when it can."""
     if not os.access(RSYSLOGD, os.X_OK):
@@ -101,6 +108,9 @@ class Rsyslog:
     def __init__(self, folder: Path, protocol: str = "tcp"):
         why = missing()
         assert why is None, why
+        if protocol == "relp":
+            why = relp_missing()
+            assert why is None, why
         self.folder = folder
         self.protocol = protocol
         self.work = folder / "work"
@@ -111,6 +121,10 @@ class Rsyslog:
         self.portfile = folder / "port"
         self.certs = make_ca(folder / "tls") if protocol == "tls" else {}
         self.port = free_udp_port() if protocol == "udp" else 0
+        if protocol == "relp":  # imrelp writes no port file: a free port of our choosing
+            from .servers import free_port
+
+            self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.start()
 
@@ -125,7 +139,10 @@ class Rsyslog:
             )
         lines.append('main_queue(queue.type="Direct")')
         lines.append('module(load="mmpstrucdata")')
-        if self.protocol == "udp":
+        if self.protocol == "relp":  # Debian's rsyslog-relp
+            lines.append('module(load="imrelp")')
+            lines.append(f'input(type="imrelp" address="127.0.0.1" port="{self.port}")')
+        elif self.protocol == "udp":
             lines.append('module(load="imudp")')
             lines.append(f'input(type="imudp" address="127.0.0.1" port="{self.port}")')
         else:
