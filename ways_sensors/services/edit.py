@@ -82,6 +82,8 @@ def fields() -> list[Field]:
     info = mi.type_info(Rule)
     assert isinstance(info, mi.StructType)  # a Struct class inspects to a StructType
     for f in info.fields:
+        if f.name == "locked":
+            continue  # the managed layer's word alone (fleet/locks.py): not a form field
         kind, choices = _kind(f.type)
         h = help_for(f"ways.sensors.s.rules.r.{f.name}")
         out.append(Field(f.name, kind, describe(f.type), h.default, h.help, choices, f.required))

@@ -18,7 +18,6 @@ from typing import Any
 from .. import agents, index, previews, pricing
 from ..agents.kit import sessionfile
 from ..errors import UsageError
-from ..fleet.identity import current
 from ..layers import Catalog, LoadedSensor, load
 from ..pipeline import finish, match
 from ..records import envelope
@@ -121,7 +120,8 @@ def preview(
     for i, draft in enumerate(replay.drafts(), 1):
         total += 1
         tally.apply([draft])
-        rec = envelope(draft, i, replay.session_id, index.project_dir(), identity=current())
+        # without `identity`: the dispatcher adds it as it sends (fleet/identity.py)
+        rec = envelope(draft, i, replay.session_id, index.project_dir())
         if not match(loaded, rec):
             continue
         matched[rec["section"]] += 1
