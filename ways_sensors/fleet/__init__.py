@@ -5,4 +5,6 @@
   `--remove` puts it back byte for byte.
 * managed.py: `ways reconcile --managed`, writing and removing that wiring.
 * policy.py: what `ways status` reads to say when an agent's policy blocks recording.
+* locks.py and config.py: the managed sensor layer's locked rules and config keys.
+* identity.py and inventory.py: who made each record, and what install made a session.
 """
