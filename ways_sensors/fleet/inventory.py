@@ -64,33 +64,15 @@ def _hooks(path: str) -> Any:
 
 def hooks_hashes() -> dict[str, str]:
     """Per agent wired (user-level or managed), the hash of its wiring files' hooks."""
-    from ..commands.reconcile import is_our_command
+    from .policy import ours_in
 
     out = {}
     for name in PLACES:
         files = [agents.adapter(name).settings_path(None), path_of(name)]
         found = [(p, h) for p in files if (h := _hooks(p)) is not None]
-        text = json.dumps(found, sort_keys=True, separators=(",", ":"))
-        if any(is_our_command(c, name) for c in _commands(text)):
+        if any(ours_in(name, {"hooks": h}) for _, h in found):
+            text = json.dumps(found, sort_keys=True, separators=(",", ":"))
             out[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return out
-
-
-def _commands(text: str) -> list[str]:
-    """Every string value in a JSON text (the command lines among them)."""
-    out: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, str):
-            out.append(node)
-        elif isinstance(node, list):
-            for x in node:
-                walk(x)
-        elif isinstance(node, dict):
-            for x in node.values():
-                walk(x)
-
-    walk(json.loads(text))
     return out
 
 

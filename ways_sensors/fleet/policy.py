@@ -78,7 +78,8 @@ def _commands(data: dict[str, Any]) -> list[str]:
     return [c for c in out if isinstance(c, str)]
 
 
-def _ours(agent: str, data: dict[str, Any]) -> list[str]:
+def ours_in(agent: str, data: dict[str, Any]) -> list[str]:
+    """The commands of ours for `agent` among a settings object's hooks."""
     return [c for c in _commands(data) if is_our_command(c, agent)]
 
 
@@ -103,7 +104,7 @@ def findings(project: str | None = None, root: str | None = None) -> list[Findin
     for name in PLACES:
         adapter = agents.adapter(name)
         for path in (adapter.settings_path(None), os.path.join(root, PLACES[name].path)):
-            wired.setdefault(name, []).extend((path, c) for c in _ours(name, _read(path)))
+            wired.setdefault(name, []).extend((path, c) for c in ours_in(name, _read(path)))
     out += _codex(root, bool(wired["codex"]))
     for name, found in wired.items():
         gone = {(path, g) for path, c in found if (g := _missing(c))}
@@ -137,8 +138,8 @@ def _claude(project: str, root: str) -> list[Finding]:
     ]
     m_data = [(p, _read(p)) for p in managed]
     l_data = [(p, _read(p)) for p in local]
-    in_managed = any(_ours(agent, d) for _, d in m_data)
-    in_local = [p for p, d in l_data if _ours(agent, d)]
+    in_managed = any(ours_in(agent, d) for _, d in m_data)
+    in_local = [p for p, d in l_data if ours_in(agent, d)]
     if not in_managed and not in_local:
         return []
 
