@@ -86,6 +86,7 @@ def make_ca(folder: Path) -> dict[str, Path]:
 
 def client_cert(ca: dict[str, Path], folder: Path, name: str = "client") -> dict[str, Path]:
     """A client certificate signed by make_ca's CA (for servers that require one)."""
+    folder.mkdir(parents=True, exist_ok=True)
     key, csr, cert = (folder / f"{name}.{x}" for x in ("key", "csr", "pem"))
 
     def run(*args: str) -> None:
@@ -108,7 +109,7 @@ class Rsyslog:
     def __init__(self, folder: Path, protocol: str = "tcp"):
         why = missing()
         assert why is None, why
-        if protocol == "relp":
+        if protocol.startswith("relp"):
             why = relp_missing()
             assert why is None, why
         self.folder = folder
@@ -119,9 +120,9 @@ class Rsyslog:
         self.conf = folder / "rsyslog.conf"
         self.pidfile = folder / "rsyslogd.pid"
         self.portfile = folder / "port"
-        self.certs = make_ca(folder / "tls") if protocol == "tls" else {}
+        self.certs = make_ca(folder / "tls") if protocol in ("tls", "relp-tls") else {}
         self.port = free_udp_port() if protocol == "udp" else 0
-        if protocol == "relp":  # imrelp writes no port file: a free port of our choosing
+        if protocol.startswith("relp"):  # imrelp writes no port file: a port of ours
             from .servers import free_port
 
             self.port = free_port()
@@ -139,9 +140,15 @@ class Rsyslog:
             )
         lines.append('main_queue(queue.type="Direct")')
         lines.append('module(load="mmpstrucdata")')
-        if self.protocol == "relp":  # Debian's rsyslog-relp
+        if self.protocol.startswith("relp"):  # Debian's rsyslog-relp
             lines.append('module(load="imrelp")')
-            lines.append(f'input(type="imrelp" address="127.0.0.1" port="{self.port}")')
+            tls = ""
+            if self.protocol == "relp-tls":  # mutual TLS: clients need a certificate of the CA
+                tls = (
+                    f' tls="on" tls.caCert="{self.certs["ca"]}" tls.authMode="certvalid"'
+                    f' tls.myCert="{self.certs["cert"]}" tls.myPrivKey="{self.certs["key"]}"'
+                )
+            lines.append(f'input(type="imrelp" address="127.0.0.1" port="{self.port}"{tls})')
         elif self.protocol == "udp":
             lines.append('module(load="imudp")')
             lines.append(f'input(type="imudp" address="127.0.0.1" port="{self.port}")')

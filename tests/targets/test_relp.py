@@ -19,7 +19,7 @@ from ways_sensors.targets.syslog import SyslogTarget
 
 from ..formats import samples
 from ..helpers import counters_of, dispatcher_done, play, wait_until
-from ..rsyslog import SD_ID, Rsyslog
+from ..rsyslog import SD_ID, Rsyslog, client_cert
 
 CTX = Context("s", "r")
 RECORDS = samples.records()
@@ -126,3 +126,23 @@ def test_imrelp_killed_and_restarted_mid_session_nothing_missing(install, tmp_pa
     got = [r for r in got if r["section"] != "checkpoint"]  # signed, per batch
     assert {r["rule_seq"] for r in got} == set(range(1, prompts + 1))
     assert counters_of(install, "siem/siem")["delivered"] == prompts
+
+
+def test_relp_inside_mutual_tls(tmp_path):
+    """imrelp asking for a client certificate of its CA: refused without one (retryable),
+    accepted with one; a server the CA does not vouch for is never trusted."""
+    server = Rsyslog(tmp_path / "rsyslog", "relp-tls")
+    client = client_cert(server.certs, tmp_path / "client")
+    try:
+        common = {"host": "127.0.0.1", "port": server.port, "protocol": "relp-tls"}
+        ca = {"ca_file": str(server.certs["ca"]), "server_name": "localhost"}
+        refused = send(SyslogTarget(**common, **ca), timeout=3)
+        assert (refused.status, refused.cause) == (RETRYABLE, ERROR), refused
+        mine = {"cert_file": str(client["cert"]), "key_file": str(client["key"])}
+        out = send(SyslogTarget(**common, **ca, **mine))
+        assert out.status == ACCEPTED, out
+        assert len(server.wait_for(len(BATCH))) == len(BATCH)
+        untrusted = send(SyslogTarget(**common, **mine, server_name="localhost"), timeout=3)
+        assert (untrusted.status, untrusted.cause) == (RETRYABLE, ERROR), untrusted
+    finally:
+        server.close()
