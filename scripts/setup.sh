@@ -27,14 +27,15 @@ if ! command -v faketime >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     || echo "could not install faketime (apt-get install faketime); tests/test_midnight.py needs it" >&2
 fi
 # the syslog tests start their own rsyslogd on loopback (TLS through its OpenSSL driver,
-# certificates made with the openssl command)
+# certificates made with the openssl command; RELP through rsyslog-relp's imrelp)
 if { ! command -v rsyslogd >/dev/null 2>&1 && [ ! -x /usr/sbin/rsyslogd ]; } \
-  || ! ls /usr/lib/*/rsyslog/lmnsd_ossl.so >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then
+  || ! ls /usr/lib/*/rsyslog/lmnsd_ossl.so >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1 \
+  || ! ls /usr/lib/*/rsyslog/imrelp.so >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get install -y -q rsyslog rsyslog-openssl openssl >/dev/null 2>&1 \
+    apt-get install -y -q rsyslog rsyslog-openssl rsyslog-relp openssl >/dev/null 2>&1 \
       || { apt-get update -q >/dev/null 2>&1 \
-           && apt-get install -y -q rsyslog rsyslog-openssl openssl >/dev/null 2>&1; } \
-      || echo "could not install rsyslog (apt-get install rsyslog rsyslog-openssl openssl); tests/targets/test_syslog.py needs it" >&2
+           && apt-get install -y -q rsyslog rsyslog-openssl rsyslog-relp openssl >/dev/null 2>&1; } \
+      || echo "could not install rsyslog (apt-get install rsyslog rsyslog-openssl rsyslog-relp openssl); tests/targets/test_syslog.py and test_relp.py need it" >&2
   fi
 fi
 # the sensors tab's terminal test (tests/tui/test_tmux.py) draws it under tmux

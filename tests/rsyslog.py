@@ -48,6 +48,13 @@ template(name="fields" type="list" option.jsonf="on") {
 """
 
 
+def relp_missing() -> str | None:
+    """Why imrelp cannot be loaded here, or None (setup.sh installs rsyslog-relp)."""
+    if not glob.glob("/usr/lib/*/rsyslog/imrelp.so"):
+        return "rsyslog-relp is not installed: apt-get install rsyslog-relp"
+    return None
+
+
 def missing() -> str | None:
     """Why rsyslog cannot run here, with the next step; None when it can."""
     if not os.access(RSYSLOGD, os.X_OK):
@@ -77,6 +84,21 @@ def make_ca(folder: Path) -> dict[str, Path]:
     return {"ca": ca, "cert": cert, "key": key}
 
 
+def client_cert(ca: dict[str, Path], folder: Path, name: str = "client") -> dict[str, Path]:
+    """A client certificate signed by make_ca's CA (for servers that require one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    key, csr, cert = (folder / f"{name}.{x}" for x in ("key", "csr", "pem"))
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+
+    request = ["-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr)]
+    run("req", *request, "-subj", f"/CN={name}")
+    signer = ["-CA", str(ca["ca"]), "-CAkey", str(ca["ca"].with_name("ca.key"))]
+    run("x509", "-req", "-in", str(csr), *signer, "-CAcreateserial", "-out", str(cert))
+    return {"cert": cert, "key": key}
+
+
 def free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -87,6 +109,9 @@ class Rsyslog:
     def __init__(self, folder: Path, protocol: str = "tcp", max_message: str | None = "4m"):
         why = missing()
         assert why is None, why
+        if protocol.startswith("relp"):
+            why = relp_missing()
+            assert why is None, why
         self.folder = folder
         self.protocol = protocol
         self.max_message = max_message  # None: rsyslog's default (8 KiB)
@@ -96,8 +121,12 @@ class Rsyslog:
         self.conf = folder / "rsyslog.conf"
         self.pidfile = folder / "rsyslogd.pid"
         self.portfile = folder / "port"
-        self.certs = make_ca(folder / "tls") if protocol == "tls" else {}
+        self.certs = make_ca(folder / "tls") if protocol in ("tls", "relp-tls") else {}
         self.port = free_udp_port() if protocol == "udp" else 0
+        if protocol.startswith("relp"):  # imrelp writes no port file: a port of ours
+            from .servers import free_port
+
+            self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.start()
 
@@ -113,7 +142,16 @@ class Rsyslog:
             )
         lines.append('main_queue(queue.type="Direct")')
         lines.append('module(load="mmpstrucdata")')
-        if self.protocol == "udp":
+        if self.protocol.startswith("relp"):  # Debian's rsyslog-relp
+            lines.append('module(load="imrelp")')
+            tls = ""
+            if self.protocol == "relp-tls":  # mutual TLS: clients need a certificate of the CA
+                tls = (
+                    f' tls="on" tls.caCert="{self.certs["ca"]}" tls.authMode="certvalid"'
+                    f' tls.myCert="{self.certs["cert"]}" tls.myPrivKey="{self.certs["key"]}"'
+                )
+            lines.append(f'input(type="imrelp" address="127.0.0.1" port="{self.port}"{tls})')
+        elif self.protocol == "udp":
             lines.append('module(load="imudp")')
             lines.append(f'input(type="imudp" address="127.0.0.1" port="{self.port}")')
         else:

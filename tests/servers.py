@@ -124,7 +124,14 @@ class Server:
         mode: str = "accept",
         port: int = 0,
         script: list[tuple[int, dict[str, str]]] | None = None,
+        tls: Any = None,
+        gate: Any = None,
     ):
+        """`tls`: an ssl.SSLContext to serve https with (a handshake it refuses is kept in
+        `handshakes` as False, one it takes as True); `gate(headers)`: the status to answer
+        a request with before anything else looks at it (200 lets it through)."""
+        self.tls, self.gate = tls, gate
+        self.handshakes: list[bool] = []
         self.mode = mode
         self.script: list[tuple[Any, ...]] = list(script or [])
         self.requests: list[Any] = []
@@ -140,7 +147,8 @@ class Server:
         self.sock.bind(("127.0.0.1", port))
         self.sock.listen(64)
         self.port = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/records"
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.port}/records"
         self.stopped = threading.Event()
         self.hung_up = threading.Event()
         self.conns: list[socket.socket] = []
@@ -180,12 +188,28 @@ class Server:
         return headers, body
 
     def _handle(self, conn: socket.socket) -> None:
+        if self.tls is not None:
+            try:
+                conn.settimeout(10)
+                conn = self.tls.wrap_socket(conn, server_side=True)
+                conn.settimeout(None)
+                self.handshakes.append(True)
+            except (OSError, ValueError):
+                self.handshakes.append(False)
+                conn.close()
+                return
         try:
             while not self.stopped.is_set():
                 req = self._read_request(conn)
                 if req is None:
                     return
                 headers, body = req
+                status = self.gate(headers) if self.gate is not None else 200
+                if status != 200:
+                    self.attempts.append((time.monotonic(), status, {}))
+                    head = f"HTTP/1.1 {status} Gated\r\nContent-Length: 0\r\n\r\n"
+                    conn.sendall(head.encode("latin-1"))
+                    continue
                 if self.mode in ("otlp", "otlp-traces"):
                     if not self._otlp(conn, headers, body):
                         return

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ways_sensors.config import timing
+from ways_sensors.targets import timing
 
 from .conftest import REPO
 

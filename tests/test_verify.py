@@ -377,3 +377,23 @@ def test_a_live_session_is_checked_against_its_cursor(install, tmp_path):
 def test_only_regular_files(install):
     r = install.ways("sensors", "verify", "/dev/zero", timeout=30)  # endless: never read
     assert r.returncode == 2 and "not a regular file" in r.stderr
+
+
+def test_a_torn_line_is_named_and_the_record_after_it_still_read(install, tmp_path):
+    """A receiver killed mid-line (rsyslog's omfile under SIGKILL) leaves an unfinished
+    line that the next record continues: verify names the torn part as torn, never as
+    an edit, and reads the record after it; the torn record, sent again, is whole."""
+    from .formats import samples
+
+    lines_ = [x + b"\n" for x in samples.lines(samples.records())]
+    torn = lines_[1][: len(lines_[1]) // 2]  # record 2, cut mid-line, then sent again
+    body = [lines_[0], torn + lines_[1], *lines_[2:]]
+    path = tmp_path / "central.jsonl"
+    path.write_bytes(b"".join(body))
+    r = install.ways("sensors", "verify", str(path), "--json")
+    report = json.loads(r.stdout)
+    kinds = [b["kind"] for b in report["breaks"]]
+    assert kinds == ["torn"], report["breaks"]
+    [chain] = report["chains"]
+    assert (chain["first"], chain["last"], chain["gaps"]) == (1, len(lines_), [])
+    assert chain["duplicates"] == 0 and chain["records"] == len(lines_)

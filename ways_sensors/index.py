@@ -305,14 +305,16 @@ def compute_key(project: str) -> str:
     """The index key for `project`: one line per stat, newline-joined."""
     lines = ["v " + __version__, "p " + project]
     _folder_lines(roots.shipped_sensor_dir(), lines)
+    for managed in roots.managed_roots():
+        _folder_lines(managed + "/sensors", lines)
     _folder_lines(roots.user_sensor_dir(), lines)
     _folder_lines(roots.project_sensor_dir(project), lines)
-    cfg = roots.config_file()
-    try:
-        st = posix.stat(cfg)
-        lines.append("c %d %d %s" % (st.st_size, st.st_mtime_ns, cfg))
-    except OSError:
-        lines.append("c - " + cfg)
+    for cfg in [roots.config_file()] + [m + "/config.yaml" for m in roots.managed_roots()]:
+        try:
+            st = posix.stat(cfg)
+            lines.append("c %d %d %s" % (st.st_size, st.st_mtime_ns, cfg))
+        except OSError:
+            lines.append("c - " + cfg)
     return "\n".join(line.replace("\n", "\\n") for line in lines)
 
 

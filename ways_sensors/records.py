@@ -3,7 +3,8 @@
 The record (schema `ways.sensor.record/1`, SPEC section 5):
 
     {"schema", "section", "seq", "session_id", "agent", "agent_id", "agent_type",
-     "timestamp", "project", "hook_event", "prompt_id"?, "traceparent"?, "data": {...},
+     "timestamp", "project", "hook_event", "prompt_id"?, "traceparent"?, "identity"?,
+     "data": {...},
      "test"?,
      then per rule: "sensor", "rule", "rule_seq", "redactions"?, "chain"?}
 
@@ -108,9 +109,15 @@ def way_event(payload: dict[str, Any], ts_ns: int) -> list[Draft]:
 
 
 def envelope(
-    d: Draft, seq: int | None, session_id: str, project: str, traceparent: str | None = None
+    d: Draft,
+    seq: int | None,
+    session_id: str,
+    project: str,
+    traceparent: str | None = None,
+    identity: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The session-level record (without the rule fields); seq None off the spool."""
+    """The session-level record (without the rule fields); seq None off the spool;
+    `identity` the user, install and host (fleet/identity.py)."""
     rec: dict[str, Any] = {
         "schema": SCHEMA,
         "section": d.section,
@@ -127,6 +134,8 @@ def envelope(
         rec["prompt_id"] = d.prompt_id
     if traceparent:
         rec["traceparent"] = traceparent
+    if identity:
+        rec["identity"] = identity
     rec["data"] = bounded(d.data)  # depth.py: no stage after this recurses past its bound
     return rec
 

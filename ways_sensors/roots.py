@@ -118,6 +118,17 @@ def user_sensor_dir() -> str:
     return config_root() + "/sensors"
 
 
+def managed_roots() -> "list[str]":
+    """The managed layer's folders (`<dir>/agent-ways`), applied in this order: the
+    folders of $XDG_CONFIG_DIRS, least important (last) first, and /etc/xdg always, as
+    the least important of all. The environment can add a folder, never drop the
+    administrator's: a lock in /etc/xdg holds against every file applied after it."""
+    dirs = [d.rstrip("/") for d in (env("XDG_CONFIG_DIRS") or "").split(":") if d[:1] == "/"]
+    if "/etc/xdg" not in dirs:
+        dirs.append("/etc/xdg")
+    return [d + "/" + APP for d in reversed(dirs)]
+
+
 def package_dir() -> str:
     return __file__.rpartition("/")[0] or "."
 
@@ -205,3 +216,12 @@ def trusted_fd(path: str) -> int | None:
         pass
     posix.close(fd)
     return None
+
+
+def sensor_files(folder: str) -> list[str]:
+    """The sensor files of a layer's folder, in the order the layer reads them."""
+    try:
+        names = sorted(posix.listdir(folder))
+    except OSError:
+        return []
+    return [folder + "/" + n for n in names if n.endswith((".yaml", ".yml"))]

@@ -11,6 +11,12 @@ from ways_sensors.pipeline.chain import seal
 from ways_sensors.pipeline.stages import dumps
 
 SID = "379ca3ad-bf11-4ee5-99cf-3d61ea8d7fe2"
+USER = {"id": "dana", "email": "dana@corp.example", "name": "Dana Dev", "team": "platform"}
+IDENTITY = {  # fleet/identity.py: on every record
+    "user": {**USER, "groups": ["eng", "sre"]},
+    "install_id": "5f0c6a8e1d2b4c7f9a3e8b1d6c4f2a90",
+    "host": {"id": "4c4c4544004d3510", "name": "build-7"},
+}
 SHELL_CALL = {"tool_name": "Bash", "tool_use_id": "toolu_01", "tool_kind": "shell",
               "command": "git status", "input": {"command": "git status"}}  # fmt: skip
 DATA: list[tuple[str, dict[str, Any]]] = [
@@ -66,6 +72,7 @@ def records(chain: bool = True) -> list[dict[str, Any]]:
             "timestamp": f"2026-11-29T23:47:{n:02d}.728Z",
             "project": "/home/dev/project",
             "hook_event": "PreToolUse",
+            "identity": IDENTITY,
             "data": data,
             "sensor": "audit",
             "rule": "all",

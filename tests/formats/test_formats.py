@@ -50,6 +50,17 @@ def test_ocsf_event_validates_against_the_schema(record, line):
     assert doc["metadata"]["correlation_uid"] == record["session_id"]
     assert doc["metadata"]["uid"] == f"{record['session_id']}:audit/all:{record['rule_seq']}"
     assert doc["actor"]["app_name"] == "claude-code"
+    assert doc["actor"]["user"] == {
+        "uid": "dana",
+        "name": "Dana Dev",
+        "email_addr": "dana@corp.example",
+        "full_name": "Dana Dev",
+        "groups": [{"name": "eng"}, {"name": "sre"}],
+        "org": {"name": "platform", "ou_name": "platform"},
+    }
+    assert doc["device"]["uid"] == "4c4c4544004d3510"
+    assert doc["device"]["hostname"] == "build-7"
+    assert doc["unmapped"]["ways"]["install_id"] == samples.IDENTITY["install_id"]
     assert doc["severity_id"] == severity.OCSF[severity.level(record)]
     # nothing lost: raw_data is the record as json sends it, and its chain still holds
     raw = json.loads(doc["raw_data"])
@@ -111,7 +122,15 @@ def test_ecs_document_carries_the_required_fields(record, line):
     assert event["action"] == record["section"]
     assert event["outcome"] in ECS_OUTCOME
     assert doc["agent"]["type"] == "claude-code"
-    assert doc["user"]["name"] and doc["host"]["hostname"]
+    assert doc["user"] == {
+        "id": "dana",
+        "name": "dana",
+        "email": "dana@corp.example",
+        "full_name": "Dana Dev",
+        "roles": ["eng", "sre"],
+        "group": {"name": "platform"},
+    }
+    assert doc["host"] == {"hostname": "build-7", "name": "build-7", "id": "4c4c4544004d3510"}
     assert doc["ways"] == record  # the rest, whole, under ways.*
     assert event["hash"] == record["chain"]["hash"]
     if record["data"].get("tool_kind") == "shell":

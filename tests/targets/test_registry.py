@@ -138,7 +138,7 @@ def test_a_blocking_rule_s_plain_form_reads_back_as_the_rule(kind):
 
     from ways_sensors.config import rules
     from ways_sensors.config.indexbuild import plain
-    from ways_sensors.config.timing import batch_for
+    from ways_sensors.targets.timing import batch_for
 
     rule = decode_rule(
         {

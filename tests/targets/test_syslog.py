@@ -126,6 +126,8 @@ def check_parsed(got: list[dict], facility: str = "local0", fmt: str = "json") -
             "session_id": rec["session_id"], "agent": "claude-code", "sensor": "audit",
             "rule": "all", "rule_seq": str(rec["rule_seq"]), "seq": str(rec["seq"]),
             "chain_hash": rec["chain"]["hash"],
+            "user": "dana", "user_email": "dana@corp.example",
+            "install_id": samples.IDENTITY["install_id"], "host_id": "4c4c4544004d3510",
         }  # fmt: skip
         if fmt == "json":
             assert msg["msg"].encode() == line

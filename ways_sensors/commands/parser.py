@@ -73,6 +73,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     rec.add_argument("--remove", action="store_true", help="remove exactly what was added")
     rec.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     rec.add_argument("--settings", metavar="FILE", help=argparse.SUPPRESS)
+    rec.add_argument(
+        "--managed", action="store_true", help="wire the system-wide (administrator) files"
+    )
+    rec.add_argument("--root", metavar="DIR", help="with --managed: stage the files under DIR")
 
     st = group("status", help="counters and health per rule, and live dispatchers")
     st.add_argument("--json", action="store_true")

@@ -1,5 +1,7 @@
 """`ways reconcile [--agent NAME|all] [--project DIR] [--remove] [--dry-run]`: wire the hook.
 
+(`--managed [--root DIR]` writes the system-wide wiring instead: fleet/managed.py.)
+
 What is wired where is the agent adapter's (agents/<name>/, default claude-code: one
 handler on each of its fifteen events (wiring.EVENTS) in `~/.claude/settings.json`, or
 `DIR/.claude/settings.json`; see agents/claude_code/wiring.py; Codex
@@ -44,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import agents
 from ..agents import matcher_groups
+from ..agents.wired import is_our_command
 from ..dispatch.launch import launcher_path
 from ..errors import UsageError, WaysError, WriteError
 from ..state.files import locked, replace_atomically
@@ -64,20 +67,6 @@ def hook_command(
     ln = shlex.quote(launcher or launcher_path())
     tail = "" if agent == agents.DEFAULT else " --agent " + shlex.quote(agent)
     return f"[ -x {py} ] && [ -f {ln} ] || exit 0; exec {py} -S {ln} hook sensors{tail}"
-
-
-def is_our_command(command: str, agent: str = agents.DEFAULT) -> bool:
-    """Whether `command` is a hook command of ours for `agent`, in any of its forms."""
-    cmd = command.strip()
-    head, sep, event = cmd.rpartition(" --event ")
-    if sep and event and " " not in event:
-        cmd = head.rstrip()
-    tails = ["hook sensors --agent " + agent]
-    if agent == agents.DEFAULT:
-        tails.append("hook sensors")
-    if not any(cmd.endswith(t) for t in tails):
-        return False
-    return "_launch.py" in cmd or "ways" in cmd
 
 
 def _indent_of(text: str) -> int | str:
@@ -230,6 +219,15 @@ def adapter_of(name: str) -> agents.Adapter:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "managed", False):  # the system-wide files: fleet/managed.py
+        from ..fleet import managed
+
+        lent = managed.Wiring(
+            hook_command, is_our_command, read_settings, shape_refused, _indent_of
+        )
+        return managed.run(args, lent)
+    if getattr(args, "root", None):
+        raise UsageError("--root stages the system-wide files: use it with --managed")
     code = _wire(args)
     if code == 0 and not args.remove:
         print(enabled_summary(args.project))

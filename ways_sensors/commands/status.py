@@ -14,7 +14,13 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "evidence": [{"rule", "witness_conflicts", "witness_cosigned", "witness_resyncs",
   "witness_errors", "checkpoint_errors"}] (rules with any)}
 
-Refused sensor files come first: a file that breaks the spec is refused whole and its
+Blocked recording comes first (fleet/policy.py): an agent's settings that keep its
+hooks from running ways (`allowManagedHooksOnly` over user-level wiring,
+`disableAllHooks`), a wired command whose ways is gone, an installed agent left
+unwired; each line names the file. JSON: "blocked": [{"agent", "kind", "file", "why"}].
+Any of them also exits NOT_RECORDING (6).
+
+Refused sensor files come next: a file that breaks the spec is refused whole and its
 rules record nothing, so the first line names how many, which (file:line) and the
 command that shows why; then each config.yaml key ways does not know (lint's error:
 `ways.witnes` leaves the witness off), in `config_problems` too. Exit NOT_RECORDING
@@ -84,15 +90,23 @@ def run(args: argparse.Namespace) -> int:
         }
         print(metrics.render(owed=owed), end="")
         return 0
+    from ..fleet import policy
+
     snap = service.snapshot(health_threshold=threshold)
-    code = NOT_RECORDING if snap.not_recording else UNHEALTHY if snap.unhealthy else 0
+    blocked = policy.findings()
+    code = NOT_RECORDING if snap.not_recording or blocked else UNHEALTHY if snap.unhealthy else 0
     data: dict[str, Any] = snap.as_json()
+    data["blocked"] = [b.as_json() for b in blocked]
     rules = data["rules"]
     data["spool_faults"] = read_faults()
     data["evidence"] = evidence()
     if args.json:
         print(json.dumps({**data, "state": usage.usage()}, indent=2))
         return code
+    for b in blocked:
+        print(f"NOT RECORDING {b.line()}")
+    if blocked:
+        print()
     first = snap.refused_line()
     if first:
         print(first)

@@ -1,4 +1,4 @@
-"""Finding, merging and trusting sensor files: shipped, then user, then project.
+"""Finding, merging and trusting sensor files: shipped, managed, user, then project.
 
 A later layer changes only the fields it names: mappings merge by key (rules by
 name), while lists, scalars, `where` and `dispatch` are replaced whole. Each file is
@@ -7,6 +7,9 @@ that breaks the spec is refused alone (with its line and reason) and the sensor 
 what the lower layers gave it. Project files load only when the project is listed in
 `ways.project_sensors` of the user's config.yaml; a project file cannot add itself,
 because that key is only read from the user's config, never from a sensor file.
+Managed files (the administrator's, roots.managed_roots: above shipped, below user)
+may lock a sensor or single rules against every file applied after them
+(config/locks.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import index, roots
+from ..roots import sensor_files as sensor_files
 from .conditions import ConditionError, Where, compile_where
 from .rules import LoadedRule
 from .spec import NAME_RE, SensorFile, SpecError
@@ -83,6 +87,7 @@ class Catalog:
     sensors: dict[str, LoadedSensor] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     refused: list[Source] = field(default_factory=list)
+    locks: dict[str, dict[str | None, str]] = field(default_factory=dict)  # config/locks.py
 
     @property
     def errors(self) -> list[Problem]:
@@ -90,14 +95,6 @@ class Catalog:
 
 
 # --- discovery and merging --------------------------------------------------------
-
-
-def sensor_files(folder: str) -> list[str]:
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    return [os.path.join(folder, n) for n in names if n.endswith((".yaml", ".yml"))]
 
 
 def stem(path: str) -> str:
@@ -119,8 +116,21 @@ def merge(base: Any, over: Any) -> Any:
 
 
 def read_config(path: str | None = None) -> tuple[dict[str, Any], Problem | None]:
-    """The user's config.yaml as a mapping; a broken file gives {} and a problem."""
+    """The user's config.yaml as a mapping, over the managed layer's (config/managed.py);
+    a broken file gives {} and a problem."""
     path = path or roots.config_file()
+    if path == roots.config_file():
+        from . import managed
+
+        data, problem = _read_config(path)
+        _, _, broken = managed.managed()
+        if broken and problem is None:
+            problem = Problem("error", broken[0][0], 1, broken[0][1], layer="managed")
+        return managed.effective(data), problem
+    return _read_config(path)
+
+
+def _read_config(path: str) -> tuple[dict[str, Any], Problem | None]:
     try:
         data, _ = read_yaml(path)
     except FileNotFoundError:
@@ -160,13 +170,19 @@ def _validate(raw: Any) -> tuple[SensorFile, dict[str, Where]]:
 
 
 def read_sensor(
-    path: str, layer: str | None, base: dict[str, Any] | None = None
+    path: str,
+    layer: str | None,
+    base: dict[str, Any] | None = None,
+    held: dict[str | None, str] | None = None,
+    notes: list[Problem] | None = None,
 ) -> tuple[Any, Any, SensorFile, dict[str, Where]] | list[Problem]:
     """One sensor file, layered on `base` (what the layers below gave its sensor) and
     validated: (its own data, the merged data, the sensor, its compiled `where`s), or
     the Problems that refuse it: every mistake of the file, each at its line and column
     (specerrors.py). `ways sensors lint PATH` and `load` both report through here, so a
-    file is refused with the same lines and messages either way."""
+    file is refused with the same lines and messages either way. `held`: what managed
+    files lock of this sensor, left out of this file, each part a warning in `notes`
+    (config/locks.py)."""
     name = stem(path)
     if not NAME_RE.match(name):
         return [
@@ -187,6 +203,8 @@ def read_sensor(
         return [Problem("error", path, 1, f"cannot read: {exc.strerror}", name, None, layer)]
     if raw is None:
         raw = {}
+    if layer not in ("managed", "shipped") or held:
+        raw = _unlocked(raw, node, path, name, layer, held or {}, notes)
     candidate = merge(base, raw) if base else raw
     try:
         sensor, wheres = _validate(candidate)
@@ -214,6 +232,32 @@ def read_sensor(
     return raw, candidate, sensor, wheres
 
 
+def _unlocked(
+    raw: Any,
+    node: Any,
+    path: str,
+    name: str,
+    layer: str | None,
+    held: dict[str | None, str],
+    notes: list[Problem] | None,
+) -> Any:
+    """`raw` without what managed files lock; a warning for each part left out, and for
+    `locked` where only the managed layer honours it."""
+    from . import locks
+
+    raw, dropped = locks.strip(raw, held)
+    if layer not in ("managed", "shipped"):
+        why = "locked is honoured in the managed layer only (/etc/xdg/agent-ways/sensors)"
+        dropped += [(where, why) for where in locks.unused(raw)]
+    if notes is None:
+        return raw
+    for where, why in dropped:
+        line, column = position(node, list(where)) if where else (1, None)
+        rule = str(where[1]) if len(where) > 1 and where[0] == "rules" else None
+        notes.append(Problem("warning", path, line, why, name, rule, layer, column))
+    return raw
+
+
 def load(project: str | None = None, *, with_project: bool | None = None) -> Catalog:
     """Load every layer for `project` (default: the hook's project rule, SPEC section 1)."""
     project = project or index.project_dir()
@@ -225,6 +269,8 @@ def load(project: str | None = None, *, with_project: bool | None = None) -> Cat
 
     layered: list[tuple[str, str]] = []
     layered += [("shipped", p) for p in sensor_files(roots.shipped_sensor_dir())]
+    for folder in roots.managed_roots():
+        layered += [("managed", p) for p in sensor_files(folder + "/sensors")]
     layered += [("user", p) for p in sensor_files(roots.user_sensor_dir())]
     project_files = sensor_files(roots.project_sensor_dir(project))
     if with_project is None:
@@ -252,11 +298,16 @@ def load(project: str | None = None, *, with_project: bool | None = None) -> Cat
     for layer, path in layered:
         name = stem(path)
         base = merged.get(name)
-        got = read_sensor(path, layer, base[0] if base else None)
+        held = cat.locks.get(name)
+        got = read_sensor(path, layer, base[0] if base else None, held, cat.problems)
         if isinstance(got, list):
             cat.problems.extend(got)
             continue
         raw, candidate, sensor, wheres = got
+        if layer == "managed":
+            from . import locks
+
+            locks.record(cat.locks.setdefault(name, {}), raw, path)
         sources = ([*base[1]] if base else []) + [Source(layer, path)]
         merged[name] = (candidate, sources, sensor, wheres)
         if isinstance(raw, dict) and isinstance(raw.get("rules"), dict):

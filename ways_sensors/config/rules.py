@@ -14,8 +14,8 @@ from .. import jsoncore
 from ..index import Index
 from ..roots import site_packages
 from ..state.layout import rule_key, rule_label
+from ..targets.timing import parse_duration
 from .conditions import Where, compile_where
-from .timing import parse_duration
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -29,6 +29,36 @@ class Chain(msgspec.Struct):
     hash: str
 
 
+class User(msgspec.Struct, omit_defaults=True):
+    id: str
+    email: str | None = None
+    name: str | None = None
+    team: str | None = None
+    groups: list[str] | None = None
+
+
+class Host(msgspec.Struct, omit_defaults=True):
+    name: str
+    id: Annotated[str | None, Meta(description="/etc/machine-id, where there is one")] = None
+
+
+class Identity(msgspec.Struct):
+    """Who made the record (docs/fleet.md): the user, this install, this machine."""
+
+    user: User
+    install_id: Annotated[str, Meta(description="32 hex digits, one per state root")]
+    host: Host
+
+
+class Inventory(msgspec.Struct):
+    """docs/fleet.md: what a central store compares across the fleet to see drift."""
+
+    ways_version: str
+    agents_wired: list[str]
+    sensors_sha256: str
+    hooks_sha256: dict[str, str]
+
+
 class Record(msgspec.Struct, omit_defaults=True):
     """What a consumer receives: one JSON object per record (SPEC section 5)."""
 
@@ -61,6 +91,14 @@ class Record(msgspec.Struct, omit_defaults=True):
             description="The client's trace the session joined: the first valid W3C "
             "traceparent ($TRACEPARENT) its hooks carried; absent before it and without one"
         ),
+    ] = None
+    identity: Annotated[
+        Identity | None,
+        Meta(description="The user (ways.identity), the install and the host; on every record"),
+    ] = None
+    inventory: Annotated[
+        Inventory | None,
+        Meta(description="On a session's first record (seq 1): the install behind it"),
     ] = None
     test: bool = False
     redactions: list[Redaction] | None = None

@@ -17,15 +17,15 @@ import msgspec
 from msgspec import Meta, Struct
 
 from ..targets import TARGETS
+from ..targets.timing import BLOCKING_CAP as BLOCKING_CAP
+from ..targets.timing import DURATION_PATTERN as DURATION_PATTERN
+from ..targets.timing import MAX_BATCH_DELAY as MAX_BATCH_DELAY
+from ..targets.timing import MAX_TIMEOUT as MAX_TIMEOUT
+from ..targets.timing import batch_for as timing_batch_for
+from ..targets.timing import parse_delay as parse_delay
+from ..targets.timing import parse_duration as parse_duration
 from .projection import check_fields
 from .sections import SECTIONS as SECTIONS  # the names alone, for what needs no spec
-from .timing import BLOCKING_CAP as BLOCKING_CAP
-from .timing import DURATION_PATTERN as DURATION_PATTERN
-from .timing import MAX_BATCH_DELAY as MAX_BATCH_DELAY
-from .timing import MAX_TIMEOUT as MAX_TIMEOUT
-from .timing import batch_for as timing_batch_for
-from .timing import parse_delay as parse_delay
-from .timing import parse_duration as parse_duration
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 NAME_RE = re.compile(NAME_PATTERN)
@@ -204,6 +204,10 @@ class Rule(Struct, forbid_unknown_fields=True, omit_defaults=True):
         Batch | None,
         Meta(description="records per attempt: {max_records, max_delay}; the target's default"),
     ] = None
+    locked: Annotated[
+        bool,
+        Meta(description="managed layer only: no user or project layer can change the rule"),
+    ] = False
 
     def __post_init__(self) -> None:
         parse_duration(self.timeout)  # raises ValueError with a readable reason
@@ -226,6 +230,10 @@ class SensorFile(Struct, forbid_unknown_fields=True, omit_defaults=True):
     kind: Annotated[Literal["ways"], Meta(description="ways sensors are kind: ways")] = "ways"
     description: Annotated[str, Meta(description="what the sensor is for")] = ""
     enabled: Annotated[bool, Meta(description="false turns every rule off")] = True
+    locked: Annotated[
+        bool,
+        Meta(description="managed layer only: no user or project layer can change the sensor"),
+    ] = False
 
 
 class SpecError(ValueError):

@@ -18,12 +18,18 @@ from .. import roots
 def data(path: str | None = None) -> dict[str, Any]:
     """config.yaml as a mapping ({} when there is none or it is broken)."""
     path = path or roots.config_file()
-    try:
-        os.stat(path)
-    except FileNotFoundError:
+    from .managed import files  # the managed layer's (most often none either)
+
+    for each in [path, *files()]:
+        try:
+            os.stat(each)
+            break
+        except FileNotFoundError:
+            continue
+        except OSError:
+            break  # read_config says what is wrong with it
+    else:
         return {}
-    except OSError:
-        pass  # read_config says what is wrong with it
     from .layers import read_config
 
     config, _ = read_config(path)

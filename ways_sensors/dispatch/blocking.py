@@ -93,12 +93,12 @@ def run(
     regex.light()  # masking's patterns from the cache, without `re` (regex.py)
     from .. import agents, records
     from ..config import rules
-    from ..config.timing import BLOCKING_CAP
     from ..pipeline import delivery
     from ..pipeline.stages import match
     from ..state import counters, events, spool
     from ..state.layout import Layout
     from ..state.session import Session
+    from ..targets.timing import BLOCKING_CAP
     from ..utf8 import ERRORS
 
     payload = records.parse_payload(data)
@@ -115,7 +115,10 @@ def run(
     start = started if started is not None else time.monotonic()
     layout = Layout()
     joined = _joined(layout, session_id)  # the session's trace, or this hook's (below)
-    envs = [records.envelope(d, None, session_id, project, joined) for d in drafts]
+    from ..fleet.identity import cached  # what the last dispatcher resolved: no command here
+
+    who = cached()
+    envs = [records.envelope(d, None, session_id, project, joined, who) for d in drafts]
     jobs = []
     for n, rule in enumerate(blocking.values()):
         if time.monotonic() >= start + BLOCKING_CAP:  # `where` runs inside the cap too

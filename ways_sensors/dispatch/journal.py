@@ -131,6 +131,7 @@ class Journal:
         # the client's trace the session joined, stamped on what is staged (records.py);
         # kept in the build cursor by the owner, like `seq`
         self.traceparent: str | None = None
+        self.identity: dict[str, Any] | None = None  # fleet/identity.py: on every record
         self._cond = threading.Condition()
         self._staged = bytearray()
 
@@ -153,9 +154,19 @@ class Journal:
         all or none (an unencodable one raises, staging and numbering nothing). Returns
         how many were staged."""
         seq, out = self.seq, []
+        if self.identity is None:
+            from ..fleet import identity
+
+            self.identity = identity.current()
         for d in drafts:
             seq += 1
-            rec = records.envelope(d, seq, self.session_id, project, self.traceparent)
+            rec = records.envelope(
+                d, seq, self.session_id, project, self.traceparent, self.identity
+            )
+            if seq == 1:  # the session's first record: what install made it
+                from ..fleet.inventory import inventory
+
+                rec["inventory"] = inventory(project)
             out.append(encode(rec))
         self._staged += b"".join(out)
         n, self.seq = seq - self.seq, seq

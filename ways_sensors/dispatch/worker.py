@@ -34,11 +34,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..config.rules import LoadedRule
-from ..config.timing import batch_for
 from ..pipeline import delivery, unfinished
 from ..pipeline.stages import dumps
 from ..state import counters, events, taps
 from ..state.session import Session
+from ..targets.timing import batch_for
 from . import refinish
 from .collect import Collecting
 from .cursor import Batch, encode_batch, fork, load_cursor

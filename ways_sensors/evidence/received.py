@@ -132,9 +132,24 @@ def _records(path: str) -> Iterable[tuple[int, dict[str, Any]]]:
             try:
                 obj = json.loads(line.decode("utf-8", "surrogatepass"))
             except (ValueError, RecursionError):
-                continue  # the chain check reports lines that are no records
+                obj = _after_torn(line)  # the chain check reports lines that are no records
             if isinstance(obj, dict):
                 yield n, obj
+
+
+def _after_torn(line: bytes) -> Any:
+    """The record after an unfinished line's torn end, as the chain check reads it
+    (verify/read.py), or None."""
+    at = line.rfind(RECORD_START)
+    if at <= 0:
+        return None
+    try:
+        return json.loads(line[at:].decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):
+        return None
+
+
+RECORD_START = b'{"schema":"ways.sensor.'  # verify/read.py's, as bytes
 
 
 def _hex32(value: Any) -> bytes | None:

@@ -25,8 +25,12 @@ Elasticsearch index or a data stream.
                           agent.name (the subagent's type, or `main`), agent.id (the
                           subagent's id, when there is one)
     process.command_line  a shell tool's command; process.name the tool's name
-    user.name             the local account the dispatcher runs as
-    host.hostname         this machine's name
+    user.*                the record's identity (fleet/identity.py): user.id and
+                          user.name its id, user.email, user.full_name, user.roles its
+                          groups, user.group.name its team; user.name alone, the local
+                          account, for a record without one
+    host.*                host.hostname and host.name this machine's name, host.id its
+                          machine id
     session.id            is not an ECS field: the session id is `ways.session_id`
     message               `<section> <tool name>`: a label, never the content
     ways.*                the whole record (docs/records.md), so nothing is lost:
@@ -43,7 +47,7 @@ from typing import Any, Final, Literal
 from ..index import DEFAULT
 from ..state.layout import rule_label
 from ._json import dumps
-from .ocsf import hostname, local_user, uid
+from .ocsf import device_of, uid, user_of
 from .severity import SYSLOG, level
 
 VERSION: Final = "9.0.0"
@@ -122,8 +126,8 @@ def document(record: dict[str, Any]) -> dict[str, Any]:
         "event": event,
         "log": {"level": severity, "logger": rule_label(sensor, rule)},
         "agent": agent,
-        "user": {"name": local_user()},
-        "host": {"hostname": hostname()},
+        "user": _user(record),
+        "host": _host(record),
         "message": f"{section} {data['tool_name']}" if data.get("tool_name") else section,
     }
     if section in ("tool_call", "tool_result") and data.get("tool_kind") == "shell":
@@ -136,6 +140,31 @@ def document(record: dict[str, Any]) -> dict[str, Any]:
         doc["process"] = process
     doc["ways"] = record
     return doc
+
+
+def _user(record: dict[str, Any]) -> dict[str, Any]:
+    """ECS `user.*` from the record's identity; the local account without one."""
+    ocsf_user = user_of(record)
+    if "uid" not in ocsf_user:
+        return {"name": ocsf_user["name"]}
+    out: dict[str, Any] = {"id": ocsf_user["uid"], "name": ocsf_user["uid"]}
+    if "email_addr" in ocsf_user:
+        out["email"] = ocsf_user["email_addr"]
+    if "full_name" in ocsf_user:
+        out["full_name"] = ocsf_user["full_name"]
+    if "groups" in ocsf_user:
+        out["roles"] = [g["name"] for g in ocsf_user["groups"]]
+    if "org" in ocsf_user:
+        out["group"] = {"name": ocsf_user["org"]["ou_name"]}
+    return out
+
+
+def _host(record: dict[str, Any]) -> dict[str, Any]:
+    device = device_of(record)
+    out = {"hostname": device["hostname"], "name": device["hostname"]}
+    if "uid" in device:
+        out["id"] = device["uid"]
+    return out
 
 
 def encode(record: dict[str, Any], line: bytes) -> bytes:

@@ -32,8 +32,10 @@ delivery, `...:checkpoint:<last_rule_seq>` for a signed checkpoint; `correlation
 the session id; `sequence` the rule_seq; `log_name`
 `<sensor>/<rule>`; `event_code` the section; `original_time` the record's timestamp),
 `actor` (`app_name` the coding agent, `app_uid` the subagent's id, `invoked_by` the
-subagent's type, `session.uid` the session id, `user.name` the local account the
-dispatcher runs as), `status_id` where the record says how it went (a tool result, a
+subagent's type, `session.uid` the session id, `user` the record's identity: `uid` and
+`name` its user id, `email_addr`, `full_name`, `groups`, `org.name` its team; the
+local account the dispatcher runs as for a record without one), `device` (this host:
+`hostname`, `uid` the machine id), `status_id` where the record says how it went (a tool result, a
 permission decision), the chain hash as an observable (`type_id` 99, name
 `ways.chain.hash`) when the rule chains, and `unmapped.ways` with the envelope fields
 no OCSF attribute takes (section, seq, rule_seq, agent_type, project, hook_event,
@@ -108,6 +110,40 @@ def local_user() -> str:
         import os
 
         return str(os.getuid())
+
+
+def _identity(record: dict[str, Any]) -> dict[str, Any]:
+    who = record.get("identity")
+    return who if isinstance(who, dict) else {}
+
+
+def user_of(record: dict[str, Any]) -> dict[str, Any]:
+    """OCSF `actor.user` from the record's identity (fleet/identity.py); a record
+    without one (written before identities) names the local account."""
+    user = _identity(record).get("user")
+    if not isinstance(user, dict) or not user.get("id"):
+        return {"name": local_user()}
+    out: dict[str, Any] = {"uid": str(user["id"]), "name": str(user.get("name") or user["id"])}
+    if user.get("email"):
+        out["email_addr"] = str(user["email"])
+    if user.get("name"):
+        out["full_name"] = str(user["name"])
+    if isinstance(user.get("groups"), list):
+        out["groups"] = [{"name": str(g)} for g in user["groups"]]
+    if user.get("team"):
+        out["org"] = {"name": str(user["team"]), "ou_name": str(user["team"])}
+    return out
+
+
+def device_of(record: dict[str, Any]) -> dict[str, Any]:
+    """OCSF `device`: this host, its machine id as `uid` where the record has one."""
+    host = _identity(record).get("host")
+    host = host if isinstance(host, dict) else {}
+    out: dict[str, Any] = {"type_id": 0, "type": "Unknown"}
+    out["hostname"] = str(host.get("name") or hostname())
+    if host.get("id"):
+        out["uid"] = str(host["id"])
+    return out
 
 
 def epoch_ms(timestamp: Any) -> int:
@@ -190,7 +226,7 @@ def event(record: dict[str, Any], line: bytes) -> dict[str, Any]:
     actor: dict[str, Any] = {
         "app_name": str(record.get("agent") or DEFAULT),
         "session": {"uid": session_id},
-        "user": {"name": local_user()},
+        "user": user_of(record),
     }
     if record.get("agent_id"):
         actor["app_uid"] = str(record["agent_id"])
@@ -220,7 +256,11 @@ def event(record: dict[str, Any], line: bytes) -> dict[str, Any]:
         ev["observables"] = [
             {"name": "ways.chain.hash", "type_id": 99, "type": "Other", "value": str(chain["hash"])}
         ]
+    ev.setdefault("device", device_of(record))
     ev["unmapped"] = {"ways": {k: record[k] for k in UNMAPPED_FIELDS if k in record}}
+    install = _identity(record).get("install_id")
+    if isinstance(install, str):
+        ev["unmapped"]["ways"]["install_id"] = install
     ev["raw_data"] = line.decode("utf-8", ERRORS)
     return ev
 
@@ -237,7 +277,7 @@ def _class_fields(
     session_id = str(record.get("session_id", ""))
     section = str(record.get("section", ""))
     if key in ("process", "api"):
-        ev["device"] = {"type_id": 0, "type": "Unknown", "hostname": hostname()}
+        ev["device"] = device_of(record)
     if key == "process":
         process: dict[str, Any] = {
             "uid": str(data.get("tool_use_id") or f"{session_id}:{record.get('seq')}"),

@@ -58,10 +58,10 @@ from __future__ import annotations
 
 import time
 
-from ..config.timing import batch_for
 from ..state import events
 from ..targets import ERROR, PERMANENT, Context, Item, Outcome, get
 from ..targets.base import retryable
+from ..targets.timing import batch_for
 from .deadletters import park as park  # settle parks; the callers' one door to it
 from .stages import dumps
 

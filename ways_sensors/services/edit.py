@@ -22,7 +22,7 @@ from typing import Any
 import msgspec.inspect as mi
 import yaml
 
-from ..config import yamlwrite
+from ..config import locks, yamlwrite
 from ..config.layers import Catalog, LoadedSensor, _validate
 from ..config.lint import rule_warnings
 from ..config.rules import LoadedRule
@@ -84,6 +84,8 @@ def fields() -> list[Field]:
     info = mi.type_info(Rule)
     assert isinstance(info, mi.StructType)  # a Struct class inspects to a StructType
     for f in info.fields:
+        if f.name == "locked":
+            continue  # the managed layer's word alone (config/locks.py): not a form field
         kind, choices = _kind(f.type)
         h = help_for(f"ways.sensors.s.rules.r.{f.name}")
         out.append(Field(f.name, kind, describe(f.type), h.default, h.help, choices, f.required))
@@ -176,6 +178,9 @@ def check(
     """Check the fields of `values` that differ from `base` (the values the form
     opened with) as written at `layer`; every message is the one `ways settings set`
     gives for that field's key."""
+    held = locks.refusal(cat.locks, sensor, rule)
+    if held:
+        return Check({"": held})  # what `ways settings set` refuses (config/locks.py)
     target = target_of(sensor, layer, cat.project)
     current, _ = yamlwrite.load(target)
     current = plain(current)

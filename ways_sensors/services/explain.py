@@ -29,6 +29,7 @@ from ..config.conditions import resolve
 from ..config.layers import Catalog, LoadedSensor, load
 from ..config.rules import LoadedRule
 from ..errors import UsageError
+from ..fleet.identity import current
 from ..records import WAY_EVENT, Draft, envelope, way_event
 from .preview import adapter_for, transcript_for
 
@@ -173,7 +174,11 @@ def explain_payload(
     if not made:
         return []
     sid = str(payload.get("session_id") or "explain")
-    return [explain_record(cat, envelope(d, i, sid, cat.project)) for i, d in enumerate(made, 1)]
+    who = current()
+    return [
+        explain_record(cat, envelope(d, i, sid, cat.project, identity=who))
+        for i, d in enumerate(made, 1)
+    ]
 
 
 def session_records(
@@ -184,7 +189,7 @@ def session_records(
     path = transcript_for(session, transcript, adapter)
     replay = adapter.replay(path)
     records = [
-        envelope(d, i, replay.session_id, index.project_dir())
+        envelope(d, i, replay.session_id, index.project_dir(), identity=current())
         for i, d in enumerate(replay.drafts(), 1)
     ]
     return path, records

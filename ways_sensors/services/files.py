@@ -4,7 +4,9 @@ Any sensor can be copied to a new name: the copy holds the merged sensor with ev
 rule `enabled: false`, each waiting for its preview, and passes the preview gate
 (previews.refuse_enabling) like every other writer. A rename changes no flag and moves
 the rules' gate entries with them. User and project
-sensors can be renamed and deleted; shipped ones cannot (copy them instead). Each
+sensors can be renamed and deleted; shipped and managed ones cannot (copy them instead),
+and nothing can be copied over, renamed to or from, or deleted of a sensor a managed
+file locks (config/locks.py: the refusal names that file). Each
 change holds the lock of every file it touches (files.locked: kept in the state root,
 so the sensor folder holds sensor files only) and checks its preconditions under it.
 """
@@ -17,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..config import yamlwrite
+from ..config import locks, yamlwrite
 from ..config.layers import load
 from ..config.settings import layer_file, plain
 from ..config.spec import NAME_RE
@@ -94,6 +96,7 @@ def copy(source: str, dest: str, project: str | None = None) -> Copied:
     if sensor is None:
         raise UsageError(f"no sensor {src!r}", hint="`ways sensors list` shows them")
     path = layer_file(layer, dst, project)
+    locks.refuse(cat.locks, dst)  # a copy over a locked sensor would shadow it
     if dst in cat.sensors or os.path.exists(path):
         raise _taken(dst)
     data = plain(sensor.raw)
@@ -117,8 +120,15 @@ def copy(source: str, dest: str, project: str | None = None) -> Copied:
 
 def _own_file(name: str, layer: str, project: str | None) -> str:
     path = layer_file(layer, name, project)
+    cat = load(project)
+    locks.refuse(cat.locks, name)
     if not os.path.exists(path):
-        s = load(project).sensors.get(name)
+        s = cat.sensors.get(name)
+        if s and all(src.layer == "managed" for src in s.sources[-1:]):
+            raise InvalidError(
+                f"{name} is a managed sensor ({s.path}): it can be copied, not renamed or deleted",
+                hint=f"ways sensors copy {name} NEW-NAME",
+            )
         if s and all(src.layer == "shipped" for src in s.sources):
             raise InvalidError(
                 f"{name} is a shipped sensor: it can be copied, not renamed or deleted",
@@ -140,6 +150,7 @@ def rename(source: str, dest: str, project: str | None = None) -> Renamed:
             hint=f"ways sensors copy {src} {dst}",
         )
     new = layer_file(layer, dst, project)
+    locks.refuse(cat.locks, dst)
     if dst in cat.sensors:
         raise _taken(dst)
     with _locked_all(path, new):

@@ -36,6 +36,7 @@ from ..config.layers import Catalog, load
 from ..config.rules import LoadedRule
 from ..config.spec import SECTIONS
 from ..errors import UsageError
+from ..fleet.identity import current
 from ..pipeline import delivery
 from ..pipeline.stages import finish
 from ..records import WAY_EVENT, Draft, envelope, way_event
@@ -215,7 +216,7 @@ def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: boo
         prev = GENESIS
         batches: list[list[dict[str, Any]]] = []
         for i, d in enumerate(_closed(made) if traces(rule) else made, 1):
-            rec = envelope(d, i, sid, project)
+            rec = envelope(d, i, sid, project, identity=current())
             out, prev = finish(rec, rule, i, prev, test=True)
             records.append(out)
             batches.append([out])

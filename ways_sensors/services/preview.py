@@ -122,6 +122,7 @@ def preview(
     for i, draft in enumerate(replay.drafts(), 1):
         total += 1
         tally.apply([draft])
+        # without `identity`: the dispatcher adds it as it sends (fleet/identity.py)
         rec = envelope(draft, i, replay.session_id, index.project_dir())
         if not match(loaded, rec):
             continue

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import roots
-from ..config import yamlwrite
-from ..config.layers import Catalog, _validate, load, merge, read_config
+from ..config import locks, yamlwrite
+from ..config import managed as managed_config
+from ..config.layers import Catalog, _read_config, _validate, load, merge, read_config
 from ..config.settings import (
     CONFIG_KEYS,
     Key,
@@ -41,7 +42,7 @@ from ..state.layout import rule_label
 from . import project_folder, user_config
 from .table import show as show  # the tab and the commands print values alike
 
-LAYER_ORDER = {"shipped": 0, "user": 1, "project": 2}
+LAYER_ORDER = {"shipped": 0, "managed": 1, "user": 2, "project": 3}
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,14 @@ def resolve(key: Key, cat: Catalog, read: Callable[[str], tuple[Any, Any]] = rea
     `read` reads a layer's file (list_settings passes one that reads each file once)."""
     if key.text in CONFIG_KEYS:
         cfg, _ = read_config()
-        found, value = dig(cfg, tuple(key.text.split(".")))
+        dotted = tuple(key.text.split("."))
+        found, value = dig(cfg, dotted)
         default = CONFIG_KEYS[key.text][0]
-        layer = "user" if found else "default"
-        return Setting(key.text, value if found else default, layer, default, roots.config_file())
+        layer, file = ("user" if found else "default"), roots.config_file()
+        held = managed_config.lock_of(key.text)
+        if found and (held or not dig(_read_config(file)[0], dotted)[0]):
+            layer, file = "managed", held or file  # the administrator's value
+        return Setting(key.text, value if found else default, layer, default, file)
     sensor = cat.sensors.get(key.sensor or "")
     if sensor is None:
         raise UsageError(f"no sensor {key.sensor!r}", hint="`ways sensors list` shows them")
@@ -134,8 +139,11 @@ def resolve(key: Key, cat: Catalog, read: Callable[[str], tuple[Any, Any]] = rea
         raise UsageError(f"sensor {key.sensor!r} has no rule {key.rule!r}")
     found, value = dig(sensor.raw, key.path)
     layer, path = "default", None
+    held = locks.refusal(cat.locks, sensor.name, key.rule, None if key.rule else key.path[0])
     if found:
         for src in reversed(sensor.sources):
+            if held and src.layer not in ("managed", "shipped"):
+                continue  # its word on a locked part was left out (config/locks.py)
             try:
                 data, _ = read(src.path)
             except (OSError, ValueError):
@@ -225,12 +233,14 @@ def set_setting(key: str, value: Any, project: str | None = None) -> SetResult:
     parsed = parse_key(key)
     project = project_folder(project)
     if parsed.text in user_config.SETTERS:
+        managed_config.refuse(parsed.text)
         value, path = user_config.SETTERS[parsed.text](value, project)
         return SetResult(parsed.text, value, path)
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
     cat = load(project, with_project=True if project else None)
+    locks.refuse(cat.locks, sensor_name, parsed.rule, None if parsed.rule else parsed.path[0])
     sensor = cat.sensors.get(sensor_name)
     rid = rule_label(sensor_name, parsed.rule) if parsed.rule else None
     new_rule = bool(parsed.rule) and (sensor is None or parsed.rule not in sensor.rules)
@@ -309,6 +319,7 @@ def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     parsed = parse_key(key)
     project = project_folder(project)
     if parsed.text in CONFIG_KEYS:
+        managed_config.refuse(parsed.text)
         if project:
             raise UsageError(f"{parsed.text} lives in your user config.yaml only")
         path = parsed.text.split(".")
@@ -317,9 +328,10 @@ def unset_setting(key: str, project: str | None = None) -> UnsetResult:
     sensor_name = parsed.sensor or ""
     layer = "project" if project else "user"
     target = layer_file(layer, sensor_name, project)
+    cat = load(project, with_project=True if project else None)
+    locks.refuse(cat.locks, sensor_name, parsed.rule, None if parsed.rule else parsed.path[0])
     if not os.path.exists(target):
         return UnsetResult(parsed.text, layer, target, False)
-    cat = load(project, with_project=True if project else None)
     current = plain(yamlwrite.load(target)[0])
     candidate = _deep_unset(current, parsed.path)
     try:

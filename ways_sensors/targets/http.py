@@ -49,6 +49,8 @@ from .base import (
     refused_url,
     retryable,
 )
+from .headers_helper import HeadersHelper
+from .tlsconf import Tls
 
 if TYPE_CHECKING:
     from .base import Advice
@@ -60,6 +62,8 @@ class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
     url: Annotated[str, Meta(pattern=r"^https?://")]
     headers: dict[str, str] = {}
+    tls: Tls | None = None  # tlsconf.py: verification and a client certificate
+    headers_helper: HeadersHelper | None = None  # headers_helper.py: short-lived headers
     format: Annotated[
         Literal["array", "ndjson", "ocsf", "ecs", "splunk_hec"],
         Meta(
@@ -107,7 +111,13 @@ def _exchange(
 ) -> tuple[Outcome, bytes]:
     """One request (transport.py): its outcome and (at most BODY_CAP bytes of) the
     answer's body."""
-    answer = transport.send(url or spec.url, headers, body, deadline)
+    answer = transport.send(url or spec.url, headers, body, deadline, spec.tls)
+    if not isinstance(answer, Outcome) and answer.status == 401 and spec.headers_helper:
+        fresh = transport.headers(spec.headers, spec.headers_helper, renew=True)
+        if isinstance(fresh, Outcome):
+            return fresh, b""
+        headers.update(fresh)  # the rest of the batch goes with the new ones too
+        answer = transport.send(url or spec.url, headers, body, deadline, spec.tls)
     if isinstance(answer, Outcome):
         return answer, b""
     outcome = classify(answer.status, answer.retry_after)
@@ -148,7 +158,7 @@ def _send_hec(spec: HttpTarget, headers: dict[str, str], body: bytes, deadline: 
 
 
 def deliver(spec: HttpTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
-    headers = transport.headers(spec.headers)
+    headers = transport.headers(spec.headers, spec.headers_helper)
     if isinstance(headers, Outcome):
         return headers
     from .. import formats
@@ -181,6 +191,14 @@ def off_machine(spec: HttpTarget) -> bool:
 
 
 def warnings(spec: HttpTarget, at_least_once: bool) -> list[Advice]:
+    if spec.tls is not None and spec.tls.insecure_skip_verify:
+        return [
+            (
+                "tls: insecure_skip_verify sends records to a server whose certificate is "
+                "not checked: anyone in the path can read them",
+                ["tls", "insecure_skip_verify"],
+            )
+        ]
     return []
 
 

@@ -15,7 +15,10 @@ The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase 
       "resource": {"attributes": [service.name, service.version, host.name,
                                   ways.agent.name (the records' `agent`: claude-code,
                                   codex, gemini, cursor, copilot; left out when the
-                                  rule's `fields` drop it), + the spec's `resource`]},
+                                  rule's `fields` drop it), the records' identity
+                                  (user.id, enduser.id, user.email, user.full_name,
+                                  user.roles, ways.user.team, host.id, ways.install.id),
+                                  + the spec's `resource`]},
       "scopeLogs": [{"scope": {"name": "ways-sensors", "version": V},
         "logRecords": [one per section record, in batch order:
           {"timeUnixNano": the record's `timestamp`, "observedTimeUnixNano": now,
@@ -73,7 +76,9 @@ from .base import (
     refused_url,
     retryable,
 )
-from .otlp_logs import attributes, log_record
+from .headers_helper import HeadersHelper
+from .otlp_logs import attributes, log_record, otel_attributes, text
+from .tlsconf import Tls
 
 if TYPE_CHECKING:
     from .base import Advice
@@ -88,6 +93,8 @@ class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
         Meta(pattern=r"^https?://", description="the collector, e.g. http://127.0.0.1:4318"),
     ]
     headers: dict[str, str] = {}
+    tls: Tls | None = None  # tlsconf.py: verification and a client certificate
+    headers_helper: HeadersHelper | None = None  # headers_helper.py: short-lived headers
     resource: dict[str, str] = {}
     compression: Literal["none", "gzip"] = "none"
     signal: Literal["logs", "traces"] = "logs"  # traces: the session as GenAI spans
@@ -115,21 +122,30 @@ def url_of(spec: OtlpTarget) -> str:
     return logs_url(spec.endpoint, TRACES_PATH if spec.signal == "traces" else LOGS_PATH)
 
 
-def resource_attrs(spec: OtlpTarget, agent: str | None = None) -> list[dict[str, Any]]:
+def resource_attrs(
+    spec: OtlpTarget, agent: str | None = None, identity: Any = None
+) -> list[dict[str, Any]]:
     """The resource of the records of one agent (the record's `agent`, which names the
-    client whose hooks produced it; None when the rule's fields dropped it)."""
+    client whose hooks produced it; None when the rule's fields dropped it), and of the
+    user, install and host their `identity` names (fleet/identity.py)."""
     import socket
 
     from .. import __version__
 
-    base = {
+    base: dict[str, Any] = {
         "service.name": SERVICE_NAME,
         "service.version": __version__,
         "host.name": socket.gethostname(),
         "ways.agent.name": agent or "",
     }
+    base.update(otel_attributes(identity))
     base.update(spec.resource)  # the sensor file overrides, service.name included
-    return attributes(list(base.items()))
+    groups = base.pop("user.roles", None)
+    out = attributes(list(base.items()))
+    if groups:
+        values = [{"stringValue": text(g)} for g in groups]
+        out.append({"key": "user.roles", "value": {"arrayValue": {"values": values}}})
+    return out
 
 
 def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
@@ -139,14 +155,16 @@ def request(spec: OtlpTarget, batch: Sequence[Item]) -> dict[str, Any]:
     observed = time.time_ns()
     by_agent: dict[str | None, list[dict[str, Any]]] = {}
     joined = _joined(batch)
+    who: dict[str | None, Any] = {}  # one identity per dispatcher: the first record's
     for item in batch:
         agent = item.record.get("agent")
         key = agent if isinstance(agent, str) and agent else None
         by_agent.setdefault(key, []).append(log_record(item.record, observed, joined))
+        who.setdefault(key, item.record.get("identity"))
     return {
         "resourceLogs": [
             {
-                "resource": {"attributes": resource_attrs(spec, agent)},
+                "resource": {"attributes": resource_attrs(spec, agent, who[agent])},
                 "scopeLogs": [
                     {
                         "scope": {"name": SERVICE_NAME, "version": __version__},
@@ -192,7 +210,7 @@ def traces_request(
         (ctx.session_id if ctx else "") or str(first.get("session_id") or ""),
         (ctx.sensor if ctx else "") or str(first.get("sensor") or ""),
         (ctx.rule if ctx else "") or str(first.get("rule") or ""),
-        resource_attrs(spec),
+        resource_attrs(spec, None, first.get("identity")),
         __version__,
     )
 
@@ -263,7 +281,7 @@ def classify(
 
 
 def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
-    headers = transport.headers(spec.headers)
+    headers = transport.headers(spec.headers, spec.headers_helper)
     if isinstance(headers, Outcome):
         return headers
     protobuf = spec.encoding == "protobuf"
@@ -274,7 +292,12 @@ def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
     body = encode(spec, batch, ctx)
     if not body:  # tool calls whose results are still to come: their span goes later
         return held_open("no span yet")
-    answer = transport.send(url_of(spec), headers, body, deadline)
+    answer = transport.send(url_of(spec), headers, body, deadline, spec.tls)
+    if not isinstance(answer, Outcome) and answer.status == 401 and spec.headers_helper:
+        fresh = transport.headers(spec.headers, spec.headers_helper, renew=True)
+        if isinstance(fresh, Outcome):
+            return fresh
+        answer = transport.send(url_of(spec), {**headers, **fresh}, body, deadline, spec.tls)
     if isinstance(answer, Outcome):
         return answer
     return classify(answer.status, answer.retry_after, answer.body, protobuf)
@@ -293,6 +316,14 @@ def off_machine(spec: OtlpTarget) -> bool:
 
 
 def warnings(spec: OtlpTarget, at_least_once: bool) -> list[Advice]:
+    if spec.tls is not None and spec.tls.insecure_skip_verify:
+        return [
+            (
+                "tls: insecure_skip_verify sends records to a server whose certificate is "
+                "not checked: anyone in the path can read them",
+                ["tls", "insecure_skip_verify"],
+            )
+        ]
     return []
 
 

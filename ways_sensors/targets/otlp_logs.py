@@ -17,7 +17,7 @@ from ..traces import ids
 from ..traces.context import parse
 
 
-def _text(v: str) -> str:
+def text(v: str) -> str:
     """A string UTF-8 can carry: a lone surrogate (from a hostile payload) becomes '?'."""
     try:
         v.encode("utf-8")
@@ -34,7 +34,7 @@ def _value(v: Any) -> dict[str, Any]:
         return {"intValue": str(v)}
     if isinstance(v, float):
         return {"doubleValue": v}
-    return {"stringValue": _text(v if isinstance(v, str) else json.dumps(v, default=str))}
+    return {"stringValue": text(v if isinstance(v, str) else json.dumps(v, default=str))}
 
 
 def attributes(pairs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
@@ -112,4 +112,30 @@ def log_record(record: dict[str, Any], observed: int, joined: str | None = None)
             "attributes": attributes([(k, v) for k, v in pairs if isinstance(v, (str, int, bool))]),
         }
     )
+    return out
+
+
+def otel_attributes(identity: Any) -> dict[str, Any]:
+    """OpenTelemetry's user.*, enduser.id and host.id of a record's identity, and
+    ways.install.id and ways.user.team (the OTLP target's resource)."""
+    if not isinstance(identity, dict):
+        return {}
+    user = identity.get("user")
+    user = user if isinstance(user, dict) else {}
+    host = identity.get("host")
+    host = host if isinstance(host, dict) else {}
+    out: dict[str, Any] = {
+        "user.id": user.get("id"),
+        "enduser.id": user.get("id"),
+        "user.email": user.get("email"),
+        "user.full_name": user.get("name"),
+        "ways.user.team": user.get("team"),
+        "host.id": host.get("id"),
+        "host.name": host.get("name"),
+        "ways.install.id": identity.get("install_id"),
+    }
+    out = {k: str(v) for k, v in out.items() if v}
+    groups = user.get("groups")
+    if isinstance(groups, list) and groups:
+        out["user.roles"] = [str(g) for g in groups]
     return out

@@ -11,6 +11,9 @@ Transport:
           certificate is verified against `ca_file` (default: the system's CAs) for
           `server_name` (default: `host`); `cert_file` and `key_file` give a client
           certificate for receivers that ask for one.
+    relp  RELP (relp.py): each message acknowledged by the receiver (rsyslog's imrelp),
+          the batch delivered only once all were; port 2514 by default. relp-tls: the
+          same inside TLS, with tls's files.
     udp   one message per datagram (RFC 5426), port 514. A lost datagram cannot be seen:
           UDP is fire-and-forget whatever `delivery:` says; use tcp or tls for
           at_least_once. A message too large for a datagram is permanent.
@@ -78,7 +81,7 @@ class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
     host: Annotated[str, Meta(min_length=1)]
     port: Annotated[int, Meta(ge=1, le=65535)] | None = None
-    protocol: Literal["tcp", "udp", "tls"] = "tcp"
+    protocol: Literal["tcp", "udp", "tls", "relp", "relp-tls"] = "tcp"
     facility: Facility = "local0"
     severity: Annotated[
         Severity,
@@ -98,8 +101,10 @@ class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
     def __post_init__(self) -> None:
         tls_only = (self.ca_file, self.server_name, self.cert_file, self.key_file)
-        if self.protocol != "tls" and any(v is not None for v in tls_only):
-            raise ValueError("ca_file, server_name, cert_file and key_file need protocol: tls")
+        if self.protocol not in ("tls", "relp-tls") and any(v is not None for v in tls_only):
+            raise ValueError(
+                "ca_file, server_name, cert_file and key_file need protocol: tls or relp-tls"
+            )
         if (self.cert_file is None) != (self.key_file is None):
             raise ValueError("cert_file and key_file go together")
 
@@ -108,7 +113,7 @@ Spec = SyslogTarget
 SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (256, 0.0)  # a backlog goes in one connection; a lone record at once
 
-DEFAULT_PORTS: Final = {"tcp": 514, "udp": 514, "tls": 6514}
+DEFAULT_PORTS: Final = {"tcp": 514, "udp": 514, "tls": 6514, "relp": 2514, "relp-tls": 2514}
 UDP_MAX: Final = 65507  # the largest UDP payload over IPv4
 CLOSE_GRACE: Final = 1.0  # seconds a receiver that acknowledged everything has to close
 
@@ -254,6 +259,16 @@ def deliver(spec: SyslogTarget, batch: Sequence[Item], ctx: Context, deadline: f
     msgs = [message(spec, item) for item in batch]
     if spec.protocol == "udp":
         return _datagrams(spec, msgs, deadline)
+    if spec.protocol in ("relp", "relp-tls"):  # relp.py: each message acknowledged
+        import ssl
+
+        from . import relp
+
+        try:
+            tls = _tls_context(spec) if spec.protocol == "relp-tls" else None
+        except (OSError, ssl.SSLError) as exc:
+            return permanent(ERROR, f"TLS set-up: {type(exc).__name__}")
+        return relp.deliver((spec.host, port_of(spec)), msgs, deadline, tls, spec.server_name)
     return _stream(spec, b"".join(frame(m) for m in msgs), deadline)
 
 

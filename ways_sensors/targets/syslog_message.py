@@ -11,9 +11,12 @@ delivering process; MSGID the section (`tool_call`, `session_start`, ...). One
 STRUCTURED-DATA element carries the record's identity:
 
     [ways@32473 session_id="..." agent="claude-code" sensor="audit" rule="all"
-                rule_seq="3" seq="3" chain_hash="<64 hex>"]
+                rule_seq="3" seq="3" chain_hash="<64 hex>" user="jdoe"
+                user_email="..." install_id="<32 hex>" host_id="<machine id>"]
 
-(`chain_hash` when the rule chains; `seq` absent on blocking rules' records). The SD-ID
+(`chain_hash` when the rule chains; `seq` absent on blocking rules' records; `user`,
+`user_email`, `install_id` and `host_id` from the record's identity, each where known,
+fleet/identity.py). The SD-ID
 is `ways@32473`: 32473 is the Private Enterprise Number IANA reserves for examples (RFC
 5612), since ways has none of its own; receivers match on the whole SD-ID, which will
 not change. Parameter values escape `"`, `\\` and `]` with a backslash (RFC 5424 6.3.3).
@@ -89,6 +92,17 @@ def structured_data(record: dict[str, Any]) -> str:
     chain = record.get("chain")
     if isinstance(chain, dict) and chain.get("hash"):
         params.append(("chain_hash", chain["hash"]))
+    who = record.get("identity")
+    if isinstance(who, dict):  # fleet/identity.py
+        user, host = who.get("user"), who.get("host")
+        user = user if isinstance(user, dict) else {}
+        host = host if isinstance(host, dict) else {}
+        params += [
+            ("user", user.get("id")),
+            ("user_email", user.get("email")),
+            ("install_id", who.get("install_id")),
+            ("host_id", host.get("id")),
+        ]
     inner = " ".join(f'{k}="{_sd_value(v)}"' for k, v in params if v is not None)
     return f"[{SD_ID} {inner}]"
 

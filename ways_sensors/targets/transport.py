@@ -16,7 +16,9 @@ header value HTTP cannot carry), the consumer unreachable (retryable error).
 
 Header values may be `${ENV_NAME}`, read from the environment at each attempt; an unset
 variable refuses the attempt for good rather than sending an empty credential
-(`headers`). asyncio and httpx are imported at the first request, not with the registry.
+(`headers`); a `headers_helper` adds short-lived ones (headers_helper.py). An https: URL
+is verified, and may present a client certificate, as the rule's `tls` says
+(tlsconf.py). asyncio and httpx are imported at the first request, not with the registry.
 `close` ends the calling thread's loop, for a one-shot caller whose thread then ends
 (the Target protocol's `close`).
 """
@@ -34,6 +36,9 @@ from .base import ERROR, TIMEOUT, Outcome, permanent, retryable
 
 if TYPE_CHECKING:
     import asyncio
+
+    from .headers_helper import HeadersHelper
+    from .tlsconf import Tls
 
 BODY_CAP = 64 * 1024
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -63,15 +68,27 @@ def expand_header(value: str) -> str:
     return _ENV.sub(sub, value)
 
 
-def headers(spec_headers: Mapping[str, str]) -> dict[str, str] | Outcome:
-    """The spec's headers expanded, or the retryable Outcome naming an unset variable: a
-    variable missing from the dispatcher's environment is a fault of the set-up, not the
-    consumer's verdict on a record, so the records are held (owed, retried; `ways
-    status` names the error) and go once a dispatcher runs where it is set."""
+def headers(
+    spec_headers: Mapping[str, str], helper: HeadersHelper | None = None, renew: bool = False
+) -> dict[str, str] | Outcome:
+    """The spec's headers expanded, and over them the headers_helper's (renewed at once
+    with `renew`: a 401); or a retryable Outcome: an unset variable (a variable missing
+    from the dispatcher's environment is a fault of the set-up, not the consumer's
+    verdict on a record, so the records are held, owed and retried, `ways status` names
+    the error, and they go once a dispatcher runs where it is set), or a helper that
+    failed."""
     try:
-        return {k: expand_header(v) for k, v in spec_headers.items()}
+        out = {k: expand_header(v) for k, v in spec_headers.items()}
     except MissingEnv as exc:
         return retryable(ERROR, f"header variable {exc.args[0]} is not set")
+    if helper is not None:
+        from . import headers_helper
+
+        try:
+            out.update(headers_helper.headers(helper, renew))
+        except headers_helper.HelperError as exc:
+            return retryable(ERROR, str(exc))
+    return out
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -142,12 +159,20 @@ def close() -> None:
         loop.close()
 
 
-async def _post(url: str, hdrs: dict[str, str], body: bytes) -> Answer:
+async def _post(url: str, hdrs: dict[str, str], body: bytes, tls: Tls | None) -> Answer:
     import httpx
 
+    verify = _verify(url)
+    ext: dict[str, Any] = {}
+    if tls is not None and url[:6].lower() == "https:":
+        from .tlsconf import context
+
+        verify = context(tls)
+        if tls.server_name:
+            ext["sni_hostname"] = tls.server_name
     async with (
-        httpx.AsyncClient(timeout=None, follow_redirects=False, verify=_verify(url)) as client,
-        client.stream("POST", url, content=body, headers=hdrs) as resp,
+        httpx.AsyncClient(timeout=None, follow_redirects=False, verify=verify) as client,
+        client.stream("POST", url, content=body, headers=hdrs, extensions=ext) as resp,
     ):
         got = bytearray()
         async for chunk in resp.aiter_raw():
@@ -157,20 +182,27 @@ async def _post(url: str, hdrs: dict[str, str], body: bytes) -> Answer:
         return Answer(resp.status_code, resp.headers.get("retry-after"), bytes(got))
 
 
-def send(url: str, hdrs: dict[str, str], body: bytes, deadline: float) -> Answer | Outcome:
+def send(
+    url: str, hdrs: dict[str, str], body: bytes, deadline: float, tls: Tls | None = None
+) -> Answer | Outcome:
     """POST `body` to `url`, returning by `deadline` (a time.monotonic() instant): the
-    answer, or the Outcome of a request that got none (the module docstring)."""
+    answer, or the Outcome of a request that got none (the module docstring); over the
+    TLS `tls` says (tlsconf.py) for an https: URL."""
     import asyncio
 
     import httpx
+
+    from .tlsconf import TlsFileError
 
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return retryable(TIMEOUT, "deadline passed before the request")
     try:
         return _loop().run_until_complete(
-            asyncio.wait_for(_post(url, hdrs, body), timeout=remaining)
+            asyncio.wait_for(_post(url, hdrs, body, tls), timeout=remaining)
         )
+    except TlsFileError as exc:  # retryable: the record waits until the file is there
+        return retryable(ERROR, str(exc))
     except asyncio.TimeoutError:
         return retryable(TIMEOUT, "cut at the rule timeout")
     except (httpx.UnsupportedProtocol, httpx.InvalidURL, httpx.LocalProtocolError) as exc:

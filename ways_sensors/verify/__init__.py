@@ -124,7 +124,7 @@ def _one(path: str, others: Others, k: Known | None) -> Report:
     if k is None:
         entries, bad_lines, count = scan(path, None)
         chains = list(check(entries, others, path).values())
-        bad = [Break("edited", b.line, None, b.message) for b in bad_lines]
+        bad = [Break(b.kind, b.line, None, b.message) for b in bad_lines]
         report = Report(chains, ordered(bad, chains), count, None, path)
     else:
         chains, breaks, count, about = against_heads(path, k, others)

@@ -36,10 +36,15 @@ class Entry:
 
 @dataclass
 class Bad:
-    """A line that is no chained record."""
+    """A line that is no chained record (`torn`: the unfinished end of a line a writer
+    killed mid-line left, before a record that was read)."""
 
     line: int
     message: str
+    kind: str = "edited"
+
+
+RECORD_START = '{"schema":"ways.sensor.'
 
 
 def bounded_lines(f: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
@@ -72,11 +77,32 @@ def _parse(n: int, line: bytes) -> tuple[dict[str, Any] | None, str]:
         return None, f"line {n} is nested too deeply to be a record"
     except ValueError:
         obj = None
+    if obj is None:
+        return _after_torn(n, text)
     if isinstance(obj, dict) and obj.get("section") == "checkpoint" and "chain" not in obj:
         return None, ""  # a signed checkpoint, outside the chain: `verify --key` checks it
     if not isinstance(obj, dict) or not isinstance(obj.get("chain"), dict):
         return None, f"line {n} is not a chained record"
     return obj, ""
+
+
+def _after_torn(n: int, line: str) -> tuple[dict[str, Any] | None, str]:
+    """A receiver killed mid-line (rsyslog's omfile under SIGKILL) leaves an unfinished
+    line that the next record, written after its restart, continues: the record after
+    the last record start is read, the torn part before it reported on its own."""
+    at = line.rfind(RECORD_START)
+    if at <= 0:
+        return None, f"line {n} is not a chained record"
+    try:
+        obj = json.loads(line[at:])
+    except (ValueError, RecursionError):
+        return None, f"line {n} is not a chained record"
+    if not isinstance(obj, dict) or not isinstance(obj.get("chain"), dict):
+        return None, f"line {n} is not a chained record"
+    return obj, TORN.format(n=n, size=at)
+
+
+TORN = "line {n} begins with {size} bytes of an unfinished line (a writer killed mid-line)"
 
 
 def text(value: Any) -> str:
@@ -108,6 +134,8 @@ def scan(path: str, want: Callable[[Key], bool] | None) -> tuple[list[Entry], li
                 else:
                     count -= 1  # a checkpoint is no record
                 continue
+            if why:  # a torn line before this record: reported, the record still read
+                bad.append(Bad(n, why, "torn"))
             key = (text(rec.get("sensor")), text(rec.get("rule")), text(rec.get("session_id")))
             if want is not None and not want(key):
                 continue

@@ -86,7 +86,7 @@ def against_heads(
     """(chains, breaks in file order, non-blank lines, what was looked at) of one file."""
     sensor, rule, stored, tmpl = k.sensor, k.rule, k.stored, k.tmpl
     entries, bad_lines, count = scan(path, lambda k: (k[0], k[1]) == (sensor, rule))
-    bad = [Break("edited", b.line, None, b.message) for b in bad_lines]
+    bad = [Break(b.kind, b.line, None, b.message) for b in bad_lines]
     end = max([e.line for e in entries] + [b.line for b in bad], default=0)
     place = tmpl.match(path) if tmpl else None
     date = place["date"] if place else None  # only a {date} template that renders here

@@ -90,9 +90,9 @@ def parse_delay(value: float | int | str) -> float:
 def batch_for(kind: str, batch: Batch | None) -> tuple[int, float]:
     """(max_records, max_delay seconds) for a rule of target `kind`: its `batch`, the
     rest from the kind's BATCH_DEFAULT (targets/<kind>.py)."""
-    from .. import targets
+    from . import get
 
-    default = targets.get(kind).BATCH_DEFAULT
+    default = get(kind).BATCH_DEFAULT
     if batch is None:
         return int(default[0]), float(default[1])
     records = batch.max_records if batch.max_records is not None else int(default[0])
