@@ -163,6 +163,11 @@ class Session:
             if head:
                 rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
         kept: dict[str, Any] = {"seq": seq, "rules": rules}
+        from .evidence.carry import ledger_trees  # each chained rule's tree, for a resume
+
+        trees = {**(ledger.get("trees") or {}), **ledger_trees(self.layout, self.id)}
+        if trees:
+            kept["trees"] = trees
         if ledger.get("traceparent"):  # the client's trace the session joined (dispatcher)
             kept["traceparent"] = ledger["traceparent"]
         if isinstance(ledger.get("cost"), dict):  # the session's cost so far (pricing.Tally)

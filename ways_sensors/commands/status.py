@@ -7,13 +7,15 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "refused: <why>", "spool_faults": {"torn", "corrupt"}, "refused": [{"file", "line",
   "layer", "sensor", "rule", "enabled"}], "not_recording": [reason, ...],
   "evidence": [{"rule", "witness_conflicts", "witness_cosigned", "witness_resyncs",
-  "witness_errors", "checkpoint_errors"}] (rules with any)}
+  "witness_errors", "checkpoint_errors", "trees_untracked"}] (rules with any)}
 
 Refused sensor files come first: a file that breaks the spec is refused whole and its
 rules record nothing, so the first line names how many, which (file:line) and the
 command that shows why. Exit NOT_RECORDING (6) while an enabled sensor's file is
 refused, or a rule is `gone` (counted, no longer defined) while a session's dispatcher
-runs (`not_recording` lists why); else 0. `--prometheus` always exits 0 (its
+runs (`not_recording` lists why); else NOT_SIGNED (8) when a chained rule's tree could
+not go on in some session (`trees_untracked`: its records there after that are not
+signed; evidence/carry.py lists the cases); else 0. `--prometheus` always exits 0 (its
 `refused_files` gauge says it).
 
 A witness conflict is an alarm, printed as ALARM below the table: a
@@ -44,7 +46,7 @@ import os
 from typing import Any
 
 from .. import counters, table
-from ..errors import NOT_RECORDING
+from ..errors import NOT_RECORDING, NOT_SIGNED
 from ..services import status as service
 from ..spoolread import read_faults
 
@@ -69,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     rules = data["rules"]
     data["spool_faults"] = read_faults()
     data["evidence"] = evidence()
+    if not code and any(e["trees_untracked"] for e in data["evidence"]):
+        code = NOT_SIGNED
     if args.json:
         print(json.dumps({**data, "state": retention.usage()}, indent=2))
         return code
@@ -111,6 +115,12 @@ def run(args: argparse.Namespace) -> int:
                 f"ALARM {e['rule']}: a witness refused {e['witness_conflicts']} checkpoint(s) "
                 "for a conflicting history (events.log: evidence.witness_conflict)"
             )
+        if e["trees_untracked"]:
+            print(
+                f"NOT SIGNED {e['rule']}: {e['trees_untracked']} time(s) a session's tree could "
+                "not go on; its later records there have no checkpoint (events.log: "
+                "evidence.untracked, evidence.tree_lost)"
+            )
         if e["witness_errors"] or e["checkpoint_errors"]:
             print(
                 f"{e['rule']}: {e['checkpoint_errors']} checkpoint(s) not signed, "
@@ -125,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 EVIDENCE = ("witness_conflicts", "witness_cosigned", "witness_resyncs", "witness_errors",
-            "checkpoint_errors")  # fmt: skip
+            "checkpoint_errors", "trees_untracked")  # fmt: skip
 
 
 def evidence() -> list[dict[str, Any]]:

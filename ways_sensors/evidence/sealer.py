@@ -24,7 +24,8 @@ The checkpoint record (outside the chain: no `chain`, no `rule_seq`; docs/record
 Origin: `ways.sensors/<machine>/<sensor>/<rule>/<session id>` (keys.py names the
 machine), unique to the machine, rule and session.
 
-State: the cursor (worker.py) gains `"tree": {"size", "epoch", "witness": {url: size}}`,
+State: the cursor (worker.py) gains `"tree": {"size", "epoch", "witness": {url: size},
+"base"?: {"size", "edge"}}`,
 committed with the batch in one step (the cursor log's line, cursorlog.py). The leaves
 are appended to `sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after it. The pending
 batch's records are always the tree's last leaves, so at start the file is cut back to
@@ -32,9 +33,11 @@ the cursor's size less the pending batch and the batch's leaves follow, taken fr
 records: a SIGKILL anywhere leaves the tree equal to the cursor's. A pending batch
 finished again under a changed rule (refinish.py) is sealed anew (`reseal`): its new
 leaves replace its old ones and a new checkpoint closes it (it was never delivered).
-A cursor that numbered records before it had a tree (a session older than this
-feature, or one resumed from the ledger after its folder was removed) gets no
-checkpoints in that session (logged once).
+A cursor begun from the ledger (the session folder went at its end, or retention.py
+removed it) goes on from the tree the ledger kept (carry.py: its size and right edge,
+`"base"` in the cursor's tree; the leaves file then starts at that size). One that
+cannot (carry.py names the cases) gets no checkpoints in that session: logged once and
+counted as `trees_untracked`, which `ways status` shows (exit NOT_SIGNED).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from ..counters import Tally
 from ..cursor import Batch
 from ..layout import Layout
 from ..pipeline import dumps
-from . import merkle, witness
+from . import carry, merkle, witness
 from .keys import Keyring, machine_name
 from .note import Note, b64, checkpoint
 
@@ -89,7 +92,8 @@ class Sealer:
         self.witnesses = witnesses
         self.timeout = min(timeout, witness.TIMEOUT)
         self.tree = merkle.Tree()
-        self.saved = 0  # leaves in the file
+        self.base, self.edge = 0, list[bytes]()  # what the tree went on from (carry.py): none
+        self.saved = 0  # the tree's size up to the file's last leaf
         self.off = False  # this tree cannot be kept (see the module docstring)
         self.resting: dict[str, float] = {}  # witness url -> when it may be asked again
         self._pending: list[bytes] = []  # the leaves of the batch not yet in the file
@@ -109,39 +113,45 @@ class Sealer:
     # --- state ---------------------------------------------------------------------------
 
     def restore(self, st: dict[str, Any]) -> None:
-        """Rebuild the tree from the leaves file and the cursor `st` (module docstring)."""
+        """Rebuild the tree from the leaves file and the cursor `st` (module docstring);
+        a cursor begun from the ledger goes on from the ledger's tree (carry.py)."""
         tree = st.get("tree")
         if not isinstance(tree, dict) or not isinstance(tree.get("size"), int):
-            if int(st.get("rule_seq") or 0) > 0:
-                self._off("evidence.untracked")
-                return
-            st["tree"] = tree = {"size": 0, "epoch": -1, "witness": {}}
+            rule_seq = int(st.get("rule_seq") or 0)
+            if rule_seq > 0:
+                tree, why = carry.resumed(
+                    self.layout, self.session_id, self.sensor, self.rule, rule_seq
+                )
+                if tree is None:
+                    self.tally.count("trees_untracked")
+                    self._off("evidence.untracked", reason=why)
+                    return
+            else:
+                tree = {"size": 0, "epoch": -1, "witness": {}}
+            st["tree"] = tree
         size = tree["size"]
+        self.base, self.edge = carry.base_of(tree)
         stored = self._read()
-        # the pending batch's records are the tree's last leaves, whatever the file holds
-        # (a kill before its append, or a batch finished again: refinish.py)
-        last = [_leaf(r) for r in st.get("pending") or () if isinstance(r.get("chain"), dict)]
-        if len(stored) < size - len(last) or len(last) > size:
-            self._off("evidence.tree_lost", have=len(stored), want=size)
+        leaves = carry.kept_leaves(stored, size, self.base, st.get("pending"))
+        if leaves is None:
+            self.tally.count("trees_untracked")
+            self._off("evidence.tree_lost", have=self.base + len(stored), want=size)
             return
-        leaves = stored[: size - len(last)] + last
-        self.tree = merkle.Tree(leaves)
+        self.tree = carry.grown(self.base, self.edge, leaves)
         if leaves != stored:
             secure.replace_private(self.path, b"".join(leaves), self.layout.root)
         self.saved = size
 
     def _off(self, kind: str, **fields: Any) -> None:
         self.off = True
+        self._log(kind, **fields)
+
+    def _log(self, kind: str, **fields: Any) -> None:
         events.log(kind, sensor=self.sensor, rule=self.rule, session=self.session_id, **fields)
 
     def _read(self) -> list[bytes]:
-        try:
-            fd = secure.open_private(self.path, os.O_RDONLY, self.layout.root)
-        except FileNotFoundError:
-            return []
-        with os.fdopen(fd, "rb") as f:
-            data = f.read()
-        return [data[i : i + 32] for i in range(0, len(data) - len(data) % 32, 32)]
+        """The leaves file: the tree's leaves from `base` on."""
+        return carry.read_leaves(self.path, self.layout.root)
 
     # --- a batch -------------------------------------------------------------------------
 
@@ -165,11 +175,11 @@ class Sealer:
         old = sum(isinstance(r.get("chain"), dict) for r in sealed)
         certs = [k for r in sealed if r.get("section") == "checkpoint" for k in r.get("keys") or ()]
         base = self.tree.size - old
-        leaves = self._read()[:base]
-        if len(leaves) < base:
-            self._off("evidence.tree_lost", have=len(leaves), want=base)
+        leaves = self._read()[: base - self.base]
+        if len(leaves) < base - self.base:
+            self._off("evidence.tree_lost", have=self.base + len(leaves), want=base)
             return
-        self.tree = merkle.Tree(leaves)
+        self.tree = carry.grown(self.base, self.edge, leaves)
         self.saved = base
         st["tree"]["size"] = base
         pending = st.get("pending") or []
@@ -189,7 +199,7 @@ class Sealer:
         if not chained:
             return None
         old = self.tree.size
-        self._pending = [_leaf(r) for r in chained]
+        self._pending = [carry.leaf(r) for r in chained]
         for leaf in self._pending:
             self.tree.append(leaf)
         self._note = ""
@@ -211,7 +221,7 @@ class Sealer:
     def rollback(self, st: dict[str, Any]) -> None:
         """The batch was not committed: forget its leaves (it is collected again)."""
         size = self.saved
-        self.tree = merkle.Tree(self._read()[:size])
+        self.tree = carry.grown(self.base, self.edge, self._read()[: size - self.base])
         if isinstance(st.get("tree"), dict):
             st["tree"]["size"] = size
 
@@ -223,7 +233,7 @@ class Sealer:
         self._pending = []
         if self._rewrite:  # reseal: the file's tail is replaced
             self._rewrite = False
-            leaves = self._read()[: self.saved] + pending
+            leaves = self._read()[: self.saved - self.base] + pending
             secure.replace_private(self.path, b"".join(leaves), self.layout.root)
         else:
             fd = secure.open_private(
@@ -282,12 +292,17 @@ class Sealer:
             old = int(sizes.get(w.url, 0))
             if old > self.tree.size:
                 old = 0
+            if 0 < old < self.base:  # cosigned below what a resumed tree holds (carry.py)
+                self.tally.count("witness_errors")
+                self._log("evidence.witness_unprovable", witness=w.name, witness_size=old)
+                continue
             answer = witness.add_checkpoint(
                 w, old, self.tree.consistency_proof(old, self.tree.size), note, self.timeout
             )
             if answer.status == "conflict":
                 theirs = answer.size
-                if theirs is not None and 0 < theirs <= self.tree.size and theirs != old:
+                known = theirs is not None and max(self.base, 1) <= theirs <= self.tree.size
+                if theirs is not None and known and theirs != old:
                     proof = self.tree.consistency_proof(theirs, self.tree.size)
                     answer = witness.add_checkpoint(w, theirs, proof, note, self.timeout)
                 resolved = answer.status == "cosigned"  # its history is this tree's
@@ -320,8 +335,3 @@ class Sealer:
                     witness=w.name,
                     detail=answer.detail,
                 )
-
-
-def _leaf(record: dict[str, Any]) -> bytes:
-    """A chained record's leaf: the 32 bytes of its chain hash."""
-    return bytes.fromhex(record["chain"]["hash"])
