@@ -37,6 +37,7 @@ class Crew:
         self.retiring: dict[str, Worker] = {}  # replaced workers finishing an attempt
         self.key = ""  # the index key the workers follow
         self._caught_up: tuple[object, ...] | None = None  # see caught_up
+        self._closed: dict[str, int] = {}  # rule key -> tree size its end was asked at
 
     def sync(self, project: str) -> None:
         """Follow the index: a removed or changed rule's worker is retired, never waited
@@ -79,6 +80,32 @@ class Crew:
         done = all(w.done() for w in self.workers.values())
         self._caught_up = mark if done else None
         return done
+
+    def stir(self) -> None:
+        """The dispatcher's safety net, once a second: counts flushed, and a worker with
+        work, or a checkpoint due (evidence/cadence.py), poked (ondemand.py)."""
+        for w in self.everyone():
+            w.tally.flush()
+            if not w.done() or (w.sealer is not None and w.sealer.due(w.clock.now())):
+                w.poke()
+
+    def close_trees(self) -> bool:
+        """Before the dispatcher leaves: each worker whose tree has leaves after its last
+        end (evidence/sealer.py) is asked to close it, with a signed end delivered like
+        any batch; once per tree size, so a close that fails is not asked for again.
+        True while one is asked or closing: the dispatcher serves on until it is done."""
+        busy = False
+        for rid, w in self.workers.items():
+            s = w.sealer
+            if s is None or w.retrying:
+                continue  # a consumer that is down: the next dispatcher closes it
+            if s.closing:
+                busy = True
+            elif s.open and self._closed.get(rid) != s.tree.size:
+                self._closed[rid] = s.tree.size
+                s.closing = busy = True
+                w.poke()
+        return busy
 
     def everyone(self) -> list[Worker]:
         """The current workers and the retired ones still finishing an attempt."""

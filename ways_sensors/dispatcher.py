@@ -320,22 +320,21 @@ class Dispatcher:
                 last_sync = now
                 self.crew.sync(self.project)
                 self.crew.clean()
-                for w in self.crew.everyone():
-                    w.tally.flush()
-                    if not w.done():
-                        w.poke()  # a safety net: a poke is never lost (ondemand.py)
+                self.crew.stir()  # counts flushed; a worker with work or a checkpoint due
             metrics.tick()  # the Prometheus textfile, when configured and due
             workers = list(self.crew.workers.values())
             if self.journal.ended:
                 ended_at = ended_at or now
-                if self._spool_drained() and all(w.done() for w in workers):
+                done = self._spool_drained() and all(w.done() for w in workers)
+                if done and not self.crew.close_trees():  # each tree's end signed first
                     return "session_end"
                 if now - ended_at > self.idle and all(w.idle for w in workers):
                     return "retrying_after_end"
             else:
                 ended_at = None
             idle = now - last_frame > self.idle and all(w.idle for w in workers)
-            if idle and not self._end_if_lost():  # True: a dead client's end to drain
+            # _end_if_lost: a dead client's end to drain; close_trees: each tree's end first
+            if idle and not self._end_if_lost() and not self.crew.close_trees():
                 return "idle"
             poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)
             quiet = not built and not self.journal.ended and self.crew.caught_up()

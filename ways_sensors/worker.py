@@ -170,6 +170,8 @@ class Worker(OnDemand):
             self._deliver_pending()
             return True
         b = self._collect()
+        if b is None and self.sealer is not None and self.sealer.wants(self.clock.now()):
+            b = Batch(self.state)  # a checkpoint of its own: due, or the tree's end (crew.py)
         if b is not None:
             self._commit(b)
             if self.state.get("pending"):
@@ -300,8 +302,8 @@ class Worker(OnDemand):
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
         atomic write (lazily when it only moves past records the rule does not take)."""
         st = self.state
-        if self.sealer is not None:  # the batch's leaves, and its signed checkpoint last
-            self.sealer.close_batch(b, st)
+        if self.sealer is not None:  # the batch's leaves, and its signed checkpoint if due
+            self.sealer.close_batch(b, st, self.clock.now())
         new_segment = b.segment != st["segment"]
         st["segment"], st["offset"] = b.segment, b.offset
         st["rule_seq"], st["hash"] = b.rule_seq, b.hash
@@ -337,7 +339,7 @@ class Worker(OnDemand):
                 self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
                 return
             if self.sealer is not None:
-                self.sealer.reseal(self.state, sealed)  # new leaves, a new checkpoint
+                self.sealer.reseal(self.state, sealed, self.clock.now())  # a new checkpoint
             self.lines, recs = None, self.state["pending"]
             self._save()
             if self.sealer is not None:
@@ -378,7 +380,8 @@ class Worker(OnDemand):
 
     @property
     def idle(self) -> bool:
-        return self.retrying or self.done()
+        closing = self.sealer is not None and self.sealer.closing  # crew.close_trees
+        return self.retrying or (self.done() and not closing)
 
     @property
     def owes(self) -> bool:
@@ -389,12 +392,9 @@ class Worker(OnDemand):
 
 
 def _sealer(session: Session, rule: LoadedRule, tally: counters.Tally) -> Any:
-    """The rule's tree and checkpoint signer (evidence/sealer.py) when it chains; none
-    for the hook's failed blocking dispatches, which the hook chained and cannot sign."""
+    """A chained rule's tree signer (evidence/sealer.py); none for the hook's (blocking)."""
     if not rule.spec.chain or rule.spec.mode == "blocking":
         return None
-    from .evidence.sealer import Sealer  # cryptography: only a chaining rule pays for it
+    from .evidence.sealer import for_rule  # cryptography: only a chaining rule pays for it
 
-    leaves = session.layout.leaves(session.id, rule.key)
-    layout, timeout = session.layout, rule.spec.timeout_s
-    return Sealer(layout, session.id, rule.sensor, rule.name, leaves, tally, timeout=timeout)
+    return for_rule(session, rule, tally)

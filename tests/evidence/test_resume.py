@@ -19,12 +19,7 @@ from ..helpers import (
     wait_until,
 )
 from ..test_retention import age
-from .runs import audited, root_vkey
-
-
-def hook(install, p: dict) -> None:
-    r = install.hook(p)
-    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+from .runs import audited, gone, hook, root_vkey
 
 
 def run(install, start: int, stop: int, end: bool = True) -> None:
@@ -34,10 +29,6 @@ def run(install, start: int, stop: int, end: bool = True) -> None:
         hook(install, {**payload("PreToolUse"), "tool_use_id": f"toolu_{i:04d}"})
     if end:
         hook(install, payload("SessionEnd"))
-
-
-def gone(install, sid: str = SID) -> bool:
-    return not (install.sessions() / sid).exists()
 
 
 def verify(install, out: Path) -> tuple[int, str]:

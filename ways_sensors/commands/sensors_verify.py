@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if shown > SHOWN:
         print(f"... and {shown - SHOWN} more; --json lists them all")
     if proof is not None:
-        _print_evidence(proof)
+        _print_evidence(proof, brk is None)
     return INVALID if brk or (proof is not None and not proof.ok) else 0
 
 
@@ -134,10 +134,14 @@ def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
         raise UsageError("--key checks files: name them")
     named = expand(files)
     paths = list(dict.fromkeys([*named, *(s for p in named for s in siblings(p))]))
-    return offline.verify(paths, root, args.checkpoints, witness)
+    proof = offline.verify(paths, root, args.checkpoints, witness)
+    from ..layout import Layout  # a session that runs here has not ended: not a break
+
+    offline.running(proof, lambda sid: os.path.isdir(Layout().session_dir(sid)))
+    return proof
 
 
-def _print_evidence(proof: Any) -> None:
+def _print_evidence(proof: Any, intact: bool) -> None:
     for b in proof.breaks[:SHOWN]:
         where = f"{b.file}:{b.line}: " if b.file and b.line else ""
         print(f"{where}not proven ({b.kind}): {b.message}")
@@ -145,7 +149,9 @@ def _print_evidence(proof: Any) -> None:
         print(f"... and {len(proof.breaks) - SHOWN} more; --json lists them all")
     signed = sum(len(t.checkpoints) for t in proof.trees)
     cosigned = sum(t.cosigned for t in proof.trees)
-    if proof.ok:
+    for sid in proof.running:
+        print(f"session {sid} is running: its end is not signed yet")
+    if proof.ok and intact:  # never a line that reads as a pass below a broken chain
         line = (
             f"signed: {sum(len(t.leaves) for t in proof.trees)} records in "
             f"{len(proof.trees)} tree(s) under {signed} checkpoint(s), keys certified from "

@@ -10,7 +10,8 @@ ledger (`ledger/<sid>.json`, session.py). The tree survives beside it, as the le
      "size": the tree's size, "edge": [64 hex, ...] its right edge (merkle.Tree.edge:
      one hash per set bit of size, so at most 64 and for 40 records two),
      "epoch": the key epoch of its last checkpoint, "witness": {url: size cosigned},
-     "signed": the size its last checkpoint signed}
+     "signed": the size its last checkpoint signed, "ended": its last leaf is an end
+     leaf (sealer.py), "last": {"rule_seq", "timestamp", "agent"} of its last record}
 
 A resumed session's cursor starts from the ledger head (cursor.load_cursor); the sealer
 then starts its tree from this entry (`resumed`): the same origin, leaves from `size`
@@ -33,6 +34,7 @@ that origin, which a witness that cosigned the first refuses (the ALARM).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any
 
@@ -44,13 +46,15 @@ from . import merkle
 EDGE_MAX = 64  # hashes in an edge: a tree of fewer than 2**64 leaves
 
 
-def read_leaves(path: str, root: str) -> list[bytes]:
-    """The leaves file's whole 32-byte leaves (a torn tail is cut off)."""
+def read_leaves(path: str, root: str, start: int = 0) -> list[bytes]:
+    """The leaves file's whole 32-byte leaves from its `start`th on (a torn tail is cut
+    off)."""
     try:
         fd = secure.open_private(path, os.O_RDONLY, root)
     except FileNotFoundError:
         return []
     with os.fdopen(fd, "rb") as f:
+        f.seek(32 * start)
         data = f.read()
     return [data[i : i + 32] for i in range(0, len(data) - len(data) % 32, 32)]
 
@@ -71,6 +75,8 @@ def kept_leaves(
     leaves whatever the file holds (a kill before their append, or a batch finished
     again: refinish.py); None when the file is short of them."""
     last = [leaf(r) for r in pending or () if isinstance(r.get("chain"), dict)]
+    if pending and pending[-1].get("end") is True and "chain" not in pending[-1]:
+        last.append(end_leaf(size - 1))  # the batch closed the tree (sealer.py)
     keep = size - base - len(last)
     if keep < 0 or len(stored) < keep:
         return None
@@ -80,6 +86,14 @@ def kept_leaves(
 def leaf(record: dict[str, Any]) -> bytes:
     """A chained record's leaf: the 32 bytes of its chain hash."""
     return bytes.fromhex(record["chain"]["hash"])
+
+
+def end_leaf(index: int) -> bytes:
+    """The leaf that ends a tree at `index` (the dispatcher was leaving: sealer.py), its
+    checkpoint record marked `"end": true`: SHA-256 of `ways.sensors/end`, a newline,
+    the index in decimal and a newline. A chain hash (a leaf of a record) is the hash
+    of a record's JSON, never of this text."""
+    return hashlib.sha256(b"ways.sensors/end\n%d\n" % index).digest()
 
 
 def grown(size: int, edge: list[bytes], leaves: list[bytes]) -> merkle.Tree:
@@ -117,6 +131,8 @@ def ledger_trees(layout: Layout, sid: str) -> dict[str, dict[str, Any]]:
             "epoch": tree.get("epoch", -1),
             "witness": tree.get("witness") or {},
             "signed": tree.get("signed", t.size),
+            "ended": bool(tree.get("ended", False)),
+            "last": tree.get("last") or {},
         }
     return out
 
@@ -142,6 +158,8 @@ def resumed(
         epoch, signed = int(entry.get("epoch", -1)), int(entry.get("signed", size))
     except (KeyError, TypeError, ValueError):
         return None, "bad_entry"
-    tree = {"size": size, "epoch": epoch, "witness": witness, "signed": signed}
+    last = entry.get("last") if isinstance(entry.get("last"), dict) else {}
+    tree = {"size": size, "epoch": epoch, "witness": witness, "signed": signed, "last": last}
+    tree["ended"] = entry.get("ended") is True
     tree["base"] = {"size": size, "edge": edge}
     return tree, ""

@@ -21,9 +21,14 @@ The checks, each a break with its kind:
                  the range is one record or a copy of the checkpoint record carries the
                  batch's leaves and they rebuild the signed root (_first_differing);
                  else the range is named
-    truncated    a checkpoint covers more records than the files hold
+    truncated    a checkpoint covers more records than the files hold (the end is not
+                 proven)
     unsigned     records after the last checkpoint of their tree (no signature covers
-                 them)
+                 them, and the end is not proven)
+    end          the last checkpoint covers every record but does not end the tree
+                 (sealer.py: a dispatcher ends it before it leaves): records after it
+                 may have been cut, with their checkpoints. `running` moves this break,
+                 and a tail of unsigned records, aside for a session that still runs
 
 Consistency between successive checkpoints follows from each root matching the
 records' tree at its size; where the records are absent (a tree the files do not
@@ -35,10 +40,12 @@ records have no checkpoints and are left to the chain check.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import merkle
+from .carry import end_leaf
 from .keys import walk
 from .note import (
     COSIGNATURE_V1,
@@ -62,6 +69,7 @@ class Result:
     breaks: list[Break]
     absent: list[str]  # origins with checkpoints and no record in the files
     foreign: int = 0
+    running: list[str] = field(default_factory=list)  # sessions whose end is yet to come
 
     @property
     def ok(self) -> bool:
@@ -76,7 +84,19 @@ class Result:
             "breaks": [b.as_json() for b in self.breaks],
             "absent": self.absent,
             "foreign": self.foreign,
+            "running": self.running,
         }
+
+
+def running(result: Result, live: Callable[[str], bool]) -> None:
+    """Sessions that still run (`live`: this machine's state root has their folder):
+    their tree's end is yet to come, so a missing end, or records not yet signed at
+    their tail, are reported as running, not as breaks."""
+    for b in list(result.breaks):
+        if b.kind in ("end", "unsigned") and b.session_id and live(b.session_id):
+            result.breaks.remove(b)
+            if b.session_id not in result.running:
+                result.running.append(b.session_id)
 
 
 # --- checking --------------------------------------------------------------------------
@@ -156,8 +176,23 @@ def _sign_check(seen: Seen, publics: list[bytes], breaks: list[Break]) -> None:
     )
 
 
+def _with_ends(t: Tree) -> list[Leaf]:
+    """The records' leaves in rule_seq order, with an end leaf wherever a checkpoint
+    record says its tree ended (its last leaf, at its size - 1)."""
+    ends = {c.size - 1 for c in t.checkpoints if c.end}
+    out: list[Leaf] = []
+    for rec in [t.leaves[s] for s in sorted(t.leaves)] + [None]:
+        while len(out) in ends:
+            prev = out[-1] if out else None
+            seq, file, line = (prev.rule_seq, prev.file, prev.line) if prev else (0, "", 0)
+            out.append(Leaf(seq, end_leaf(len(out)), file, line, end=True))
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
 def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
-    ordered = [t.leaves[s] for s in sorted(t.leaves)]
+    ordered = _with_ends(t)
     sid = t.session_id
     if not t.checkpoints and all(leaf.hooked for leaf in ordered):
         return  # a blocking rule's: chained by the hook, which signs nothing
@@ -221,8 +256,9 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         last = ordered[-1]
         seen = by_size[sizes[-1]][0]
         msg = (
-            f"{seen.where} signed {sizes[-1]} records of {t.sensor}/{t.rule} in session "
-            f"{sid}; the files hold {tree.size}, the last rule_seq {last.rule_seq}"
+            f"the end is not proven: {seen.where} signed {sizes[-1]} leaves of "
+            f"{t.sensor}/{t.rule} in session {sid}; the files hold {tree.size}, the last "
+            f"rule_seq {last.rule_seq}"
         )
         breaks.append(Break("truncated", msg, last.file, last.line, last.rule_seq, sid))
     if wrong or len(by_size[sizes[-1]]) > 1 or sizes[-1] > tree.size:
@@ -235,9 +271,18 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         after = ordered[sizes[-1]]
         msg = (
             f"rule_seq {after.rule_seq}..{ordered[-1].rule_seq} of {t.sensor}/{t.rule} in "
-            f"session {sid} come after the last checkpoint (size {sizes[-1]})"
+            f"session {sid} come after the last checkpoint (size {sizes[-1]}): the end is "
+            "not proven"
         )
         breaks.append(Break("unsigned", msg, after.file, after.line, after.rule_seq, sid))
+    elif not ordered[-1].end:
+        last = ordered[-1]
+        msg = (
+            f"the end of {t.sensor}/{t.rule} in session {sid} is not proven: its last "
+            f"checkpoint (size {sizes[-1]}, rule_seq {last.rule_seq}) does not end the "
+            "tree; records after it may have been cut"
+        )
+        breaks.append(Break("end", msg, last.file, last.line, last.rule_seq, sid))
     if witness is not None:
         _witnessed(t, {s: by_size[s][0] for s in sizes}, sizes, witness, breaks)
 

@@ -61,6 +61,7 @@ class Leaf:
     file: str
     line: int
     hooked: bool = False  # `seq: null`: numbered by the hook (a blocking rule)
+    end: bool = False  # no record: the leaf that ended the tree (carry.end_leaf)
 
 
 @dataclass
@@ -73,6 +74,7 @@ class Seen:
     root: bytes = b""
     epoch: int | None = None
     leaves: tuple[int, list[bytes]] | None = None  # (from, the batch's leaves): unproven
+    end: bool = False  # its record says `"end": true`: its last leaf is an end leaf
 
 
 @dataclass
@@ -164,6 +166,7 @@ class Reader:
                 seen = self._note(rec.get("checkpoint"), where, path, n)
                 if seen is not None:
                     seen.leaves = _leaves(rec, seen.size)
+                    seen.end = rec.get("end") is True
                 for cert in rec.get("keys") or ():
                     self._note(cert, where, path, n)
                 continue

@@ -1,43 +1,31 @@
-"""One rule's Merkle tree in one session, and the signed checkpoint that closes each batch.
+"""One rule's Merkle tree in one session, and the signed checkpoints that close it.
 
 The worker (worker.py) chains a batch, then hands it here before it commits the batch
-to its cursor: the records' chain hashes become the tree's next leaves, and a
-checkpoint record is added at the end of the batch, so it reaches the consumer with
-the records, through the same target, in the same attempt (in-band for every target).
-A checkpoint is signed at least once per delivered batch, and so at session end.
-
-The checkpoint record (outside the chain: no `chain`, no `rule_seq`; docs/records.md):
-
-    {"schema": "ways.sensor.checkpoint/1", "section": "checkpoint",
-     "session_id", "agent", "timestamp" (the batch's last record's), "sensor", "rule",
-     "last_rule_seq": the rule_seq of the tree's last leaf,
-     "epoch": the key epoch that signed it,
-     "checkpoint": the C2SP signed note (tlog-checkpoint; witness cosignatures added),
-     "consistency": {"from": the previous checkpoint's size, "proof": [base64, ...]},
-     "keys": [the key certificates this tree's consumer has not been sent yet: all of
-              them from the root on at the tree's first checkpoint, then any new epoch's],
-     "leaves": base64 of the batch's leaves (32 bytes each, from `consistency.from` to
-               the tree's size), when there are at most LEAVES_MAX: unsigned, yet a
-               verifier that rebuilds the signed root from them holds the leaves that
-               were signed, and names the first record that differs exactly}
+to its cursor: the records' chain hashes become the tree's next leaves, and when a
+checkpoint is due (cadence.py: at most one per `checkpoint_seconds`, the first batch of
+a run at once) a checkpoint record is added at the end of the batch, so it reaches the
+consumer with the records, through the same target, in the same attempt (in-band for
+every target). Leaves left unsigned get a batch of their own once it is due. Before a
+dispatcher leaves (crew.close_trees), an end leaf (carry.end_leaf) closes the tree and
+its checkpoint record says `"end": true`: a file whose tree does not end so may have
+lost its end (offline.py). The record's fields are docs/records.md's; `leaves` (the
+leaves since the previous checkpoint, up to LEAVES_MAX) are unsigned, yet a verifier
+that rebuilds the signed root from them names the first record that differs exactly.
 
 Origin: `ways.sensors/<machine>/<sensor>/<rule>/<session id>` (keys.py names the
 machine), unique to the machine, rule and session.
 
 State: the cursor (worker.py) gains `"tree": {"size", "epoch", "witness": {url: size},
-"base"?: {"size", "edge"}}`,
-committed with the batch in one step (the cursor log's line, cursorlog.py). The leaves
-are appended to `sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after it. The pending
-batch's records are always the tree's last leaves, so at start the file is cut back to
-the cursor's size less the pending batch and the batch's leaves follow, taken from its
-records: a SIGKILL anywhere leaves the tree equal to the cursor's. A pending batch
-finished again under a changed rule (refinish.py) is sealed anew (`reseal`): its new
-leaves replace its old ones and a new checkpoint closes it (it was never delivered).
-A cursor begun from the ledger (the session folder went at its end, or retention.py
-removed it) goes on from the tree the ledger kept (carry.py: its size and right edge,
-`"base"` in the cursor's tree; the leaves file then starts at that size). One that
-cannot (carry.py names the cases) gets no checkpoints in that session: logged once and
-counted as `trees_untracked`, which `ways status` shows (exit NOT_SIGNED).
+"signed", "ended", "last", "base"?}`, committed with the batch in one step (cursorlog.py).
+The leaves are appended to `sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after
+it. The pending batch's records (and its end leaf) are always the tree's last leaves,
+so at start the file is cut back to the cursor's size less the pending batch and its
+leaves follow: a SIGKILL anywhere leaves the tree equal to the cursor's. A pending batch
+finished again under a changed rule (refinish.py) is sealed anew (`reseal`). A cursor
+begun from the ledger (the session folder went at its end, or retention.py removed it)
+goes on from the tree the ledger kept (carry.py: `"base"`, its size and right edge; the
+leaves file starts there). One that cannot (carry.py names the cases) gets no
+checkpoints in that session: logged, counted as `trees_untracked` (`ways status`).
 """
 
 from __future__ import annotations
@@ -51,7 +39,9 @@ from ..counters import Tally
 from ..cursor import Batch
 from ..layout import Layout
 from ..pipeline import dumps
-from . import carry, merkle, witness
+from ..rules import LoadedRule
+from ..session import Session
+from . import cadence, carry, merkle, witness
 from .keys import Keyring, machine_name
 from .note import Note, b64, checkpoint
 
@@ -66,6 +56,13 @@ def keyring(layout: Layout) -> Keyring:
     if ring is None:
         ring = _keyrings[layout.root] = Keyring(layout)
     return ring
+
+
+def for_rule(session: Session, rule: LoadedRule, tally: Tally) -> Sealer:
+    """The sealer of a chained rule's worker (worker.py)."""
+    leaves, timeout = session.layout.leaves(session.id, rule.key), rule.spec.timeout_s
+    args = (session.layout, session.id, rule.sensor, rule.name, leaves, tally)
+    return Sealer(*args, timeout=timeout)
 
 
 class Sealer:
@@ -100,6 +97,15 @@ class Sealer:
         self._rewrite = False  # the file's tail is not the tree's (reseal)
         self._note = ""  # its checkpoint
         self._origin = ""
+        self.cadence = cadence.configured()
+        self.signed = 0  # the size the last checkpoint signed
+        self.ended = False  # the last leaf is an end leaf (carry.end_leaf)
+        self.closing = False  # the dispatcher is leaving: end the tree (crew.close_trees)
+        self._asked = False  # the batch being sealed took that request
+        self.last: dict[str, Any] = {}  # the last leaf's record: rule_seq, timestamp, agent
+        self.next_at = float("-inf")  # when a checkpoint is next due (cadence.py)
+        self.witness_at = float("-inf")  # when a witness may next be asked
+        self._undo: tuple[dict[str, Any], int, bool, dict[str, Any]] | None = None
 
     @property
     def origin(self) -> str:
@@ -141,6 +147,11 @@ class Sealer:
         if leaves != stored:
             secure.replace_private(self.path, b"".join(leaves), self.layout.root)
         self.saved = size
+        # a cursor from before the cadence: every batch was signed, and none ended
+        self.signed = int(tree.get("signed", size))
+        self.ended = bool(tree.get("ended", False))
+        last = tree.get("last")
+        self.last = last if isinstance(last, dict) else {}
 
     def _off(self, kind: str, **fields: Any) -> None:
         self.off = True
@@ -153,27 +164,47 @@ class Sealer:
         """The leaves file: the tree's leaves from `base` on."""
         return carry.read_leaves(self.path, self.layout.root)
 
+    def _read_from(self, index: int) -> list[bytes]:
+        """The file's leaves from the tree's leaf `index` (>= base) on."""
+        return carry.read_leaves(self.path, self.layout.root, index - self.base)
+
     # --- a batch -------------------------------------------------------------------------
 
-    def close_batch(self, b: Batch, st: dict[str, Any]) -> None:
+    def close_batch(self, b: Batch, st: dict[str, Any], now: float) -> None:
         """The worker's commit: the batch's records become leaves, and its checkpoint
-        record goes last in the batch (the cursor commits both in one step)."""
-        if b.records:
-            cp = self.seal(b.records, st)
-            if cp is not None:
-                b.add(cp, dumps(cp))
+        record, when one is due (cadence.py) or the tree closes (`closing`), goes last
+        in the batch (the cursor commits both in one step). A batch of no records takes
+        only that checkpoint (`wants`)."""
+        cp = self.seal(b.records, st, now)
+        if cp is not None:
+            b.add(cp, dumps(cp))
 
-    def reseal(self, st: dict[str, Any], sealed: list[dict[str, Any]]) -> None:
+    @property
+    def open(self) -> bool:
+        """Leaves after the tree's last end leaf: the dispatcher closes it before it leaves."""
+        return not self.off and self.tree.size > 0 and not self.ended
+
+    def due(self, now: float) -> bool:
+        """Leaves not yet signed, and the last checkpoint old enough (cadence.py)."""
+        return not self.off and self.tree.size > self.signed and now >= self.next_at
+
+    def wants(self, now: float) -> bool:
+        """A checkpoint of its own is due, or the tree's end (`closing`: crew.py)."""
+        return self.due(now) or (self.closing and self.open)
+
+    def reseal(self, st: dict[str, Any], sealed: list[dict[str, Any]], now: float) -> None:
         """The pending batch was finished again (refinish.py: the rule changed while it
         waited): its records' new chain hashes replace the leaves its old ones were
         (`sealed`: the batch as it was pending), and a new checkpoint closes it,
-        carrying the key certificates the old one carried. A witness that cosigned the
-        old one sees another root at that size and refuses: the alarm says the history
-        changed before delivery."""
+        carrying the key certificates the old one carried (and its end, if it ended the
+        tree). A witness that cosigned the old one sees another root at that size and
+        refuses: the alarm says the history changed before delivery."""
         if self.off or not isinstance(st.get("tree"), dict):
             return
-        old = sum(isinstance(r.get("chain"), dict) for r in sealed)
-        certs = [k for r in sealed if r.get("section") == "checkpoint" for k in r.get("keys") or ()]
+        cps = [r for r in sealed if r.get("section") == "checkpoint" and "chain" not in r]
+        ended = any(r.get("end") is True for r in cps)
+        old = sum(isinstance(r.get("chain"), dict) for r in sealed) + ended
+        certs = [k for r in cps for k in r.get("keys") or ()]
         base = self.tree.size - old
         leaves = self._read()[: base - self.base]
         if len(leaves) < base - self.base:
@@ -182,51 +213,75 @@ class Sealer:
         self.tree = carry.grown(self.base, self.edge, leaves)
         self.saved = base
         st["tree"]["size"] = base
+        if cps:  # the old checkpoint is undone: the one before it is the last signed
+            self.signed = min(int(cps[-1].get("consistency", {}).get("from", base)), base)
         pending = st.get("pending") or []
         self._pending = []
-        cp = self.seal(pending, st)
+        self.ended = False
+        self.closing = self.closing or ended
+        cp = self.seal(pending, st, now, force=True)
         self._rewrite = True  # persist() writes the whole file: its tail changed
         if cp is not None:
             cp["keys"] = [*certs, *(k for k in cp["keys"] if k not in certs)]
             st["pending"] = [*pending, cp]
 
-    def seal(self, records: list[dict[str, Any]], st: dict[str, Any]) -> dict[str, Any] | None:
-        """Add the batch's chained records as leaves; return its checkpoint record (None
-        when signing failed: counted and logged, the batch goes without)."""
+    def seal(
+        self, records: list[dict[str, Any]], st: dict[str, Any], now: float, force: bool = False
+    ) -> dict[str, Any] | None:
+        """Add the batch's chained records as leaves; return its checkpoint record when
+        one is due, the tree closes, or `force` (None otherwise, or when signing failed:
+        counted and logged, the batch goes without)."""
+        # cleared once this batch is committed, or given up (rollback); a request that
+        # comes meanwhile is the next batch's
+        end = self._asked = self.closing
         if self.off:
+            self.closing = False
             return None
+        tree = st["tree"]
+        self._undo = (dict(tree), self.signed, self.ended, self.last)
         chained = [r for r in records if isinstance(r.get("chain"), dict)]
-        if not chained:
-            return None
-        old = self.tree.size
         self._pending = [carry.leaf(r) for r in chained]
         for leaf in self._pending:
             self.tree.append(leaf)
+        if chained:
+            last = chained[-1]
+            self.ended = False
+            self.last = {k: last.get(k) for k in ("rule_seq", "timestamp", "agent")}
+        end = end and self.open
         self._note = ""
-        tree = st["tree"]
-        tree["size"] = self.tree.size
+        tree.update(size=self.tree.size, ended=self.ended, last=self.last)
+        if not (end or (force and self.tree.size > self.signed) or self.due(now)):
+            return None
+        if end:  # the tree's end: a leaf that says no record follows in this run
+            self._pending.append(carry.end_leaf(self.tree.size))
+            self.tree.append(self._pending[-1])
+            self.ended = True
+            tree.update(size=self.tree.size, ended=True)
         try:
-            return self._checkpoint(chained[-1], old, tree)
+            cp = self._checkpoint(tree, end, now)
         except Exception as exc:  # a key that cannot be read, a full disk: never the batch
             self.tally.count("checkpoint_errors")
-            events.log(
-                "evidence.checkpoint_failed",
-                sensor=self.sensor,
-                rule=self.rule,
-                session=self.session_id,
-                error=type(exc).__name__,
-            )
+            self._log("evidence.checkpoint_failed", error=type(exc).__name__)
             return None
+        self.signed, self.next_at = self.tree.size, now + self.cadence.checkpoint
+        tree["signed"] = self.signed
+        return cp
 
     def rollback(self, st: dict[str, Any]) -> None:
         """The batch was not committed: forget its leaves (it is collected again)."""
         size = self.saved
         self.tree = carry.grown(self.base, self.edge, self._read()[: size - self.base])
-        if isinstance(st.get("tree"), dict):
-            st["tree"]["size"] = size
+        if isinstance(st.get("tree"), dict) and self._undo is not None:
+            tree, self.signed, self.ended, self.last = self._undo
+            st["tree"] = tree
+        self._pending = []
+        if self._asked:  # one try per request: the dispatcher asks again at a new size
+            self.closing = self._asked = False
 
     def persist(self) -> None:
         """After the cursor holds the batch: append its leaves to the leaves file."""
+        if self._asked:  # the end asked for is committed (or there was none to close)
+            self.closing = self._asked = False
         pending = self._pending
         if self.off or not (pending or self._rewrite):
             return
@@ -251,9 +306,9 @@ class Sealer:
     def checkpoint_path(self) -> str:
         return self.path[: -len(".leaves")] + ".checkpoint"
 
-    def _checkpoint(self, last: dict[str, Any], old: int, tree: dict[str, Any]) -> dict[str, Any]:
+    def _checkpoint(self, tree: dict[str, Any], end: bool, now: float) -> dict[str, Any]:
         size = self.tree.size
-        added = len(self._pending)  # the batch's leaves, from `old` to `size`
+        old = max(self.signed, self.base)  # no proof reaches below a resumed tree's edge
         origin = self.origin
         cp = checkpoint(origin, size, self.tree.root())
         epoch, note = self.keys.sign(cp.text, origin)
@@ -261,10 +316,13 @@ class Sealer:
         # this tree's previous checkpoint (none before its first)
         sent = max(int(tree.get("epoch", -1)), 0)
         new_keys = [str(c) for c in self.keys.certificates()[sent:epoch]]
-        self._witness(note, tree)
+        if end or now >= self.witness_at:
+            self._witness(note, tree)
+            self.witness_at = now + self.cadence.witness
         tree["epoch"] = epoch
         self._note = str(note)
-        return {
+        last = self.last
+        out = {
             "schema": SCHEMA,
             "section": "checkpoint",
             "session_id": self.session_id,
@@ -280,8 +338,13 @@ class Sealer:
                 "proof": [b64(h) for h in self.tree.consistency_proof(old, size)],
             },
             "keys": new_keys,
-            **({"leaves": b64(b"".join(self._pending))} if added <= LEAVES_MAX else {}),
         }
+        if end:
+            out["end"] = True  # the tree's last leaf is carry.end_leaf(size - 1)
+        if size - old <= LEAVES_MAX:  # the leaves it adds: from the file, then the batch's
+            unsent = self._read_from(old)[: self.saved - old] + self._pending
+            out["leaves"] = b64(b"".join(unsent))
+        return out
 
     def _witness(self, note: Note, tree: dict[str, Any]) -> None:
         sizes = tree.setdefault("witness", {})
