@@ -328,12 +328,15 @@ class Dispatcher:
                 done = self._spool_drained() and all(w.done() for w in workers)
                 if done and not self.crew.close_trees():  # each tree's end signed first
                     return "session_end"
-                if now - ended_at > self.idle and all(w.idle for w in workers):
+                # a worker retrying, not one that became done since `done` was read
+                stuck = any(w.retrying for w in workers)
+                if stuck and now - ended_at > self.idle and all(w.idle for w in workers):
                     return "retrying_after_end"
             else:
                 ended_at = None
-            idle = now - last_frame > self.idle and all(w.idle for w in workers)
-            # _end_if_lost: a dead client's end to drain; close_trees: each tree's end first
+            idle = not ended_at and now - last_frame > self.idle and all(w.idle for w in workers)
+            # not once the journal ended (exits above); _end_if_lost: a dead client's end to
+            # drain; close_trees: each tree's end first
             if idle and not self._end_if_lost() and not self.crew.close_trees():
                 return "idle"
             poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)

@@ -158,8 +158,10 @@ def _print_evidence(proof: Any, intact: bool) -> None:
             f"the root through epoch {proof.epochs - 1}"
         )
         print(line + (f"; {cosigned} cosigned by the witness" if cosigned else ""))
-    for origin in proof.absent:
+    for origin in proof.absent[:3]:
         print(f"  checkpoints of {origin} name records these files do not hold")
+    if len(proof.absent) > 3:  # a witness's whole store: every other session's
+        print(f"  ... and {len(proof.absent) - 3} more tree(s) these files hold nothing of")
 
 
 def _check_path(f: str) -> None:

@@ -60,6 +60,10 @@ from .received import Break, Leaf, Reader, Seen, Tree, read_key
 
 __all__ = ["Break", "Result", "read_key", "verify"]
 
+# the order breaks are told in: what happened to the records before what cannot be checked
+ORDER = ("differs", "fork", "truncated", "end", "unsigned", "witness", "signature", "key")
+RANK = {kind: i for i, kind in enumerate(ORDER)}
+
 
 @dataclass
 class Result:
@@ -121,20 +125,28 @@ def verify(
         publics = [root.public]
     absent: list[str] = []
     for seen in r.notes:
-        _sign_check(seen, publics, breaks)
-        if seen.epoch is None:
-            continue
         sensor, _, rest = seen_origin(seen, r.prefix)
         rule, _, sid = rest.partition("/")
         if not sensor or not rule or not sid or "/" in sid:
             breaks.append(Break("signature", f"{seen.where}: an origin that names no tree"))
             continue
-        r.tree(sensor, rule, sid).checkpoints.append(seen)
-    for t in sorted(r.trees.values(), key=lambda t: t.origin):
-        if not t.leaves:
-            absent.append(t.origin)
+        held = r.trees.get(parse_checkpoint(seen.note.text).origin)
+        if held is None or not held.leaves:
+            # a tree the files hold no record of (a witness's whole store): absent, and
+            # its signature is not this verification's business (its certificates may
+            # travel only with its own records)
+            absent.append(parse_checkpoint(seen.note.text).origin)
             continue
-        _check_tree(t, breaks, witness)
+        _sign_check(seen, publics, breaks)
+        if seen.epoch is not None or _cosigned(seen, witness):
+            # a note whose key's certificate is nowhere here (cut with the records that
+            # carried it) still says what the witness saw: a size, a root
+            held.checkpoints.append(seen)
+    for t in sorted(r.trees.values(), key=lambda t: t.origin):
+        if t.leaves:
+            _check_tree(t, breaks, witness)
+    absent = sorted(set(absent))
+    breaks.sort(key=lambda b: RANK.get(b.kind, len(RANK)))  # what the records lost, first
     trees = [t for t in sorted(r.trees.values(), key=lambda t: t.origin) if t.leaves]
     return Result(root, len(publics), trees, breaks, absent, r.foreign)
 
@@ -191,6 +203,17 @@ def _with_ends(t: Tree) -> list[Leaf]:
     return out
 
 
+def _cosigned(seen: Seen, w: Verifier | None) -> bool:
+    """The note carries a valid cosignature of the witness `w`."""
+    if w is None or w.kind != COSIGNATURE_V1:
+        return False
+    return any(
+        (sig.name, sig.id) == (w.name, w.id)
+        and cosignature_time(w, sig, seen.note.text) is not None
+        for sig in seen.note.signatures
+    )
+
+
 def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
     ordered = _with_ends(t)
     sid = t.session_id
@@ -201,7 +224,8 @@ def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
         breaks.append(
             Break(
                 "unsigned",
-                f"{t.sensor}/{t.rule} of session {sid}: no checkpoint covers any of its records",
+                f"{t.sensor}/{t.rule} of session {sid}: no checkpoint covers any of its "
+                "records (the end is not proven)",
                 last.file,
                 ordered[0].line,
                 ordered[0].rule_seq,
