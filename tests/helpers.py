@@ -386,3 +386,12 @@ def play_recorded(install, folder: Path, sent: list[dict], transcript: Path) -> 
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert wait_until(lambda: not dispatcher_alive(install, sid))
+
+
+def age(folder: Path, seconds: float) -> None:
+    """Make everything in `folder` look untouched for `seconds`."""
+    then = time.time() - seconds
+    for base, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            os.utime(os.path.join(base, name), (then, then), follow_symlinks=False)
+    os.utime(folder, (then, then))

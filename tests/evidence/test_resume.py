@@ -12,13 +12,13 @@ from pathlib import Path
 from ..conftest import payload
 from ..helpers import (
     SID,
+    age,
     dispatcher_alive,
     dispatcher_done,
     dispatcher_pid,
     records,
     wait_until,
 )
-from ..test_retention import age
 from .runs import audited, gone, hook, root_vkey
 
 
