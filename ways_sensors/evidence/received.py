@@ -12,12 +12,12 @@ bounded (MAX_LINE per line, MAX_CHECKPOINTS_FILE for --checkpoints).
 from __future__ import annotations
 
 import base64
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..verify.formats import from_text
 from .keys import machine_name
 from .note import (
     ED25519,
@@ -124,7 +124,7 @@ def _records(path: str) -> Iterable[tuple[int, dict[str, Any]]]:
             if len(line) > MAX_LINE or not line.strip():
                 continue
             try:
-                obj = json.loads(line.decode("utf-8", "surrogatepass"))
+                obj = from_text(line.decode("utf-8", "surrogatepass"))  # any format ways writes
             except (ValueError, RecursionError):
                 continue  # the chain check reports lines that are no records
             if isinstance(obj, dict):

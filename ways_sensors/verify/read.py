@@ -6,13 +6,13 @@ through). A line over LINE_CAP is skipped in CHUNK reads, never held whole.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .. import chain
 from ..hook import MAX_PAYLOAD
+from .formats import from_text
 
 # A record is built from one hook payload (at most MAX_PAYLOAD) plus transcript text,
 # and masking can lengthen it; no genuine line comes near four payloads.
@@ -67,7 +67,7 @@ def _parse(n: int, line: bytes) -> tuple[dict[str, Any] | None, str]:
     except UnicodeDecodeError:
         return None, f"line {n} is not valid UTF-8"
     try:
-        obj = json.loads(text)
+        obj = from_text(text)  # any format ways writes (formats.py)
     except RecursionError:
         return None, f"line {n} is nested too deeply to be a record"
     except ValueError:
