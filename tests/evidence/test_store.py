@@ -1,6 +1,7 @@
 """`verify --key` against a witness's whole store (issue 35 item 3): the checkpoints of
 every other session, without the key certificates their own files carried, are absent,
-never breaks; a real truncation of the session verified is the first thing said. Real
+never breaks; a real truncation of the session verified is the first thing said; and a
+folder's summary names the session not proven (item 4). Real
 dispatchers, the test witness on loopback, the real `ways` command."""
 
 from __future__ import annotations
@@ -87,3 +88,14 @@ def test_one_sessions_file_against_a_witness_whole_store(install, tmp_path):
     assert rc == 3, text
     said = [x for x in text.splitlines() if "not proven" in x]
     assert said and "the end is not proven" in said[0] and sids[1] in said[0], text
+    # the folder of every session's file: a summary names the one not proven
+    r = install.ways("sensors", "verify", str(mine.parent), "--key", vkey)
+    summary = r.stdout.splitlines()[-1]
+    assert r.returncode == 3, r.stdout
+    assert summary == f"4 file(s), 4 session(s), 19 record(s); not proven: 1 session(s): {sids[1]}"
+    mine.write_text("".join(lines))
+    r = install.ways("sensors", "verify", str(mine.parent), "--key", vkey)
+    assert r.returncode == 0, r.stdout
+    assert (
+        r.stdout.splitlines()[-1] == "4 file(s), 4 session(s), 20 record(s); every session proven"
+    )

@@ -107,7 +107,30 @@ def run(args: argparse.Namespace) -> int:
         print(f"... and {shown - SHOWN} more; --json lists them all")
     if proof is not None:
         _print_evidence(proof, brk is None)
+    if not single:
+        _summary(result, proof)
     return INVALID if brk or (proof is not None and not proof.ok) else 0
+
+
+def _summary(result: Any, proof: Any) -> None:
+    """Several files or a folder: how many files, sessions and records, and which
+    sessions are not proven (a broken chain, or with --key a break of their tree)."""
+    chains = [c for r in result.reports for c in r.chains if c.records]
+    sessions = {c.session_id for c in chains}
+    bad = {c.session_id for c in chains if c.brk is not None}
+    bad |= {b.session_id for b in result.absent if getattr(b, "session_id", None)}
+    if proof is not None:
+        bad |= {b.session_id for b in proof.breaks if b.session_id}
+    line = (
+        f"{len(result.reports)} file(s), {len(sessions)} session(s), "
+        f"{sum(c.records for c in chains)} record(s)"
+    )
+    if bad:
+        named = ", ".join(sorted(bad)[:SHOWN]) + (" ..." if len(bad) > SHOWN else "")
+        line += f"; not proven: {len(bad)} session(s): {named}"
+    elif proof is not None:
+        line += "; every session proven"
+    print(line)
 
 
 def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
