@@ -10,7 +10,8 @@ import json
 import pytest
 
 from ..conftest import ALL_SECTIONS, payload
-from ..helpers import spool_directly
+from ..helpers import spool_directly, wait_until
+from ..rsyslog import Rsyslog
 from .runs import calls, dispatch, root_vkey
 
 SECTIONS = ", ".join(ALL_SECTIONS)
@@ -59,3 +60,32 @@ def test_a_tampered_record_is_the_same_break_in_every_format(written):
         code, data = verify(install, path)
         kinds[f] = (code, data["break"]["kind"], data["break"]["rule_seq"])
     assert set(kinds.values()) == {(3, "edited", 5)}, kinds
+
+
+def test_what_rsyslog_stored_from_a_syslog_rule_verifies(install, tmp_path):
+    """A chained syslog rule into a real rsyslogd (tests/rsyslog.py), stored in its
+    documented file format: `verify --key` reads the records and checkpoints inside the
+    lines, intact and signed; an edit is the same break as in a json file."""
+    server = Rsyslog(tmp_path / "rsyslog")
+    try:
+        install.sensor(
+            "kept",
+            f"rules:\n  siem:\n    sections: [{SECTIONS}]\n    chain: true\n"
+            "    delivery: at_least_once\n"
+            f"    dispatch: {{syslog: {{host: 127.0.0.1, port: {server.port}}}}}\n",
+        )
+        spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 6)])
+        spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+        dispatch(install)
+        assert wait_until(
+            lambda: server.stored.exists() and '"end":true' in server.stored.read_text()
+        )
+    finally:
+        server.close()
+    stored = server.stored
+    code, data = verify(install, stored, "--key", root_vkey(install))
+    assert code == 0, (data.get("break"), data.get("evidence", {}).get("breaks"))
+    assert data["records"] == 8 and data["evidence"]["trees"][0]["records"] == 8
+    stored.write_text(stored.read_text().replace("toolu_0003", "toolu_9999"))
+    code, data = verify(install, stored)
+    assert (code, data["break"]["kind"], data["break"]["rule_seq"]) == (3, "edited", 5)
