@@ -1,7 +1,8 @@
-"""`verify` reads what ways itself wrote (issue 35 item 4): a chained rule's file in
-each mapped format a file keeps (ocsf, ecs) verifies as its json twin does, intact and
-signed where intact, with the same break where tampered. One real session, one
-dispatcher, three file targets (verify/formats.py unwraps each line's record)."""
+"""`verify` reads what ways itself wrote (issue 35 item 4): a chained rule's output in
+each format (json, ocsf and ecs files; syslog as a real rsyslogd stored it; splunk_hec
+as a loopback HEC accepted it) verifies as the json file does, intact and signed where
+intact, with the same break where tampered (verify/formats.py unwraps each line's
+record). Real dispatchers and consumers throughout."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import pytest
 
 from ..conftest import ALL_SECTIONS, payload
+from ..hec_server import Hec
 from ..helpers import spool_directly, wait_until
 from ..rsyslog import Rsyslog
 from .runs import calls, dispatch, root_vkey
@@ -88,4 +90,35 @@ def test_what_rsyslog_stored_from_a_syslog_rule_verifies(install, tmp_path):
     assert data["records"] == 8 and data["evidence"]["trees"][0]["records"] == 8
     stored.write_text(stored.read_text().replace("toolu_0003", "toolu_9999"))
     code, data = verify(install, stored)
+    assert (code, data["break"]["kind"], data["break"]["rule_seq"]) == (3, "edited", 5)
+
+
+def test_what_a_hec_collector_received_verifies(install, tmp_path):
+    """A chained rule's `format: splunk_hec` over the http target into the loopback HEC
+    (tests/hec_server.py): its accepted event objects, one a line as a store keeps them,
+    verify with --key; an edit is the json file's break."""
+    hec = Hec()
+    try:
+        install.sensor(
+            "kept",
+            f"rules:\n  hec:\n    sections: [{SECTIONS}]\n    chain: true\n"
+            "    delivery: at_least_once\n"
+            f"    dispatch: {{http: {{url: '{hec.url}', format: splunk_hec, "
+            f"headers: {{Authorization: 'Splunk {hec.token}'}}}}}}\n",
+        )
+        spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 6)])
+        spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+        dispatch(install)
+        assert wait_until(lambda: any(e["event"].get("end") for e in hec.events))
+        assert not hec.problems, hec.problems
+        events = list(hec.events)
+    finally:
+        hec.close()
+    kept = tmp_path / "hec-events.jsonl"
+    kept.write_text("".join(json.dumps(e) + "\n" for e in events))
+    code, data = verify(install, kept, "--key", root_vkey(install))
+    assert code == 0, (data.get("break"), data.get("evidence", {}).get("breaks"))
+    assert data["records"] == 8 and data["evidence"]["trees"][0]["records"] == 8
+    kept.write_text(kept.read_text().replace("toolu_0003", "toolu_9999"))
+    code, data = verify(install, kept)
     assert (code, data["break"]["kind"], data["break"]["rule_seq"]) == (3, "edited", 5)
