@@ -1,7 +1,8 @@
 """A real rsyslogd for tests: Debian's `rsyslog`, started on loopback with a config and
 work folder of the test's own (never the system's), receiving on TCP, TLS (its OpenSSL
 driver, a throwaway CA made with `openssl`) or UDP, and writing each message it parsed
-as one JSON line of the fields rsyslog's RFC 5424 parser found (`received()`).
+as one JSON line of the fields rsyslog's RFC 5424 parser found (`received()`), and as its
+documented RSYSLOG_FileFormat stores it (`stored`, what `ways sensors verify` reads).
 
 rsyslogd runs in the foreground (-n) as the test's child; `kill()` SIGKILLs it, `start()`
 starts it again on the same port. Its main queue is `Direct`: the input thread itself
@@ -118,6 +119,7 @@ class Rsyslog:
         self.work = folder / "work"
         self.work.mkdir(parents=True, exist_ok=True)
         self.out = folder / "received.jsonl"
+        self.stored = folder / "stored.log"  # as a user's rsyslog stores messages
         self.conf = folder / "rsyslog.conf"
         self.pidfile = folder / "rsyslogd.pid"
         self.portfile = folder / "port"
@@ -167,6 +169,8 @@ class Rsyslog:
         lines.append(TEMPLATE)
         lines.append('action(type="mmpstrucdata")')
         lines.append(f'action(type="omfile" file="{self.out}" template="fields")')
+        # rsyslog's documented file format (high-precision timestamp, host, tag, MSG)
+        lines.append(f'action(type="omfile" file="{self.stored}" template="RSYSLOG_FileFormat")')
         return "\n".join(lines) + "\n"
 
     def start(self, timeout: float = 30.0) -> None:

@@ -19,7 +19,7 @@ from ways_sensors.dispatch import ages, retention
 from ways_sensors.state import events
 
 from .conftest import everything_sensor, kill_dispatchers
-from .helpers import cursor_of, wait_until
+from .helpers import age, cursor_of, wait_until
 from .sessions import ScriptedSession
 
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
@@ -72,15 +72,6 @@ def stop_dispatcher(install, sid: str) -> None:
             if free():
                 return
     raise AssertionError(f"the dispatcher of {sid} would not stop")
-
-
-def age(folder: Path, seconds: float) -> None:
-    """Make everything in `folder` look untouched for `seconds`."""
-    then = time.time() - seconds
-    for base, dirs, files in os.walk(folder):
-        for name in dirs + files:
-            os.utime(os.path.join(base, name), (then, then), follow_symlinks=False)
-    os.utime(folder, (then, then))
 
 
 # --- build.json ---------------------------------------------------------------------------

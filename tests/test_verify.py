@@ -317,7 +317,8 @@ def test_a_chain_across_dated_files_is_intact(midnight):
 def test_tampering_at_the_seam_of_dated_files(midnight):
     install, first, second = midnight
     lines = first.read_text().splitlines()
-    write(first, lines[:-1])  # the last record before midnight
+    last = max(i for i, x in enumerate(lines) if no_checkpoints([x]))
+    write(first, lines[:last] + lines[last + 1 :])  # the last record before midnight
     code, data = verify(install, first, "--rule", "audit/all")
     assert code == 3 and data["break"]["kind"] == "truncated"
     assert str(second) in data["break"]["message"]
@@ -326,7 +327,7 @@ def test_tampering_at_the_seam_of_dated_files(midnight):
     assert "rule_seq 5..5 missing" in data["break"]["message"]  # seeded by day one's end
     write(first, lines)
     later = second.read_text().splitlines()
-    write(second, later[:-2])
+    write(second, later[: max(i for i, x in enumerate(later) if no_checkpoints([x]))])
     assert verify(install, second, "--rule", "audit/all")[1]["break"]["kind"] == "truncated"
     second.write_text("")
     code, data = verify(install, second, "--rule", "audit/all")

@@ -24,6 +24,7 @@ WRITE_FAILED = 5
 NOT_RECORDING = 6  # `status`: an enabled sensor file refused, or a rule gone while sessions run
 NOT_DELIVERED = 7  # `sensors fire`: a test record was refused or timed out
 UNHEALTHY = 8  # `status`: dead letters wait, or a consumer owed records failed too long
+NOT_SIGNED = 9  # `status`: a chained rule's tree could not go on in a session (evidence/carry.py)
 INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 BROKEN_PIPE = 141  # stdout's reader went away (`ways ... | head`): 128 + SIGPIPE
 

@@ -171,6 +171,23 @@ def test_sequence_numbers_and_the_chain(session):
     assert r.returncode == 0, r.stdout
 
 
+def test_every_record_of_the_resumed_session_is_signed_to_its_end(session):
+    """Each prompt is a `claude -p --resume` run whose SessionEnd removes the session
+    folder: the tree goes on from the ledger (evidence/carry.py), so `verify --key`
+    proves every record and each run's end (issue 35 item 1)."""
+    keys = session.ways("keys", "show", "--json")
+    assert keys.returncode == 0, keys.stderr
+    vkey = json.loads(keys.stdout)["verifier_key"]
+    path = session.audit_dir / f"{session.session_id}.jsonl"
+    r = session.ways("sensors", "verify", str(path), "--key", vkey)
+    assert r.returncode == 0, r.stdout
+    assert f"signed: {len(session.records())} records in 1 tree(s)" in r.stdout
+    ends = [x for x in map(json.loads, path.read_text().splitlines()) if x.get("end")]
+    assert len(ends) >= len(session.results)  # each run of the client ended its tree
+    events = (session.root / "state" / "agent-ways" / "events.log").read_text()
+    assert "evidence.untracked" not in events
+
+
 def test_claude_code_shows_no_hook_error(session):
     # Claude Code 2.1.332 records a hook run in the transcript when it printed something
     # (hook_success) or failed (hook_non_blocking_error, hook_blocking_error ...); ours

@@ -241,3 +241,17 @@ def test_every_reply_carries_model_and_the_sum_of_its_api_calls(life):
         ]
         assert replies and all("usage_missing" not in d for d in replies)
         assert [usage_truth.tokens(d) for d in replies] == usage_truth.replies(path)
+
+
+def test_both_sessions_are_signed_to_their_ends_through_the_kill_and_the_resumes(life):
+    """The cleared session's client was killed (its end made up by its dispatcher), then
+    resumed with `-p --resume` and `--continue`: its tree went on each time, so `verify
+    --key` proves every record of both sessions and their ends (issue 35 items 1, 2)."""
+    keys = life.ways("keys", "show", "--json")
+    assert keys.returncode == 0, keys.stderr
+    vkey = json.loads(keys.stdout)["verifier_key"]
+    for sid in (life.first, life.cleared):
+        path = life.audit_dir / f"{sid}.jsonl"
+        r = life.ways("sensors", "verify", str(path), "--key", vkey)
+        assert r.returncode == 0, r.stdout
+        assert f"signed: {len(records_of(life, sid))} records in 1 tree(s)" in r.stdout

@@ -1,5 +1,6 @@
 """What the evidence tests share: a chained audit rule, the recorded session's tool
-calls, one real dispatcher run to its exit, the root key as `ways keys show` prints it."""
+calls, one real dispatcher run to its exit, one real hook run, the root key as `ways
+keys show` prints it, the test witness's trust in this machine's keys."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from cryptography.hazmat.primitives import serialization
 
 from ..conftest import payload
 from ..helpers import SID
+from . import independent as ind
 
 PY = sys.executable
 
@@ -40,6 +42,35 @@ def audited(install, out: Path, **extra: str) -> None:
     )
 
 
+EVERY_BATCH = "  evidence:\n    checkpoint_seconds: 0\n    witness_seconds: 0\n"
+
+
+def every_batch(install, more: str = "") -> None:
+    """A checkpoint per batch and a witness asked for each (evidence/cadence.py at 0):
+    tests of what a checkpoint names. `more`: other lines under `ways:`."""
+    install.config("ways:\n" + EVERY_BATCH + more)
+
+
+def with_ends(records: list[dict], cps: list[dict]) -> list[bytes]:
+    """A file's tree leaves: each record's chain hash, and an end leaf where a checkpoint
+    record says the tree ended (`"end": true`: SHA-256 of "ways.sensors/end\n<index>\n",
+    docs/evidence.md)."""
+    import hashlib
+
+    ends = {ind_size(c) - 1 for c in cps if c.get("end")}
+    out: list[bytes] = []
+    for r in [*records, None]:
+        while len(out) in ends:
+            out.append(hashlib.sha256(b"ways.sensors/end\n%d\n" % len(out)).digest())
+        if r is not None:
+            out.append(bytes.fromhex(r["chain"]["hash"]))
+    return out
+
+
+def ind_size(cp: dict) -> int:
+    return int(cp["checkpoint"].split("\n")[1])
+
+
 def root_vkey(install) -> str:
     r = install.ways("keys", "show", "--json")
     assert r.returncode == 0, r.stderr
@@ -62,3 +93,31 @@ def private_keys_under(root):
                     continue
             found.append((os.path.join(folder, name), key))
     return found
+
+
+def trusting(install):
+    """The witness's trust policy: the epoch keys certified from this machine's root
+    (read from the state root at each request: the deployment gives the witness the
+    root key and the certificates)."""
+
+    def trust(origin: str):
+        keys = install.state_root / "keys"
+        try:
+            root = (keys / "root.vkey").read_text()
+            certs = [c.read_text() for c in (keys / "nodes").glob("*.cert")]
+        except OSError:
+            return None
+        if not origin.startswith(root.split("+")[0] + "/"):
+            return None
+        return [(origin, k) for k in ind.key_tree(root, certs).values()]
+
+    return trust
+
+
+def hook(install, p: dict) -> None:
+    r = install.hook(p)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+
+
+def gone(install, sid: str = SID) -> bool:
+    return not (install.sessions() / sid).exists()

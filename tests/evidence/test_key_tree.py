@@ -16,7 +16,7 @@ from ..conftest import payload
 from ..helpers import spool_directly
 from ..rsyslog import Rsyslog
 from . import independent as ind
-from .runs import calls, dispatch, root_vkey
+from .runs import calls, dispatch, every_batch, root_vkey
 
 EPOCHS = 10_000
 
@@ -37,16 +37,17 @@ def test_at_10000_epochs_a_consumers_copy_through_rsyslog_udp_verifies(install, 
     ring.rollover(to=EPOCHS)  # as many rollovers would leave it: the path to 10,000
     server = Rsyslog(tmp_path / "rsyslog", "udp", max_message=None)  # 8 KiB: the default
     try:
+        every_batch(install)  # a checkpoint per batch (evidence/cadence.py at 0)
         _siem(install, server.port)
         spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 4)])
         spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
         dispatch(install)
-        got = server.wait_for(12)  # six records, each with its checkpoint
+        got = server.wait_for(13)  # six records, each with its checkpoint, and the end
     finally:
         server.close()
     msgs = [json.loads(m["msg"]) for m in got]
     cps = [m for m in msgs if m.get("section") == "checkpoint"]
-    assert len(msgs) == 12 and len(cps) == 6
+    assert len(msgs) == 13 and len(cps) == 7
     first = cps[0]
     assert first["epoch"] > EPOCHS  # this run rolled over once more
     # the path from the root: the spine and one certificate per level above the leaf
@@ -61,7 +62,7 @@ def test_at_10000_epochs_a_consumers_copy_through_rsyslog_udp_verifies(install, 
     r = install.ways("sensors", "verify", str(copy), "--key", root_vkey(install), "--json")
     assert r.returncode == 0, r.stdout + r.stderr
     evidence = json.loads(r.stdout)["evidence"]
-    assert evidence["ok"] and evidence["trees"][0]["signed_size"] == 6
+    assert evidence["ok"] and evidence["trees"][0]["signed_size"] == 7  # 6 records, an end
 
 
 def test_a_rollover_reads_one_certificate_per_level_never_the_earlier_epochs(tmp_path):

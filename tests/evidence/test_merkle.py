@@ -75,3 +75,24 @@ def test_a_proof_past_the_tree_is_refused():
     with pytest.raises(ValueError):
         TREE.inclusion_proof(45, 45)
     assert not merkle.verify_consistency(5, 3, b"", b"", [])
+
+
+def test_a_tree_goes_on_from_its_right_edge_alone():
+    """A resumed session's tree (carry.py) holds only the edge of its first n leaves:
+    its roots and its consistency proofs from n on equal the whole tree's."""
+    for n in range(0, 46):
+        edge = merkle.Tree(LEAVES[:n]).edge()
+        assert len(edge) == bin(n).count("1")
+        t = merkle.Tree.from_edge(n, edge)
+        for size in range(n + 1, 46):
+            t.append(LEAVES[size - 1])
+            assert t.root() == TREE.root(size)
+            for old in range(n, size + 1):
+                assert t.consistency_proof(old, size) == TREE.consistency_proof(old, size)
+        assert t.edge() == TREE.edge()
+    t = merkle.Tree.from_edge(5, merkle.Tree(LEAVES[:5]).edge())
+    t.append(LEAVES[5])
+    with pytest.raises(LookupError):  # below the edge: never held
+        t.consistency_proof(3, 6)
+    with pytest.raises(ValueError):
+        merkle.Tree.from_edge(5, [LEAVES[0]])

@@ -14,45 +14,30 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ways_sensors.evidence import keytree, merkle, note
+from ways_sensors.evidence.carry import end_leaf
 from ways_sensors.evidence.keys import Keyring
 from ways_sensors.pipeline import chain
 
 from ..conftest import payload
 from ..helpers import SID, spool_directly
 from . import independent as ind
-from .runs import audited, calls, dispatch, root_vkey
+from .runs import EVERY_BATCH, audited, calls, dispatch, every_batch, root_vkey, trusting
 from .witness_server import Witness
-
-
-def trusting(install):
-    """The witness's trust policy: the epoch keys certified from this machine's root
-    (read from the state root at each request: the deployment gives the witness the
-    root key and the certificates)."""
-
-    def trust(origin: str):
-        keys = install.state_root / "keys"
-        try:
-            root = (keys / "root.vkey").read_text()
-            certs = [c.read_text() for c in (keys / "nodes").glob("*.cert")]
-        except OSError:
-            return None
-        if not origin.startswith(root.split("+")[0] + "/"):
-            return None
-        return [(origin, k) for k in ind.key_tree(root, certs).values()]
-
-    return trust
 
 
 @pytest.fixture
 def witnessed(install, tmp_path):
     """A session of eight records, each its own batch, each checkpoint cosigned by the
-    witness; the notes the witness received, kept off the machine."""
+    witness (a checkpoint per batch: evidence/cadence.py at 0), and the end that closes
+    the tree; the notes the witness received, kept off the machine."""
     out = tmp_path / "audit.jsonl"
     with Witness("witness.test/w1", trusting(install)) as w:
         (install.root / "config").mkdir(exist_ok=True)
         (install.root / "config" / "agent-ways").mkdir(exist_ok=True)
         config = install.root / "config" / "agent-ways" / "config.yaml"
-        config.write_text(f"ways:\n  witness:\n    url: '{w.url}'\n    key: '{w.vkey}'\n")
+        config.write_text(
+            f"ways:\n  witness:\n    url: '{w.url}'\n    key: '{w.vkey}'\n{EVERY_BATCH}"
+        )
         install.sensor(
             "audit",
             "enabled: true\nrules:\n  all:\n    chain: true\n    delivery: at_least_once\n"
@@ -87,16 +72,17 @@ def test_verify_with_the_root_key_accepts_the_session(witnessed):
     vkey = root_vkey(install)
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     cps = [r for r in lines if r["section"] == "checkpoint"]
-    assert len(cps) == 8 and all(ind.cosigned_by(c["checkpoint"], w.name, w.public) for c in cps)
+    assert len(cps) == 9 and all(ind.cosigned_by(c["checkpoint"], w.name, w.public) for c in cps)
+    assert [c.get("end", False) for c in cps] == [False] * 8 + [True]  # the tree's end
     code, data = ways_verify(install, str(out), "--key", vkey)
     assert code == 0, data["evidence"]["breaks"]
     [tree] = data["evidence"]["trees"]
-    assert (tree["records"], tree["signed_size"], tree["checkpoints"]) == (8, 8, 8)
+    assert (tree["records"], tree["signed_size"], tree["checkpoints"]) == (8, 9, 9)
     code, data = ways_verify(
         install, str(out), "--key", vkey, "--checkpoints", str(elsewhere), "--witness-key", w.vkey
     )
     assert code == 0, data["evidence"]["breaks"]
-    assert data["evidence"]["trees"][0]["cosigned"] == 8
+    assert data["evidence"]["trees"][0]["cosigned"] == 9
     human = install.ways("sensors", "verify", str(out), "--key", vkey)
     assert human.returncode == 0 and "signed: 8 records in 1 tree(s)" in human.stdout
 
@@ -127,6 +113,8 @@ def reseal(install, out: Path, edit_seq: int, extra: tuple[int, ...] = ()) -> No
     prev, leaves, rewritten = chain.GENESIS, [], []
     for rec in lines:
         if rec["section"] == "checkpoint":
+            if rec.get("end"):  # the end leaf stays where it was
+                leaves.append(end_leaf(len(leaves)))
             tree = merkle.Tree(leaves)
             origin, size, _, _ = ind.checkpoint_body(rec["checkpoint"])
             cp = note.checkpoint(origin, size, tree.root(size))
@@ -188,7 +176,7 @@ def test_a_resealed_file_is_caught_by_checkpoints_received_elsewhere(witnessed):
 def test_a_witness_refuses_a_forked_history_and_status_shows_the_alarm(witnessed):
     install, _, _, w = witnessed
     (origin, (size, _)) = next(iter(w.state.items()))
-    assert size == 8
+    assert size == 9  # eight records and the end
     # the attacker wipes the session's stored state and records another history of it
     ledger = install.state_root / "ledger" / f"{SID}.json"
     ledger.unlink()
@@ -196,7 +184,7 @@ def test_a_witness_refuses_a_forked_history_and_status_shows_the_alarm(witnessed
     spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
     dispatch(install)
     assert 409 in w.answers
-    assert w.state[origin][0] == 8  # the witness kept the history it cosigned
+    assert w.state[origin][0] == 9  # the witness kept the history it cosigned
     r = install.ways("status", "--json")
     [ev] = [e for e in json.loads(r.stdout)["evidence"] if e["rule"] == "audit/all"]
     assert ev["witness_conflicts"] >= 1
@@ -204,7 +192,7 @@ def test_a_witness_refuses_a_forked_history_and_status_shows_the_alarm(witnessed
     assert "ALARM audit/all: a witness refused" in human.stdout
     log = (install.state_root / "events.log").read_text().splitlines()
     conflicts = [json.loads(x) for x in log if "evidence.witness_conflict" in x]
-    assert conflicts and conflicts[0]["witness_size"] == 8 and not conflicts[0]["resolved"]
+    assert conflicts and conflicts[0]["witness_size"] == 9 and not conflicts[0]["resolved"]
 
 
 def test_records_without_checkpoints_are_unsigned_unless_the_hook_numbered_them(tmp_path):
@@ -232,13 +220,14 @@ def test_the_first_record_that_differs_is_named_exactly_inside_a_batch(install, 
     signed root) names the record itself."""
     out = tmp_path / "audit.jsonl"
     audited(install, out, batch="{max_records: 5}")
+    every_batch(install)
     spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 13)])
     spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
     dispatch(install)
     vkey = root_vkey(install)
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     cps = [r for r in rows if r["section"] == "checkpoint"]
-    assert len(cps) == 3 and all(len(base64.b64decode(c["leaves"])) == 5 * 32 for c in cps)
+    assert [len(base64.b64decode(c["leaves"])) for c in cps] == [5 * 32] * 3 + [32]  # + end
     copy = tmp_path / "consumer-elsewhere.jsonl"  # what another consumer received
     copy.write_text(out.read_text())
     notes = tmp_path / "witness-notes.txt"  # what a witness received: the notes alone
@@ -319,6 +308,6 @@ def test_a_deleted_sessions_file_is_a_break_with_all_present(witnessed, tmp_path
     code, data = ways_verify(install, *args, "--witness-key", w.vkey, "--all-present")
     [brk] = data["evidence"]["breaks"]
     assert code == 3 and brk["kind"] == "missing" and brk["session_id"] == SID
-    assert "sign 8 records; the files hold none" in brk["message"]
+    assert "sign 9 leaves; the files hold none" in brk["message"]  # 8 records, an end
     human = install.ways("sensors", "verify", *args, "--all-present")
     assert human.returncode == 3 and "not proven (missing)" in human.stdout

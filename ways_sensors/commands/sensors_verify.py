@@ -107,8 +107,31 @@ def run(args: argparse.Namespace) -> int:
     if shown > SHOWN:
         print(f"... and {shown - SHOWN} more; --json lists them all")
     if proof is not None:
-        _print_evidence(proof)
+        _print_evidence(proof, brk is None)
+    if not single:
+        _summary(result, proof)
     return INVALID if brk or (proof is not None and not proof.ok) else 0
+
+
+def _summary(result: Any, proof: Any) -> None:
+    """Several files or a folder: how many files, sessions and records, and which
+    sessions are not proven (a broken chain, or with --key a break of their tree)."""
+    chains = [c for r in result.reports for c in r.chains if c.records]
+    sessions = {c.session_id for c in chains}
+    bad = {c.session_id for c in chains if c.brk is not None}
+    bad |= {b.session_id for b in result.absent if getattr(b, "session_id", None)}
+    if proof is not None:
+        bad |= {b.session_id for b in proof.breaks if b.session_id}
+    line = (
+        f"{len(result.reports)} file(s), {len(sessions)} session(s), "
+        f"{sum(c.records for c in chains)} record(s)"
+    )
+    if bad:
+        named = ", ".join(sorted(bad)[:SHOWN]) + (" ..." if len(bad) > SHOWN else "")
+        line += f"; not proven: {len(bad)} session(s): {named}"
+    elif proof is not None:
+        line += "; every session proven"
+    print(line)
 
 
 def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
@@ -135,10 +158,14 @@ def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
         raise UsageError("--key checks files: name them")
     named = expand(files)
     paths = list(dict.fromkeys([*named, *(s for p in named for s in siblings(p))]))
-    return offline.verify(paths, root, args.checkpoints, witness, args.all_present)
+    proof = offline.verify(paths, root, args.checkpoints, witness, args.all_present)
+    from ..state.layout import Layout  # a session that runs here has not ended: not a break
+
+    offline.running(proof, lambda sid: os.path.isdir(Layout().session_dir(sid)))
+    return proof
 
 
-def _print_evidence(proof: Any) -> None:
+def _print_evidence(proof: Any, intact: bool) -> None:
     for b in proof.breaks[:SHOWN]:
         where = f"{b.file}:{b.line}: " if b.file and b.line else ""
         print(f"{where}not proven ({b.kind}): {b.message}")
@@ -146,15 +173,19 @@ def _print_evidence(proof: Any) -> None:
         print(f"... and {len(proof.breaks) - SHOWN} more; --json lists them all")
     signed = sum(len(t.checkpoints) for t in proof.trees)
     cosigned = sum(t.cosigned for t in proof.trees)
-    if proof.ok:
+    for sid in proof.running:
+        print(f"session {sid} is running: its end is not signed yet")
+    if proof.ok and intact:  # never a line that reads as a pass below a broken chain
         line = (
             f"signed: {sum(len(t.leaves) for t in proof.trees)} records in "
             f"{len(proof.trees)} tree(s) under {signed} checkpoint(s), signed by "
             f"{proof.epochs} epoch key(s) proven from the root"
         )
         print(line + (f"; {cosigned} cosigned by the witness" if cosigned else ""))
-    for origin in proof.absent:
+    for origin in proof.absent[:3]:
         print(f"  checkpoints of {origin} name records these files do not hold")
+    if len(proof.absent) > 3:  # a witness's whole store: every other session's
+        print(f"  ... and {len(proof.absent) - 3} more tree(s) these files hold nothing of")
 
 
 def _check_path(f: str) -> None:

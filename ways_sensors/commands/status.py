@@ -12,7 +12,7 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "refused: <why>", "spool_faults": {"torn", "corrupt"}, "refused": [{"file", "line",
   "layer", "sensor", "rule", "enabled"}], "not_recording": [reason, ...],
   "evidence": [{"rule", "witness_conflicts", "witness_cosigned", "witness_resyncs",
-  "witness_errors", "checkpoint_errors"}] (rules with any)}
+  "witness_errors", "checkpoint_errors", "trees_untracked"}] (rules with any)}
 
 Blocked recording comes first (fleet/policy.py): an agent's settings that keep its
 hooks from running ways (`allowManagedHooksOnly` over user-level wiring,
@@ -25,12 +25,14 @@ rules record nothing, so the first line names how many, which (file:line) and th
 command that shows why; then each config.yaml key ways does not know (lint's error:
 `ways.witnes` leaves the witness off), in `config_problems` too. Exit NOT_RECORDING
 (6) while an enabled sensor's file is refused or config.yaml has such a key, or a
-rule is `gone` (counted, no longer defined) while a session's dispatcher runs
-(`not_recording` lists why); else UNHEALTHY (8) while a rule is unhealthy
-(services/health.py: dead letters wait, or a consumer owed records has failed for
-longer than `--threshold` seconds), each named in an UNHEALTHY line with its owed
-count, the oldest one's age and the last error; else 0. `--prometheus` always exits 0
-(its gauges say it).
+rule is `gone` (counted, no longer defined) while a session's dispatcher runs, or an
+agent's recording is blocked (fleet/policy.py) (`not_recording` lists why); else
+UNHEALTHY (8) while a rule is unhealthy (services/health.py: dead letters wait, or a
+consumer owed records has failed for longer than `--threshold` seconds), each named in
+an UNHEALTHY line with its owed count, the oldest one's age and the last error; else
+NOT_SIGNED (9) when a chained rule's tree could not go on in some session
+(`trees_untracked`: its records there after that are not signed; evidence/carry.py
+lists the cases); else 0. `--prometheus` always exits 0 (its gauges say it).
 
 A witness conflict is an alarm, printed as ALARM below the table: a
 witness refused one of the rule's checkpoints (409) because it holds another history
@@ -60,7 +62,7 @@ import os
 from typing import Any
 
 from ..dispatch.spoolread import read_faults
-from ..errors import NOT_RECORDING, UNHEALTHY
+from ..errors import NOT_RECORDING, NOT_SIGNED, UNHEALTHY
 from ..services import status as service
 from ..services import table
 from ..state import counters
@@ -100,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     rules = data["rules"]
     data["spool_faults"] = read_faults()
     data["evidence"] = evidence()
+    if not code and any(e["trees_untracked"] for e in data["evidence"]):
+        code = NOT_SIGNED
     if args.json:
         print(json.dumps({**data, "state": usage.usage()}, indent=2))
         return code
@@ -147,6 +151,12 @@ def run(args: argparse.Namespace) -> int:
                 f"ALARM {e['rule']}: a witness refused {e['witness_conflicts']} checkpoint(s) "
                 "for a conflicting history (events.log: evidence.witness_conflict)"
             )
+        if e["trees_untracked"]:
+            print(
+                f"NOT SIGNED {e['rule']}: {e['trees_untracked']} time(s) a session's tree could "
+                "not go on; its later records there have no checkpoint (events.log: "
+                "evidence.untracked, evidence.tree_lost)"
+            )
         if e["witness_errors"] or e["checkpoint_errors"]:
             print(
                 f"{e['rule']}: {e['checkpoint_errors']} checkpoint(s) not signed, "
@@ -166,6 +176,7 @@ EVIDENCE = (
     "witness_resyncs",
     "witness_errors",
     "checkpoint_errors",
+    "trees_untracked",
 )
 
 

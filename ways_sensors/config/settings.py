@@ -62,6 +62,19 @@ CONFIG_KEYS: dict[str, tuple[Any, str, str]] = {
         "how long one signing key of the evidence checkpoints lives before the next "
         "replaces it and it is destroyed (evidence/keys.py; user config.yaml only)",
     ),
+    "ways.evidence.checkpoint_seconds": (
+        5,
+        "a number of seconds, 0 to 86400 (0: every batch)",
+        "the longest a delivered chained record waits for a signed checkpoint: a batch "
+        "gets one only when the tree's last is this old (evidence/cadence.py; user "
+        "config.yaml only)",
+    ),
+    "ways.evidence.witness_seconds": (
+        60,
+        "a number of seconds, 0 to 86400 (0: every checkpoint)",
+        "how often a witness is asked per tree at most; always at the tree's end "
+        "(evidence/cadence.py; user config.yaml only)",
+    ),
     "ways.witness": (
         None,
         "a list of {url, key} (a tlog-witness URL and its cosignature/v1 vkey)",

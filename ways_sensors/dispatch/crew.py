@@ -40,6 +40,7 @@ class Crew:
         self.retiring: dict[str, Worker] = {}  # replaced workers finishing an attempt
         self.key = ""  # the index key the workers follow
         self._caught_up: tuple[object, ...] | None = None  # see caught_up
+        self._closed: dict[str, int] = {}  # rule key -> tree size its end was asked at
 
     def sync(self, project: str) -> None:
         """Follow the index: a removed or changed rule's worker is retired, never waited
@@ -84,6 +85,32 @@ class Crew:
         self._caught_up = mark if done else None
         return done
 
+    def stir(self) -> None:
+        """The dispatcher's safety net, once a second: counts flushed, and a worker with
+        work, or a checkpoint due (evidence/cadence.py), poked (ondemand.py)."""
+        for w in self.everyone():
+            w.tally.flush()
+            if not w.done() or (w.sealer is not None and w.sealer.due(w.clock.now())):
+                w.poke()
+
+    def close_trees(self) -> bool:
+        """Before the dispatcher leaves: each worker whose tree has leaves after its last
+        end (evidence/sealer.py) is asked to close it, with a signed end delivered like
+        any batch; once per tree size, so a close that fails is not asked for again.
+        True while one is asked or closing: the dispatcher serves on until it is done."""
+        busy = False
+        for rid, w in self.workers.items():
+            s = w.sealer
+            if s is None or w.retrying:
+                continue  # a consumer that is down: the next dispatcher closes it
+            if s.closing:
+                busy = True
+            elif s.open and self._closed.get(rid) != s.tree.size:
+                self._closed[rid] = s.tree.size
+                s.closing = busy = True
+                w.poke()
+        return busy
+
     def everyone(self) -> list[Worker]:
         """The current workers and the retired ones still finishing an attempt."""
         return list(self.workers.values()) + list(self.retiring.values())
@@ -97,8 +124,8 @@ class Crew:
 
     def retire_keys(self) -> None:
         """At the dispatcher's exit: the evidence keys its workers signed with are
-        destroyed (evidence/sealer.py), so nothing left can sign as their epoch; nothing
+        destroyed (evidence/keyrings.py), so nothing left can sign as their epoch; nothing
         is imported when no chained rule ran."""
-        sealer = sys.modules.get("ways_sensors.evidence.sealer")
-        if sealer is not None:
-            sealer.retire_keys()
+        keyrings = sys.modules.get("ways_sensors.evidence.keyrings")
+        if keyrings is not None:
+            keyrings.retire_keys()

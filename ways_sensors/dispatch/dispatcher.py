@@ -152,22 +152,24 @@ class Dispatcher(Building):
                 last_sync = now
                 self.crew.sync(self.project)
                 self.crew.clean()
-                for w in self.crew.everyone():
-                    w.tally.flush()
-                    if not w.done():
-                        w.poke()  # a safety net: a poke is never lost (ondemand.py)
+                self.crew.stir()  # counts flushed; a worker with work or a checkpoint due
             metrics.tick()  # the Prometheus textfile, when configured and due
             workers = list(self.crew.workers.values())
             if self.journal.ended:
                 ended_at = ended_at or now
-                if self._spool_drained() and all(w.done() for w in workers):
+                done = self._spool_drained() and all(w.done() for w in workers)
+                if done and not self.crew.close_trees():  # each tree's end signed first
                     return "session_end"
-                if now - ended_at > self.idle and all(w.idle for w in workers):
+                # a worker retrying, not one that became done since `done` was read
+                stuck = any(w.retrying for w in workers)
+                if stuck and now - ended_at > self.idle and all(w.idle for w in workers):
                     return "retrying_after_end"
             else:
                 ended_at = None
-            idle = now - last_frame > self.idle and all(w.idle for w in workers)
-            if idle and not self._end_if_lost():  # True: a dead client's end to drain
+            idle = not ended_at and now - last_frame > self.idle and all(w.idle for w in workers)
+            # not once the journal ended (exits above); _end_if_lost: a dead client's end to
+            # drain; close_trees: each tree's end first
+            if idle and not self._end_if_lost() and not self.crew.close_trees():
                 return "idle"
             poll = FAST_POLL if now - last_frame < ACTIVE else min(poll * 2, MAX_POLL)
             quiet = not built and not self.journal.ended and self.crew.caught_up()
@@ -217,7 +219,10 @@ class Dispatcher(Building):
             if reason == "session_end" and not owes and self.journal.ended:
                 self.ledger["traceparent"] = self.journal.traceparent
                 self.ledger["cost"] = self.tally.state()  # a resumed run goes on from it
-                s.leave(self.journal.seq, self.ledger)  # the ledger; the folder goes
+                from ..evidence.carry import ledger_trees  # each chained rule's tree
+
+                trees = ledger_trees(s.layout, s.id)  # for a resume
+                s.leave(self.journal.seq, self.ledger, trees)  # the ledger; the folder goes
                 s.mark_pending(False)
             else:
                 s.mark_pending(bool(owes) or not drained, owes)

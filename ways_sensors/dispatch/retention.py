@@ -249,6 +249,11 @@ def _ledger(s: Session) -> dict[str, Any]:
         if head:
             rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
     out = {"seq": seq if isinstance(seq, int) else int(old.get("seq", 0)), "rules": rules}
+    from ..evidence.carry import ledger_trees  # each chained rule's tree, for a resume
+
+    trees = {**(old.get("trees") or {}), **ledger_trees(s.layout, s.id)}
+    if trees:
+        out["trees"] = trees
     trackers = build.get("trackers") if isinstance(build, dict) else None
     if isinstance(trackers, dict) and trackers:
         out["trackers"] = trackers

@@ -171,6 +171,8 @@ class Worker(Collecting, OnDemand):
             self._deliver_pending()
             return True
         b = self._collect()
+        if b is None and self.sealer is not None and self.sealer.wants(self.clock.now()):
+            b = Batch(self.state)  # a checkpoint of its own: due, or the tree's end (crew.py)
         if b is not None:
             self._commit(b)
             if self.state.get("pending"):
@@ -184,8 +186,8 @@ class Worker(Collecting, OnDemand):
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
         atomic write (lazily when it only moves past records the rule does not take)."""
         st = fork(self.state)  # self.state until saved (cursor.fork says why)
-        if self.sealer is not None:  # the batch's leaves, and its signed checkpoint last
-            cp = self.sealer.close_batch(b.records, st)
+        if self.sealer is not None:  # the batch's leaves, and its signed checkpoint if due
+            cp = self.sealer.close_batch(b.records, st, self.clock.now())
             if cp is not None:
                 b.add(cp, dumps(cp))
         new_segment = b.segment != st["segment"]
@@ -220,7 +222,7 @@ class Worker(Collecting, OnDemand):
                 self.clock.sleep(self.stop, delivery.BACKOFF_CAP)
                 return
             if self.sealer is not None:
-                self.sealer.reseal(self.state, sealed)  # new leaves, a new checkpoint
+                self.sealer.reseal(self.state, sealed, self.clock.now())  # a new checkpoint
             self.lines, recs = None, self.state["pending"]
             self._save()
             if self.sealer is not None:
@@ -261,7 +263,8 @@ class Worker(Collecting, OnDemand):
 
     @property
     def idle(self) -> bool:
-        return self.retrying or self.done()
+        closing = self.sealer is not None and self.sealer.closing  # crew.close_trees
+        return self.retrying or (self.done() and not closing)
 
     @property
     def owes(self) -> bool:
@@ -272,12 +275,9 @@ class Worker(Collecting, OnDemand):
 
 
 def _sealer(session: Session, rule: LoadedRule, tally: counters.Tally) -> Any:
-    """The rule's tree and checkpoint signer (evidence/sealer.py) when it chains; none
-    for the hook's failed blocking dispatches, which the hook chained and cannot sign."""
+    """A chained rule's tree signer (evidence/sealer.py); none for the hook's (blocking)."""
     if not rule.spec.chain or rule.spec.mode == "blocking":
         return None
-    from ..evidence.sealer import Sealer  # cryptography: only a chaining rule pays for it
+    from ..evidence.sealer import for_rule  # cryptography: only a chaining rule pays for it
 
-    leaves = session.layout.leaves(session.id, rule.key)
-    layout, timeout = session.layout, rule.spec.timeout_s
-    return Sealer(layout, session.id, rule.sensor, rule.name, leaves, tally, timeout=timeout)
+    return for_rule(session, rule, tally)

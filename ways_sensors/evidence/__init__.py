@@ -7,6 +7,8 @@ the offline check of all of it (docs/evidence.md has the threat model).
     keys.py     the epoch keys in `<state>/keys/` and their certificate chain
     witness.py  the tlog-witness add-checkpoint client and the configured witnesses
     sealer.py   one rule's tree in one session: the checkpoint that closes each batch
+    carry.py    a tree kept in the ledger, so a resumed session goes on signing
 
-Everything here imports `cryptography`; nothing on the hook's path imports this package.
+Signing imports `cryptography`; merkle.py and carry.py (which session end and retention
+use) need only the standard library. Nothing on the hook's path imports this package.
 """

@@ -11,15 +11,22 @@ checks our roots and proofs:
 
 `Tree` keeps every complete (perfect, aligned) subtree hash, level by level, so the
 root at any size and every proof cost O(log n) hashes once the leaves are in; a leaf
-costs two hashes amortised. The proofs are RFC 6962's PATH and PROOF (section 2.1.1,
-2.1.2); `verify_inclusion` and `verify_consistency` are RFC 9162's algorithms
-(sections 2.1.3.2, 2.1.4.2) step by step, for callers holding only a root and a proof.
+costs two hashes amortised. A tree can also go on from its right edge alone (`edge`,
+`Tree.from_edge`: the hashes of the perfect subtrees that make up its first n leaves,
+one per set bit of n): every root at a size >= n, and every consistency proof from a
+size >= n, needs no hash below that edge (each node a proof names either lies after
+leaf n or is a union of edge subtrees and later leaves), so a resumed session's tree
+continues from what its ledger kept (sealer.py, carry.py). The proofs are RFC 6962's
+PATH and PROOF (section 2.1.1, 2.1.2); `verify_inclusion` and `verify_consistency` are
+RFC 9162's algorithms (sections 2.1.3.2, 2.1.4.2) step by step, for callers holding
+only a root and a proof.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 
@@ -46,6 +53,26 @@ class Tree:
         for leaf in leaves:
             self.append(leaf)
 
+    @classmethod
+    def from_edge(cls, size: int, edge: Sequence[bytes]) -> Tree:
+        """The tree of `size` leaves known only by its right edge (`edge()`'s list);
+        hashes below the edge stay unknown (None), and asking for one raises LookupError."""
+        bits = [j for j in range(size.bit_length() - 1, -1, -1) if size >> j & 1]
+        if len(edge) != len(bits) or size < 0:
+            raise ValueError(f"an edge of {len(edge)} hashes is no tree of size {size}")
+        t = cls()
+        unknown = cast(bytes, None)  # a placeholder `hash` never returns (it raises)
+        t.levels = [[unknown] * (size >> j) for j in range(max(size.bit_length(), 1))]
+        for j, h in zip(bits, edge, strict=True):
+            t.levels[j][-1] = h
+        return t
+
+    def edge(self) -> list[bytes]:
+        """The right edge: the perfect subtrees' hashes that make up the whole tree,
+        largest (leftmost) first."""
+        n = self.size
+        return [self.levels[j][-1] for j in range(n.bit_length() - 1, -1, -1) if n >> j & 1]
+
     @property
     def size(self) -> int:
         return len(self.levels[0])
@@ -69,7 +96,10 @@ class Tree:
         if n <= 0:
             return EMPTY_ROOT
         if n & (n - 1) == 0 and start % n == 0:  # perfect and aligned: stored
-            return self.levels[n.bit_length() - 1][start // n]
+            h = self.levels[n.bit_length() - 1][start // n]
+            if h is None:  # below the edge of a tree continued from it (from_edge)
+                raise LookupError(f"leaves {start}..{end} are below the tree's known edge")
+            return h
         k = _split(n)
         return node_hash(self.hash(start, start + k), self.hash(start + k, end))
 

@@ -22,9 +22,14 @@ The checks, each a break with its kind:
                  the range is one record or a copy of the checkpoint record carries the
                  batch's leaves and they rebuild the signed root (_first_differing);
                  else the range is named
-    truncated    a checkpoint covers more records than the files hold
+    truncated    a checkpoint covers more records than the files hold (the end is not
+                 proven)
     unsigned     records after the last checkpoint of their tree (no signature covers
-                 them)
+                 them, and the end is not proven)
+    end          the last checkpoint covers every record but does not end the tree
+                 (sealer.py: a dispatcher ends it before it leaves): records after it
+                 may have been cut, with their checkpoints. `running` moves this break,
+                 and a tail of unsigned records, aside for a session that still runs
     missing      (--all-present) a tree whose checkpoints verify and whose records the
                  files do not hold at all (a deleted session's file)
 
@@ -38,23 +43,36 @@ records have no checkpoints and are left to the chain check.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..state.layout import rule_label
 from . import keytree, merkle
 from .note import (
-    COSIGNATURE_V1,
     ED25519,
     Note,
     NoteError,
     Verifier,
-    cosignature_time,
     parse_checkpoint,
 )
-from .received import Break, Leaf, Reader, Seen, Tree, read_key
+from .received import Break, Reader, Seen, Tree, read_key
+from .treecheck import check_tree, cosigned
 
 __all__ = ["Break", "Result", "read_key", "verify"]
+
+# the order breaks are told in: what happened to the records before what cannot be checked
+ORDER = (
+    "differs",
+    "fork",
+    "missing",
+    "truncated",
+    "end",
+    "unsigned",
+    "witness",
+    "signature",
+    "key",
+)
+RANK = {kind: i for i, kind in enumerate(ORDER)}
 
 
 @dataclass
@@ -65,6 +83,7 @@ class Result:
     breaks: list[Break]
     absent: list[str]  # origins with checkpoints and no record in the files
     foreign: int = 0
+    running: list[str] = field(default_factory=list)  # sessions whose end is yet to come
 
     @property
     def ok(self) -> bool:
@@ -79,7 +98,19 @@ class Result:
             "breaks": [b.as_json() for b in self.breaks],
             "absent": self.absent,
             "foreign": self.foreign,
+            "running": self.running,
         }
+
+
+def running(result: Result, live: Callable[[str], bool]) -> None:
+    """Sessions that still run (`live`: this machine's state root has their folder):
+    their tree's end is yet to come, so a missing end, or records not yet signed at
+    their tail, are reported as running, not as breaks."""
+    for b in list(result.breaks):
+        if b.kind in ("end", "unsigned") and b.session_id and live(b.session_id):
+            result.breaks.remove(b)
+            if b.session_id not in result.running:
+                result.running.append(b.session_id)
 
 
 # --- checking --------------------------------------------------------------------------
@@ -105,26 +136,38 @@ def verify(
     publics, problems = keytree.epoch_keys(root, r.prefix[:-1], certs)
     breaks += [Break("key", f"a key certificate does not verify: {p}") for p in problems]
     absent: list[str] = []
+    missing: dict[str, tuple[str, list[int]]] = {}  # --all-present: origin -> (sid, sizes)
     for seen in r.notes:
-        _sign_check(seen, publics, breaks)
-        if seen.epoch is None:
-            continue
         sensor, _, rest = seen_origin(seen, r.prefix)
         rule, _, sid = rest.partition("/")
         if not sensor or not rule or not sid or "/" in sid:
             breaks.append(Break("signature", f"{seen.where}: an origin that names no tree"))
             continue
-        _run_of(r, seen, sensor, rule, sid).checkpoints.append(seen)
-    for t in sorted(r.trees.values(), key=lambda t: (t.origin, t.run)):
-        if not t.leaves:
-            if t.origin not in absent:
-                absent.append(t.origin)
-                signed = [c.size for c in t.checkpoints if c.epoch is not None]
-                if all_present and signed:
-                    msg = f"{t.origin}: checkpoints sign {max(signed)} records; the files hold none"
-                    breaks.append(Break("missing", msg, session_id=t.session_id))
+        origin = parse_checkpoint(seen.note.text).origin
+        if not any(t.leaves for t in r.runs_of(origin)):
+            # a tree the files hold no record of (a witness's whole store): absent, and
+            # its signature is this verification's business only with --all-present,
+            # where a signed tree with no records is a break (its certificates may
+            # travel only with its own records)
+            absent.append(origin)
+            if all_present:
+                _sign_check(seen, publics, breaks)
+                if seen.epoch is not None:
+                    missing.setdefault(origin, (sid, []))[1].append(seen.size)
             continue
-        _check_tree(t, breaks, witness)
+        _sign_check(seen, publics, breaks)
+        if seen.epoch is not None or cosigned(seen, witness):
+            # a note whose key's certificate is nowhere here (cut with the records that
+            # carried it) still says what the witness saw: a size, a root
+            _run_of(r, seen, sensor, rule, sid).checkpoints.append(seen)
+    for origin, (sid, sizes) in missing.items():
+        msg = f"{origin}: checkpoints sign {max(sizes)} leaves; the files hold none of them"
+        breaks.append(Break("missing", msg, session_id=sid))
+    for t in sorted(r.trees.values(), key=lambda t: (t.origin, t.run)):
+        if t.leaves:
+            check_tree(t, breaks, witness)
+    absent = sorted(set(absent))
+    breaks.sort(key=lambda b: RANK.get(b.kind, len(RANK)))  # what the records lost, first
     trees = [t for t in sorted(r.trees.values(), key=lambda t: (t.origin, t.run)) if t.leaves]
     return Result(root, len(publics), trees, breaks, absent, r.foreign)
 
@@ -179,156 +222,3 @@ def _sign_check(seen: Seen, publics: dict[int, bytes], breaks: list[Break]) -> N
             f"{seen.size} is signed by no key certified from the root",
         )
     )
-
-
-def _check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
-    ordered = [t.leaves[s] for s in sorted(t.leaves)]
-    sid, label = t.session_id, rule_label(t.sensor, t.rule)
-    if not t.checkpoints and all(leaf.hooked for leaf in ordered):
-        return  # a blocking rule's: chained by the hook, which signs nothing
-    if not t.checkpoints:
-        last = ordered[-1]
-        breaks.append(
-            Break(
-                "unsigned",
-                f"{label} of session {sid}: no checkpoint covers any of its records",
-                last.file,
-                ordered[0].line,
-                ordered[0].rule_seq,
-                sid,
-            )
-        )
-        return
-    tree = merkle.Tree(leaf.hash for leaf in ordered)
-    by_size: dict[int, list[Seen]] = {}  # each distinct root signed at a size
-    for seen in sorted(t.checkpoints, key=lambda s: s.size):
-        same = by_size.setdefault(seen.size, [])
-        other = next((o for o in same if o.root == seen.root), None)
-        if other is None:
-            same.append(seen)
-            continue
-        known = {(x.name, x.id, x.data) for x in other.note.signatures}  # another copy
-        other.note.signatures += [
-            x for x in seen.note.signatures if (x.name, x.id, x.data) not in known
-        ]
-        other.leaves = other.leaves or seen.leaves
-        other.trusted = other.trusted or seen.trusted
-    sizes = sorted(by_size)
-    held = [s for s in sizes if s <= tree.size]
-    wrong = [s for s in held if any(c.root != tree.root(s) for c in by_size[s])]
-    if wrong:
-        size = wrong[0]
-        prev = max((s for s in _agreed(held, by_size) if s < size), default=0)
-        seen = next(c for c in by_size[size] if c.root != tree.root(size))
-        first = ordered[prev]
-        exact = _first_differing(ordered, prev, seen, by_size[size])
-        if exact is not None:
-            first = exact
-        if size - prev == 1 or exact is not None:
-            what = f"rule_seq {first.rule_seq} ({first.file} line {first.line}) differs"
-        else:
-            end = ordered[size - 1]
-            what = (
-                f"the first record that differs is one of rule_seq {first.rule_seq}.."
-                f"{end.rule_seq} (from {first.file} line {first.line})"
-            )
-        msg = f"{what} from what {seen.where} signed at size {size}"
-        breaks.append(Break("differs", msg, first.file, first.line, first.rule_seq, sid))
-    for size in sizes:
-        if len(by_size[size]) > 1:
-            a, b = by_size[size][:2]
-            msg = (
-                f"{a.where} and {b.where}: two signed checkpoints of {t.origin} at size "
-                f"{size} with different roots (a forked history)"
-            )
-            breaks.append(Break("fork", msg, session_id=sid))
-            break
-    if sizes[-1] > tree.size:
-        last = ordered[-1]
-        seen = by_size[sizes[-1]][0]
-        msg = (
-            f"{seen.where} signed {sizes[-1]} records of {label} in session "
-            f"{sid}; the files hold {tree.size}, the last rule_seq {last.rule_seq}"
-        )
-        breaks.append(Break("truncated", msg, last.file, last.line, last.rule_seq, sid))
-    if wrong or len(by_size[sizes[-1]]) > 1 or sizes[-1] > tree.size:
-        return
-    epochs = [max(c.epoch or 0 for c in by_size[s]) for s in sizes]
-    if epochs != sorted(epochs):
-        msg = f"{t.origin}: a later checkpoint is signed by an earlier epoch's key"
-        breaks.append(Break("signature", msg, session_id=sid))
-    if tree.size > sizes[-1]:
-        after = ordered[sizes[-1]]
-        msg = (
-            f"rule_seq {after.rule_seq}..{ordered[-1].rule_seq} of {label} in "
-            f"session {sid} come after the last checkpoint (size {sizes[-1]})"
-        )
-        breaks.append(Break("unsigned", msg, after.file, after.line, after.rule_seq, sid))
-    if witness is not None:
-        _witnessed(t, {s: by_size[s][0] for s in sizes}, sizes, witness, breaks)
-
-
-def _agreed(held: list[int], by_size: dict[int, list[Seen]]) -> list[int]:
-    """The sizes the files are known to agree with up to: with checkpoints from elsewhere
-    (`--checkpoints`: the trusted copy), only those sizes it holds, signed by a key
-    proven from the root. The files' own checkpoints can be an attacker's, signed after
-    T in between the trusted ones: they must not move the search past the first
-    record that differs."""
-    if not any(c.trusted for s in held for c in by_size[s]):
-        return held
-    return [s for s in held if any(c.trusted and c.epoch is not None for c in by_size[s])]
-
-
-def _first_differing(ordered: list[Leaf], prev: int, seen: Seen, copies: list[Seen]) -> Leaf | None:
-    """The exact first record that differs in the range (prev, size] the checkpoint
-    added, from a copy of its record carrying the batch's leaves: taken only when the
-    files' leaves before the batch and those leaves rebuild the signed root (so they
-    are the leaves that were signed). A leaf is a chain hash, which covers every record
-    before it: the first leaf that differs is the first record that does."""
-    size = seen.size
-    for c in copies:
-        if c.root != seen.root or c.leaves is None:
-            continue
-        start, batch = c.leaves
-        if start > prev or start + len(batch) != size:
-            continue
-        signed = [leaf.hash for leaf in ordered[:start]] + batch
-        if merkle.root_of(signed) != seen.root:
-            continue
-        for i in range(prev, min(size, len(ordered))):
-            if ordered[i].hash != signed[i]:
-                return ordered[i]
-    return None
-
-
-def _witnessed(
-    t: Tree, by_size: dict[int, Seen], sizes: list[int], w: Verifier, breaks: list[Break]
-) -> None:
-    for size in sizes:
-        seen = by_size[size]
-        for sig in seen.note.signatures:
-            if (sig.name, sig.id) != (w.name, w.id):
-                continue
-            if w.kind != COSIGNATURE_V1 or cosignature_time(w, sig, seen.note.text) is None:
-                breaks.append(
-                    Break(
-                        "witness",
-                        f"{seen.where}: the cosignature of {w.name} "
-                        f"on {t.origin} at size {size} does not verify",
-                        session_id=t.session_id,
-                    )
-                )
-                return
-            t.cosigned += 1
-            break
-    last = by_size[sizes[-1]]
-    if not any((s.name, s.id) == (w.name, w.id) for s in last.note.signatures):
-        # another copy of the same checkpoint may carry it (the witness's own)
-        breaks.append(
-            Break(
-                "witness",
-                f"the latest checkpoint of {t.origin} (size "
-                f"{sizes[-1]}) has no cosignature of {w.name}",
-                session_id=t.session_id,
-            )
-        )

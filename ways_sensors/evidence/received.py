@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..pipeline.chain import GENESIS
+from ..verify.formats import from_text
 from .keys import machine_name
 from .note import (
     ED25519,
@@ -61,6 +62,7 @@ class Leaf:
     file: str
     line: int
     hooked: bool = False  # `seq: null`: numbered by the hook (a blocking rule)
+    end: bool = False  # no record: the leaf that ended the tree (carry.end_leaf)
 
 
 @dataclass
@@ -75,6 +77,7 @@ class Seen:
     leaves: tuple[int, list[bytes]] | None = None  # (from, the batch's leaves): unproven
     run: int | None = None  # the run of its tree its file had reached (None: a loose note)
     trusted: bool = False  # from --checkpoints: what another consumer or a witness holds
+    end: bool = False  # its record says `"end": true`: its last leaf is an end leaf
 
 
 @dataclass
@@ -130,7 +133,7 @@ def _records(path: str) -> Iterable[tuple[int, dict[str, Any]]]:
             if line is None or not line.strip():
                 continue
             try:
-                obj = json.loads(line.decode("utf-8", "surrogatepass"))
+                obj = from_text(line.decode("utf-8", "surrogatepass"))  # any format ways writes
             except (ValueError, RecursionError):
                 obj = _after_torn(line)  # the chain check reports lines that are no records
             if isinstance(obj, dict):
@@ -205,6 +208,7 @@ class Reader:
                     origin = parse_checkpoint(seen.note.text).origin
                     seen.run = self.runs.get(origin, 0) if records else None
                     seen.trusted = not records
+                    seen.end = rec.get("end") is True
                 for cert in rec.get("keys") or ():
                     self._note(cert, where, path, n)
                 continue

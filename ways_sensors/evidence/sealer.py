@@ -1,41 +1,31 @@
-"""One rule's Merkle tree in one session, and the signed checkpoint that closes each batch.
+"""One rule's Merkle tree in one session, and the signed checkpoints that close it.
 
 The worker (worker.py) chains a batch, then hands it here before it commits the batch
-to its cursor: the records' chain hashes become the tree's next leaves, and a
-checkpoint record is added at the end of the batch, so it reaches the consumer with
-the records, through the same target, in the same attempt (in-band for every target).
-A checkpoint is signed at least once per delivered batch, and so at session end.
-
-The checkpoint record (outside the chain: no `chain`, no `rule_seq`; docs/records.md):
-
-    {"schema": "ways.sensor.checkpoint/1", "section": "checkpoint",
-     "session_id", "agent", "timestamp" (the batch's last record's), "sensor", "rule",
-     "last_rule_seq": the rule_seq of the tree's last leaf,
-     "epoch": the key epoch that signed it,
-     "checkpoint": the C2SP signed note (tlog-checkpoint; witness cosignatures added),
-     "consistency": {"from": the previous checkpoint's size, "proof": [base64, ...]},
-     "keys": [the key certificates this tree's consumer has not been sent yet: the
-              epoch key's path from the root (keytree.py) at the tree's first
-              checkpoint, then those of a new epoch's path it lacks],
-     "leaves": base64 of the batch's leaves (32 bytes each, from `consistency.from` to
-               the tree's size), when there are at most LEAVES_MAX: unsigned, yet a
-               verifier that rebuilds the signed root from them holds the leaves that
-               were signed, and names the first record that differs exactly}
+to its cursor: the records' chain hashes become the tree's next leaves, and when a
+checkpoint is due (cadence.py: at most one per `checkpoint_seconds`, the first batch of
+a run at once) a checkpoint record is added at the end of the batch, so it reaches the
+consumer with the records, through the same target, in the same attempt (in-band for
+every target). Leaves left unsigned get a batch of their own once it is due. Before a
+dispatcher leaves (crew.close_trees), an end leaf (carry.end_leaf) closes the tree and
+its checkpoint record says `"end": true`: a file whose tree does not end so may have
+lost its end (offline.py). The record's fields are docs/records.md's; `leaves` (the
+leaves since the previous checkpoint, up to LEAVES_MAX) are unsigned, yet a verifier
+that rebuilds the signed root from them names the first record that differs exactly.
 
 Origin: `ways.sensors/<machine>/<sensor>/<rule>/<session id>` (keys.py names the
 machine), unique to the machine, rule and session.
 
-State: the cursor (worker.py) gains `"tree": {"size", "epoch", "witness": {url: size}}`,
-committed with the batch in one step (the cursor log's line, cursorlog.py). The leaves
-are appended to `sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after it. The pending
-batch's records are always the tree's last leaves, so at start the file is cut back to
-the cursor's size less the pending batch and the batch's leaves follow, taken from its
-records: a SIGKILL anywhere leaves the tree equal to the cursor's. A pending batch
-finished again under a changed rule (refinish.py) is sealed anew (`reseal`): its new
-leaves replace its old ones and a new checkpoint closes it (it was never delivered).
-A cursor that numbered records before it had a tree (a session older than this
-feature, or one resumed from the ledger after its folder was removed) gets no
-checkpoints in that session (logged once).
+State: the cursor (worker.py) gains `"tree": {"size", "epoch", "witness": {url: size},
+"signed", "ended", "last", "base"?}`, committed with the batch in one step (cursorlog.py).
+The leaves are appended to `sessions/<sid>/cursors/<key>.leaves` (32 bytes each) after
+it. The pending batch's records (and its end leaf) are always the tree's last leaves,
+so at start the file is cut back to the cursor's size less the pending batch and its
+leaves follow: a SIGKILL anywhere leaves the tree equal to the cursor's. A pending batch
+finished again under a changed rule (refinish.py) is sealed anew (`reseal`). A cursor
+begun from the ledger (the session folder went at its end, or retention.py removed it)
+goes on from the tree the ledger kept (carry.py: `"base"`, its size and right edge; the
+leaves file starts there). One that cannot (carry.py names the cases) gets no
+checkpoints in that session: logged, counted as `trees_untracked` (`ways status`).
 """
 
 from __future__ import annotations
@@ -44,35 +34,26 @@ import os
 import time
 from typing import Any
 
+from ..config.rules import LoadedRule
 from ..state import events, secure
 from ..state.counters import Tally
 from ..state.layout import Layout
-from . import merkle, witness
-from .keys import Keyring, machine_name
+from ..state.session import Session
+from . import cadence, carry, merkle, witness
+from .keyrings import keyring
+from .keys import machine_name
 from .note import Note, b64, checkpoint
 
 SCHEMA = "ways.sensor.checkpoint/1"
 LEAVES_MAX = 512  # a batch's leaves ride in its checkpoint up to this many (22 KB base64)
 WITNESS_BACKOFF = 30.0  # seconds a failed witness is left alone (its old size is kept)
-_keyrings: dict[str, Keyring] = {}  # one per state root and process: one rollover per run
 
 
-def retire_keys() -> None:
-    """A dispatcher's exit: every key this process signed with is destroyed (each of its
-    keyrings rolls over), so no file left can sign as the epoch its sessions' checkpoints
-    were signed in. Never raises: counted in events.log instead."""
-    for ring in _keyrings.values():
-        try:
-            ring.retire()
-        except Exception as exc:
-            events.log("evidence.retire_failed", error=type(exc).__name__)
-
-
-def keyring(layout: Layout) -> Keyring:
-    ring = _keyrings.get(layout.root)
-    if ring is None:
-        ring = _keyrings[layout.root] = Keyring(layout)
-    return ring
+def for_rule(session: Session, rule: LoadedRule, tally: Tally) -> Sealer:
+    """The sealer of a chained rule's worker (worker.py)."""
+    leaves, timeout = session.layout.leaves(session.id, rule.key), rule.spec.timeout_s
+    args = (session.layout, session.id, rule.sensor, rule.name, leaves, tally)
+    return Sealer(*args, timeout=timeout)
 
 
 class Sealer:
@@ -99,13 +80,23 @@ class Sealer:
         self.witnesses = witnesses
         self.timeout = min(timeout, witness.TIMEOUT)
         self.tree = merkle.Tree()
-        self.saved = 0  # leaves in the file
+        self.base, self.edge = 0, list[bytes]()  # what the tree went on from (carry.py): none
+        self.saved = 0  # the tree's size up to the file's last leaf
         self.off = False  # this tree cannot be kept (see the module docstring)
         self.resting: dict[str, float] = {}  # witness url -> when it may be asked again
         self._pending: list[bytes] = []  # the leaves of the batch not yet in the file
         self._rewrite = False  # the file's tail is not the tree's (reseal)
         self._note = ""  # its checkpoint
         self._origin = ""
+        self.cadence = cadence.configured()
+        self.signed = 0  # the size the last checkpoint signed
+        self.ended = False  # the last leaf is an end leaf (carry.end_leaf)
+        self.closing = False  # the dispatcher is leaving: end the tree (crew.close_trees)
+        self._asked = False  # the batch being sealed took that request
+        self.last: dict[str, Any] = {}  # the last leaf's record: rule_seq, timestamp, agent
+        self.next_at = float("-inf")  # when a checkpoint is next due (cadence.py)
+        self.witness_at = float("-inf")  # when a witness may next be asked
+        self._undo: tuple[dict[str, Any], int, bool, dict[str, Any]] | None = None
 
     @property
     def origin(self) -> str:
@@ -119,120 +110,176 @@ class Sealer:
     # --- state ---------------------------------------------------------------------------
 
     def restore(self, st: dict[str, Any]) -> None:
-        """Rebuild the tree from the leaves file and the cursor `st` (module docstring)."""
+        """Rebuild the tree from the leaves file and the cursor `st` (module docstring);
+        a cursor begun from the ledger goes on from the ledger's tree (carry.py)."""
         tree = st.get("tree")
         if not isinstance(tree, dict) or not isinstance(tree.get("size"), int):
-            if int(st.get("rule_seq") or 0) > 0:
-                self._off("evidence.untracked")
-                return
-            st["tree"] = tree = {"size": 0, "epoch": -1, "witness": {}}
+            rule_seq = int(st.get("rule_seq") or 0)
+            if rule_seq > 0:
+                tree, why = carry.resumed(
+                    self.layout, self.session_id, self.sensor, self.rule, rule_seq
+                )
+                if tree is None:
+                    self.tally.count("trees_untracked")
+                    self._off("evidence.untracked", reason=why)
+                    return
+            else:
+                tree = {"size": 0, "epoch": -1, "witness": {}}
+            st["tree"] = tree
         size = tree["size"]
+        self.base, self.edge = carry.base_of(tree)
         stored = self._read()
-        # the pending batch's records are the tree's last leaves, whatever the file holds
-        # (a kill before its append, or a batch finished again: refinish.py)
-        last = [_leaf(r) for r in st.get("pending") or () if isinstance(r.get("chain"), dict)]
-        if len(stored) < size - len(last) or len(last) > size:
-            self._off("evidence.tree_lost", have=len(stored), want=size)
+        leaves = carry.kept_leaves(stored, size, self.base, st.get("pending"))
+        if leaves is None:
+            self.tally.count("trees_untracked")
+            self._off("evidence.tree_lost", have=self.base + len(stored), want=size)
             return
-        leaves = stored[: size - len(last)] + last
-        self.tree = merkle.Tree(leaves)
+        self.tree = carry.grown(self.base, self.edge, leaves)
         if leaves != stored:
             secure.replace_private(self.path, b"".join(leaves), self.layout.root)
         self.saved = size
+        # a cursor from before the cadence: every batch was signed, and none ended
+        self.signed = int(tree.get("signed", size))
+        self.ended = bool(tree.get("ended", False))
+        last = tree.get("last")
+        self.last = last if isinstance(last, dict) else {}
 
     def _off(self, kind: str, **fields: Any) -> None:
         self.off = True
+        self._log(kind, **fields)
+
+    def _log(self, kind: str, **fields: Any) -> None:
         events.log(kind, sensor=self.sensor, rule=self.rule, session=self.session_id, **fields)
 
     def _read(self) -> list[bytes]:
-        try:
-            fd = secure.open_private(self.path, os.O_RDONLY, self.layout.root)
-        except FileNotFoundError:
-            return []
-        with os.fdopen(fd, "rb") as f:
-            data = f.read()
-        return [data[i : i + 32] for i in range(0, len(data) - len(data) % 32, 32)]
+        """The leaves file: the tree's leaves from `base` on."""
+        return carry.read_leaves(self.path, self.layout.root)
+
+    def _read_from(self, index: int) -> list[bytes]:
+        """The file's leaves from the tree's leaf `index` (>= base) on."""
+        return carry.read_leaves(self.path, self.layout.root, index - self.base)
 
     # --- a batch -------------------------------------------------------------------------
 
     def close_batch(
-        self, records: list[dict[str, Any]], st: dict[str, Any]
+        self, records: list[dict[str, Any]], st: dict[str, Any], now: float
     ) -> dict[str, Any] | None:
         """The worker's commit: the batch's records become leaves, and the checkpoint
-        returned goes last in the batch (the cursor commits both in one step)."""
-        return self.seal(records, st) if records else None
+        returned, when one is due (cadence.py) or the tree closes (`closing`), goes last
+        in the batch (the cursor commits both in one step). A batch of no records takes
+        only that checkpoint (`wants`)."""
+        return self.seal(records, st, now)
 
-    def reseal(self, st: dict[str, Any], sealed: list[dict[str, Any]]) -> None:
+    @property
+    def open(self) -> bool:
+        """Leaves after the tree's last end leaf: the dispatcher closes it before it leaves."""
+        return not self.off and self.tree.size > 0 and not self.ended
+
+    def due(self, now: float) -> bool:
+        """Leaves not yet signed, and the last checkpoint old enough (cadence.py)."""
+        return not self.off and self.tree.size > self.signed and now >= self.next_at
+
+    def wants(self, now: float) -> bool:
+        """A checkpoint of its own is due, or the tree's end (`closing`: crew.py)."""
+        return self.due(now) or (self.closing and self.open)
+
+    def reseal(self, st: dict[str, Any], sealed: list[dict[str, Any]], now: float) -> None:
         """The pending batch was finished again (refinish.py: the rule changed while it
         waited): its records' new chain hashes replace the leaves its old ones were
         (`sealed`: the batch as it was pending), and a new checkpoint closes it,
-        carrying the key certificates the old one carried. A witness that cosigned the
-        old one sees another root at that size and refuses: the alarm says the history
-        changed before delivery."""
+        carrying the key certificates the old one carried (and its end, if it ended the
+        tree). A witness that cosigned the old one sees another root at that size and
+        refuses: the alarm says the history changed before delivery."""
         if self.off or not isinstance(st.get("tree"), dict):
             return
-        old = sum(isinstance(r.get("chain"), dict) for r in sealed)
-        certs = [k for r in sealed if r.get("section") == "checkpoint" for k in r.get("keys") or ()]
+        cps = [r for r in sealed if r.get("section") == "checkpoint" and "chain" not in r]
+        ended = any(r.get("end") is True for r in cps)
+        old = sum(isinstance(r.get("chain"), dict) for r in sealed) + ended
+        certs = [k for r in cps for k in r.get("keys") or ()]
         base = self.tree.size - old
-        leaves = self._read()[:base]
-        if len(leaves) < base:
-            self._off("evidence.tree_lost", have=len(leaves), want=base)
+        leaves = self._read()[: base - self.base]
+        if len(leaves) < base - self.base:
+            self._off("evidence.tree_lost", have=self.base + len(leaves), want=base)
             return
-        self.tree = merkle.Tree(leaves)
+        self.tree = carry.grown(self.base, self.edge, leaves)
         self.saved = base
         st["tree"]["size"] = base
+        if cps:  # the old checkpoint is undone: the one before it is the last signed
+            self.signed = min(int(cps[-1].get("consistency", {}).get("from", base)), base)
         pending = st.get("pending") or []
         self._pending = []
-        cp = self.seal(pending, st)
+        self.ended = False
+        self.closing = self.closing or ended
+        cp = self.seal(pending, st, now, force=True)
         self._rewrite = True  # persist() writes the whole file: its tail changed
         if cp is not None:
             cp["keys"] = [*certs, *(k for k in cp["keys"] if k not in certs)]
             st["pending"] = [*pending, cp]
 
-    def seal(self, records: list[dict[str, Any]], st: dict[str, Any]) -> dict[str, Any] | None:
-        """Add the batch's chained records as leaves; return its checkpoint record (None
-        when signing failed: counted and logged, the batch goes without)."""
+    def seal(
+        self, records: list[dict[str, Any]], st: dict[str, Any], now: float, force: bool = False
+    ) -> dict[str, Any] | None:
+        """Add the batch's chained records as leaves; return its checkpoint record when
+        one is due, the tree closes, or `force` (None otherwise, or when signing failed:
+        counted and logged, the batch goes without)."""
+        # cleared once this batch is committed, or given up (rollback); a request that
+        # comes meanwhile is the next batch's
+        end = self._asked = self.closing
         if self.off:
+            self.closing = False
             return None
+        tree = st["tree"]
+        self._undo = (dict(tree), self.signed, self.ended, self.last)
         chained = [r for r in records if isinstance(r.get("chain"), dict)]
-        if not chained:
-            return None
-        old = self.tree.size
-        self._pending = [_leaf(r) for r in chained]
+        self._pending = [carry.leaf(r) for r in chained]
         for leaf in self._pending:
             self.tree.append(leaf)
+        if chained:
+            last = chained[-1]
+            self.ended = False
+            self.last = {k: last.get(k) for k in ("rule_seq", "timestamp", "agent")}
+        end = end and self.open
         self._note = ""
-        tree = st["tree"]
-        tree["size"] = self.tree.size
+        tree.update(size=self.tree.size, ended=self.ended, last=self.last)
+        if not (end or (force and self.tree.size > self.signed) or self.due(now)):
+            return None
+        if end:  # the tree's end: a leaf that says no record follows in this run
+            self._pending.append(carry.end_leaf(self.tree.size))
+            self.tree.append(self._pending[-1])
+            self.ended = True
+            tree.update(size=self.tree.size, ended=True)
         try:
-            return self._checkpoint(chained[-1], old, tree)
+            cp = self._checkpoint(tree, end, now)
         except Exception as exc:  # a key that cannot be read, a full disk: never the batch
             self.tally.count("checkpoint_errors")
-            events.log(
-                "evidence.checkpoint_failed",
-                sensor=self.sensor,
-                rule=self.rule,
-                session=self.session_id,
-                error=type(exc).__name__,
-            )
+            self._log("evidence.checkpoint_failed", error=type(exc).__name__)
             return None
+        self.signed, self.next_at = self.tree.size, now + self.cadence.checkpoint
+        tree["signed"] = self.signed
+        return cp
 
     def rollback(self, st: dict[str, Any]) -> None:
         """The batch was not committed: forget its leaves (it is collected again)."""
         size = self.saved
-        self.tree = merkle.Tree(self._read()[:size])
-        if isinstance(st.get("tree"), dict):
-            st["tree"]["size"] = size
+        self.tree = carry.grown(self.base, self.edge, self._read()[: size - self.base])
+        if isinstance(st.get("tree"), dict) and self._undo is not None:
+            tree, self.signed, self.ended, self.last = self._undo
+            st["tree"] = tree
+        self._pending = []
+        if self._asked:  # one try per request: the dispatcher asks again at a new size
+            self.closing = self._asked = False
 
     def persist(self) -> None:
         """After the cursor holds the batch: append its leaves to the leaves file."""
+        if self._asked:  # the end asked for is committed (or there was none to close)
+            self.closing = self._asked = False
         pending = self._pending
         if self.off or not (pending or self._rewrite):
             return
         self._pending = []
         if self._rewrite:  # reseal: the file's tail is replaced
             self._rewrite = False
-            leaves = self._read()[: self.saved] + pending
+            leaves = self._read()[: self.saved - self.base] + pending
             secure.replace_private(self.path, b"".join(leaves), self.layout.root)
         else:
             fd = secure.open_private(
@@ -250,18 +297,21 @@ class Sealer:
     def checkpoint_path(self) -> str:
         return self.path[: -len(".leaves")] + ".checkpoint"
 
-    def _checkpoint(self, last: dict[str, Any], old: int, tree: dict[str, Any]) -> dict[str, Any]:
+    def _checkpoint(self, tree: dict[str, Any], end: bool, now: float) -> dict[str, Any]:
         size = self.tree.size
-        added = len(self._pending)  # the batch's leaves, from `old` to `size`
+        old = max(self.signed, self.base)  # no proof reaches below a resumed tree's edge
         origin = self.origin
         cp = checkpoint(origin, size, self.tree.root())
         epoch, note = self.keys.sign(cp.text, origin)
         # the consumer holds the path of the epoch of this tree's previous checkpoint
         new_keys = self.keys.new_certificates(int(tree.get("epoch", -1)), epoch)
-        self._witness(note, tree)
+        if end or now >= self.witness_at:
+            self._witness(note, tree)
+            self.witness_at = now + self.cadence.witness
         tree["epoch"] = epoch
         self._note = str(note)
-        return {
+        last = self.last
+        out = {
             "schema": SCHEMA,
             "section": "checkpoint",
             "session_id": self.session_id,
@@ -277,8 +327,13 @@ class Sealer:
                 "proof": [b64(h) for h in self.tree.consistency_proof(old, size)],
             },
             "keys": new_keys,
-            **({"leaves": b64(b"".join(self._pending))} if added <= LEAVES_MAX else {}),
         }
+        if end:
+            out["end"] = True  # the tree's last leaf is carry.end_leaf(size - 1)
+        if size - old <= LEAVES_MAX:  # the leaves it adds: from the file, then the batch's
+            unsent = self._read_from(old)[: self.saved - old] + self._pending
+            out["leaves"] = b64(b"".join(unsent))
+        return out
 
     def _witness(self, note: Note, tree: dict[str, Any]) -> None:
         sizes = tree.setdefault("witness", {})
@@ -290,6 +345,10 @@ class Sealer:
             old = int(sizes.get(w.url, 0))
             if old > self.tree.size:
                 old = 0
+            if 0 < old < self.base:  # cosigned below what a resumed tree holds (carry.py)
+                self.tally.count("witness_errors")
+                self._log("evidence.witness_unprovable", witness=w.name, witness_size=old)
+                continue
             answer = witness.add_checkpoint(
                 w,
                 old,
@@ -300,7 +359,8 @@ class Sealer:
             )
             if answer.status == "conflict":
                 theirs = answer.size
-                if theirs is not None and 0 < theirs <= self.tree.size and theirs != old:
+                known = theirs is not None and max(self.base, 1) <= theirs <= self.tree.size
+                if theirs is not None and known and theirs != old:
                     proof = self.tree.consistency_proof(theirs, self.tree.size)
                     answer = witness.add_checkpoint(w, theirs, proof, note, self.timeout, deadline)
                 resolved = answer.status == "cosigned"  # its history is this tree's
@@ -333,8 +393,3 @@ class Sealer:
                     witness=w.name,
                     detail=answer.detail,
                 )
-
-
-def _leaf(record: dict[str, Any]) -> bytes:
-    """A chained record's leaf: the 32 bytes of its chain hash."""
-    return bytes.fromhex(record["chain"]["hash"])

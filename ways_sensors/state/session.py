@@ -155,15 +155,19 @@ class Session:
         secure.ensure_private_dir(self.layout.ledger_dir(), self.layout.root)
         write_json(self.ledger_path(), ledger)
 
-    def leave(self, seq: int, ledger: dict[str, Any]) -> None:
+    def leave(self, seq: int, ledger: dict[str, Any], trees: dict[str, Any] | None = None) -> None:
         """Write the ledger (`ledger`'s heads updated from this folder's, `seq` the last
-        built), then remove the session folder; the caller holds spool.lock."""
+        built, `trees` each chained rule's tree for a resume: evidence/carry.py), then
+        remove the session folder; the caller holds spool.lock."""
         rules = dict(ledger.get("rules", {}))
         for sensor, rule in self.layout.cursor_rules(self.id):
             head = self.layout.session_head(self.id, sensor, rule)
             if head:
                 rules[rule_label(sensor, rule)] = [head.rule_seq, head.hash]
         kept: dict[str, Any] = {"seq": seq, "rules": rules}
+        trees = {**(ledger.get("trees") or {}), **(trees or {})}
+        if trees:
+            kept["trees"] = trees
         if ledger.get("traceparent"):  # the client's trace the session joined (dispatcher)
             kept["traceparent"] = ledger["traceparent"]
         if isinstance(ledger.get("cost"), dict):  # the session's cost so far (pricing.Tally)

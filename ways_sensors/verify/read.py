@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 
 from ..index import MAX_PAYLOAD
 from ..pipeline import chain
+from .formats import from_text
 
 # A record is built from one hook payload (at most MAX_PAYLOAD) plus transcript text,
 # and masking can lengthen it; no genuine line comes near four payloads.
@@ -71,8 +72,15 @@ def _parse(n: int, line: bytes) -> tuple[dict[str, Any] | None, str]:
         text = line.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         return None, f"line {n} is not valid UTF-8"
+    if text.startswith(RECORD_START) and text.rfind(RECORD_START) > 0:
+        try:  # one record whole, or a torn one the next record continues
+            json.loads(text)
+        except ValueError:
+            return _after_torn(n, text)
+        except RecursionError:
+            return None, f"line {n} is nested too deeply to be a record"
     try:
-        obj = json.loads(text)
+        obj = from_text(text)  # any format ways writes (formats.py)
     except RecursionError:
         return None, f"line {n} is nested too deeply to be a record"
     except ValueError:

@@ -1,0 +1,106 @@
+"""The drain with signed checkpoints on against off (issue 35 item 5: evidence/cadence.py).
+
+  drain       N spooled PreToolUse records, masking on, `at_least_once`, to a file target,
+              one dispatcher from its start to the last record at the consumer (batch_
+              bench.py's install and records). Three settings of the same rule:
+                off        `chain: false`: no chain, no tree, no checkpoint
+                cadence    `chain: true`, `checkpoint_seconds` at its default (5)
+                per batch  `chain: true`, `checkpoint_seconds: 0` (a checkpoint per
+                           batch: what every chained rule did before the cadence)
+              each with the target's default batch (512) and with `batch: {max_records:
+              1}` (each record alone: a quiet session's shape, where a checkpoint per
+              batch was a checkpoint per record). RUNS runs of each, interleaved;
+              medians, and each setting's ratio to off.
+
+Usage: python bench/checkpoint_bench.py [--records N] [--single N] [--runs R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import batch_bench as bb
+
+SETTINGS = {
+    "off": ("chain: false", None),
+    "cadence": ("chain: true", None),
+    "per batch": ("chain: true", 0),
+}
+
+
+def drain(records: int, single: bool, setting: str) -> tuple[float, int]:
+    """(records per second from the dispatcher's start to the last record's arrival,
+    checkpoint lines the consumer got)."""
+    chain, seconds = SETTINGS[setting]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env, count = bb.install(root, "file", single, None)
+        rule = root / "config" / "agent-ways" / "sensors" / "bench.yaml"
+        rule.write_text(rule.read_text().replace("chain: true", chain))
+        if seconds is not None:
+            config = root / "config" / "agent-ways" / "config.yaml"
+            config.write_text(
+                config.read_text() + f"  evidence:\n    checkpoint_seconds: {seconds}\n"
+            )
+        os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
+        from ways_sensors.state import spool
+
+        sid = "bench-checkpoints"
+        for i in range(records):
+            spool.append(
+                sid, "PreToolUse", time.time_ns(), env["CLAUDE_PROJECT_DIR"], bb.payload(sid, i)
+            )
+        t0 = time.perf_counter()
+        argv = bb.dispatcher_argv(sid, None)
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while count() < records:
+                if time.perf_counter() - t0 > 900 or proc.poll() is not None:
+                    raise SystemExit(f"the drain stopped at {count()} of {records}")
+                time.sleep(0.005)
+            rate = records / (time.perf_counter() - t0)
+        finally:
+            proc.kill()
+            proc.wait()
+        text = (root / "out.jsonl").read_bytes()
+        return rate, text.count(b'"section":"checkpoint"')
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=10_000, help="records, default batches")
+    ap.add_argument("--single", type=int, default=2_000, help="records, a batch each")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    for single, n in ((False, args.records), (True, args.single)):
+        rates: dict[str, list[float]] = {s: [] for s in SETTINGS}
+        cps: dict[str, list[int]] = {s: [] for s in SETTINGS}
+        for _ in range(args.runs):
+            for s in SETTINGS:
+                rate, got = drain(n, single, s)
+                rates[s].append(rate)
+                cps[s].append(got)
+        shape = "max_records: 1" if single else "default batch (512)"
+        print(f"\n{n:,} records, {shape}")
+        off = statistics.median(rates["off"])
+        for s in SETTINGS:
+            med = statistics.median(rates[s])
+            runs = " / ".join(f"{r:,.0f}" for r in rates[s])
+            print(
+                f"  {s:10s} {med:8,.0f} records/s (runs {runs}), {off and med / off:.2f}x off, "
+                f"checkpoint lines {statistics.median(cps[s]):,.0f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""How often a tree is checkpointed and a witness asked: bounded, and always at the end.
+
+A quiet session delivers each record alone, and a checkpoint per batch made checkpoints
+about half of a quiet session's lines and asked a witness once per record. So a batch
+gets a checkpoint only when the tree's last one is `checkpoint_seconds` old (or older),
+a tree with leaves not yet signed gets one of its own once that time has passed (the
+dispatcher pokes its worker: crew.py), and a witness is asked at most every
+`witness_seconds` per tree. A tree is always signed, and its witnesses asked, when it
+closes: the end leaf a dispatcher adds before it leaves (sealer.py). The first batch a
+dispatcher delivers is signed at once.
+
+config.yaml (user only; numbers of seconds, 0 for every batch):
+
+    ways:
+      evidence:
+        checkpoint_seconds: 5    # the longest a delivered record waits for its signature
+        witness_seconds: 60
+
+The unsigned window (docs/evidence.md, the threat model) is therefore at most
+`checkpoint_seconds` plus the dispatcher's one-second poke.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CHECKPOINT_SECONDS = 5.0
+WITNESS_SECONDS = 60.0
+_read: Cadence | None = None
+
+
+@dataclass(frozen=True)
+class Cadence:
+    checkpoint: float = CHECKPOINT_SECONDS
+    witness: float = WITNESS_SECONDS
+
+
+def configured() -> Cadence:
+    """config.yaml's `ways.evidence` cadence, read once per process."""
+    global _read
+    if _read is None:
+        _read = Cadence(
+            _seconds("checkpoint_seconds", CHECKPOINT_SECONDS),
+            _seconds("witness_seconds", WITNESS_SECONDS),
+        )
+    return _read
+
+
+def _seconds(name: str, default: float) -> float:
+    from ..config.layers import read_config
+
+    try:
+        config, _ = read_config()
+    except Exception:
+        return default
+    node = config.get("ways") if isinstance(config, dict) else None
+    node = node.get("evidence") if isinstance(node, dict) else None
+    value = node.get(name) if isinstance(node, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 86400:
+        return float(value)
+    return default
