@@ -14,6 +14,7 @@ The "model" picks what to do from markers in the turn's user text:
     [write]   one Write call of a new file in WRITE_DIR, outside the project: a tool the
               session's allow list leaves out, in a folder it does not own (a
               permission prompt)
+    [recall]  one call of ways' MCP tool mcp__ways__search_history for "git push"
     [apierr]  the request fails with 529 (`overloaded_error`), when the turn's newest
               text holds it (Claude Code resends a failed turn with the next prompt)
     (none)    a thinking block (THINKING-MARKER ...), a text block and one Bash call
@@ -159,6 +160,15 @@ def respond(request: dict) -> tuple[list[dict], str]:
                     "file_path": os.path.join(WRITE_DIR, f"ways-e2e-{n:04d}.txt"),
                     "content": f"written {n}\n",
                 },
+            }
+        ], "tool_use"
+    if "[recall]" in user:  # the agent asks ways (`ways mcp`) what it ran before
+        return [
+            {
+                "type": "tool_use",
+                "id": f"toolu_r_{n:04d}",
+                "name": "mcp__ways__search_history",
+                "input": {"query": "git push", "limit": 5},
             }
         ], "tool_use"
     if "[secret]" in user:
