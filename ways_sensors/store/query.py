@@ -5,8 +5,8 @@ paragraph): a record matches when its `text` (schema.py) contains the query as a
 substring, letters compared case-insensitively, and every filter given holds. An ASCII
 query folds A-Z on both sides (SQLite's lower()); any other, Python's lower(); accents
 are kept. A query of three characters or more asks the FTS5 trigram index for the
-records holding each of its trigrams, then checks the substring; a shorter one scans
-the records. Results come most recently stored first (the index's rowid order, walked
+records holding its rare trigrams (all of them when none is rare: `selective`), then
+checks the substring; a shorter one scans the records. Results come most recently stored first (the index's rowid order, walked
 backwards, so a search stops at its limit instead of sorting every match: the trigram
 index keeps no positions, so FTS5's bm25 would rank by little more than length).
 
@@ -24,6 +24,8 @@ from typing import Any
 HIT = "\x02"  # where a match begins and ends in a marked text (snippet() reads them)
 END = "\x03"
 CONTEXT = 80  # characters of text kept either side of a search's first match
+PROBE = 1000  # a trigram listing this many records is common (selective())
+RARE_MAX = 4  # rare trigrams asked for at most
 
 
 RECORD_COLUMNS = frozenset(
@@ -152,7 +154,7 @@ def search(
             f"SELECT {cols}, r.text FROM records_fts JOIN records r ON r.id = records_fts.rowid "
             f"WHERE records_fts MATCH ? AND instr({folded}, ?) > 0"
         )
-        args = [trigrams(query), query.lower(), *args]
+        args = [selective(conn, query), query.lower(), *args]
         order = " ORDER BY records_fts.rowid DESC"  # FTS5 walks its index that way
     else:
         sql = f"SELECT {cols}, r.text FROM records r WHERE instr({folded}, ?) > 0"
@@ -189,11 +191,33 @@ def _lower(text: object) -> str | None:
     return text.lower() if isinstance(text, str) else None
 
 
-def trigrams(query: str) -> str:
-    """An FTS5 query for the records holding every trigram of `query` (each one quoted:
-    one token of the trigram tokenizer, which folds its case as it does the text's)."""
-    grams = dict.fromkeys(query[i : i + 3] for i in range(len(query) - 2))
-    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+def _quoted(gram: str) -> str:
+    """One trigram as an FTS5 string: one token of the trigram tokenizer, which folds
+    its case as it folds the text's."""
+    return '"' + gram.replace('"', '""') + '"'
+
+
+def trigrams(query: str) -> list[str]:
+    return list(dict.fromkeys(query[i : i + 3] for i in range(len(query) - 2)))
+
+
+def selective(conn: sqlite3.Connection, query: str) -> str:
+    """An FTS5 query for candidates of `query`: its rare trigrams when it has some, else
+    all of them. FTS5 reads the whole list of every trigram an AND names, and a common
+    one (`.py`, `the`) lists most records; so each trigram is first counted up to PROBE
+    (a common one costs PROBE entries read, not its whole list) and only those under it
+    are asked for. The substring check after (`search`) makes any choice exact."""
+    grams = trigrams(query)
+    if len(grams) > 2:
+        counts = [(_count(conn, g), g) for g in grams]
+        rare = [g for n, g in sorted(counts) if n < PROBE][:RARE_MAX]
+        grams = rare or grams
+    return " AND ".join(_quoted(g) for g in grams)
+
+
+def _count(conn: sqlite3.Connection, gram: str) -> int:
+    sql = "SELECT count(*) FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)"
+    return int(conn.execute(sql, (_quoted(gram), PROBE)).fetchone()[0])
 
 
 def _mark(text: str, query: str) -> str:
