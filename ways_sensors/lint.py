@@ -333,6 +333,10 @@ def _unreachable(rule: LoadedRule, timeout: float) -> str | None:
 
     target = rule.spec.dispatch.target
     path = getattr(target, "path", None)
+    if rule.spec.dispatch.kind == "store":  # its default path is the data root's
+        from .targets.store import database
+
+        path = database(target)
     argv = getattr(target, "argv", None)
     url = getattr(target, "url", None) or getattr(target, "endpoint", None)
     host = getattr(target, "host", None)

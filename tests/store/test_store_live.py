@@ -102,3 +102,17 @@ def test_a_dispatcher_killed_mid_drain_stores_every_record_once(install):
         head = c.execute("SELECT records, tools FROM sessions").fetchall()
     assert seqs == list(range(1, n + 1)), at_kill
     assert head == [(n, n)]
+
+
+def test_lint_checks_a_store_target_s_folder_and_passes_the_default_one(install, tmp_path):
+    (tmp_path / "f").write_text("a file, not a folder")
+    install.sensor(
+        "st",
+        "rules:\n  r:\n    sections: [tool_call]\n"
+        f"    dispatch: {{store: {{path: '{tmp_path / 'f' / 's.db'}'}}}}\n",
+    )
+    install.ways("settings", "set", "ways.sensors.store.enabled", "true")
+    r = install.ways("sensors", "lint", "--check-targets", "--json")
+    errors = json.loads(r.stdout)["errors"]
+    assert r.returncode == 3
+    assert [(e["rule"], "is not a folder" in e["message"]) for e in errors] == [("r", True)]
