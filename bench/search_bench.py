@@ -122,9 +122,8 @@ def main() -> int:
     path = os.path.join(folder, "sessions.db")
     if not os.path.exists(path):
         took = build(path, args.records)
-        print(
-            f"built {args.records:,} records in {took:.0f} s ({took / args.records * 1e6:.0f} us a record)"
-        )
+        each = took / args.records * 1e6
+        print(f"built {args.records:,} records in {took:.0f} s ({each:.0f} us a record)")
     size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
     conn = sqlite.connect(path, create=False)
     count = conn.execute("SELECT count(*) FROM records").fetchone()[0]

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..helpers import planted
+from ..planting import planted
 from .play import PLANT, SECRETS, leaks, play
 
 

@@ -6,9 +6,10 @@ substring, letters compared case-insensitively, and every filter given holds. An
 query folds A-Z on both sides (SQLite's lower()); any other, Python's lower(); accents
 are kept. A query of three characters or more asks the FTS5 trigram index for the
 records holding its rare trigrams (all of them when none is rare: `selective`), then
-checks the substring; a shorter one scans the records. Results come most recently stored first (the index's rowid order, walked
-backwards, so a search stops at its limit instead of sorting every match: the trigram
-index keeps no positions, so FTS5's bm25 would rank by little more than length).
+checks the substring; a shorter one scans the records. Results come most recently
+stored first (the index's rowid order, walked backwards, so a search stops at its limit
+instead of sorting every match: the trigram index keeps no positions, so FTS5's bm25
+would rank by little more than length).
 
 Filters are exact matches on the columns of schema.py, `since`/`until` compare ISO UTC
 timestamps (a prefix such as `2026-12-01` works), `rule` is `sensor/rule`.
