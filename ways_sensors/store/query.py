@@ -25,7 +25,7 @@ from typing import Any
 HIT = "\x02"  # where a match begins and ends in a marked text (snippet() reads them)
 END = "\x03"
 CONTEXT = 80  # characters of text kept either side of a search's first match
-PROBE = 1000  # a trigram listing this many records is common (selective())
+PROBES = (1000, 16_000)  # caps a trigram's records are counted to, in turn (selective())
 RARE_MAX = 4  # rare trigrams asked for at most
 
 
@@ -203,22 +203,27 @@ def trigrams(query: str) -> list[str]:
 
 
 def selective(conn: sqlite3.Connection, query: str) -> str:
-    """An FTS5 query for candidates of `query`: its rare trigrams when it has some, else
-    all of them. FTS5 reads the whole list of every trigram an AND names, and a common
-    one (`.py`, `the`) lists most records; so each trigram is first counted up to PROBE
-    (a common one costs PROBE entries read, not its whole list) and only those under it
-    are asked for. The substring check after (`search`) makes any choice exact."""
+    """An FTS5 query for candidates of `query`: its rarest trigrams when some are rare,
+    else all of them. FTS5 reads the whole list of every trigram an AND names, and a
+    common one (`.py`, `the`) lists most records; so the trigrams are first counted up to
+    each of PROBES in turn (a count stops at its cap: a common trigram costs the cap's
+    entries, not its list), and the first cap some fall under picks them. The substring
+    check after (`search`) makes any choice exact."""
     grams = trigrams(query)
-    if len(grams) > 2:
-        counts = [(_count(conn, g), g) for g in grams]
-        rare = [g for n, g in sorted(counts) if n < PROBE][:RARE_MAX]
-        grams = rare or grams
+    if len(grams) <= 2:
+        return " AND ".join(_quoted(g) for g in grams)
+    left = grams
+    for cap in PROBES:
+        counts = sorted((_count(conn, g, cap), g) for g in left)
+        rare = [g for n, g in counts if n < cap][:RARE_MAX]
+        if rare:
+            return " AND ".join(_quoted(g) for g in rare)
     return " AND ".join(_quoted(g) for g in grams)
 
 
-def _count(conn: sqlite3.Connection, gram: str) -> int:
+def _count(conn: sqlite3.Connection, gram: str, cap: int) -> int:
     sql = "SELECT count(*) FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)"
-    return int(conn.execute(sql, (_quoted(gram), PROBE)).fetchone()[0])
+    return int(conn.execute(sql, (_quoted(gram), cap)).fetchone()[0])
 
 
 def _mark(text: str, query: str) -> str:
