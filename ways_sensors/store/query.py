@@ -5,8 +5,8 @@ paragraph): a record matches when its `text` (schema.py) contains the query as a
 substring, letters compared case-insensitively, and every filter given holds. An ASCII
 query folds A-Z on both sides (SQLite's lower()); any other, Python's lower(); accents
 are kept. A query of three characters or more asks the FTS5 trigram index for the
-records holding its rare trigrams (all of them when none is rare: `selective`), then
-checks the substring; a shorter one scans the records. Results come most recently
+records holding its rare trigrams (store/candidates.py says which), then checks the
+substring; a shorter one scans the records. Results come most recently
 stored first (the index's rowid order, walked backwards, so a search stops at its limit
 instead of sorting every match: the trigram index keeps no positions, so FTS5's bm25
 would rank by little more than length).
@@ -22,11 +22,11 @@ import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
 
+from . import candidates
+
 HIT = "\x02"  # where a match begins and ends in a marked text (snippet() reads them)
 END = "\x03"
 CONTEXT = 80  # characters of text kept either side of a search's first match
-PROBES = (1000, 16_000)  # caps a trigram's records are counted to, in turn (selective())
-RARE_MAX = 4  # rare trigrams asked for at most
 
 
 RECORD_COLUMNS = frozenset(
@@ -155,7 +155,7 @@ def search(
             f"SELECT {cols}, r.text FROM records_fts JOIN records r ON r.id = records_fts.rowid "
             f"WHERE records_fts MATCH ? AND instr({folded}, ?) > 0"
         )
-        args = [selective(conn, query), query.lower(), *args]
+        args = [query.lower(), *args]  # the MATCH, first, is candidates.rows'
         order = " ORDER BY records_fts.rowid DESC"  # FTS5 walks its index that way
     else:
         sql = f"SELECT {cols}, r.text FROM records r WHERE instr({folded}, ?) > 0"
@@ -167,7 +167,11 @@ def search(
     if limit > 0:
         sql += f" LIMIT {int(limit)}"
     hits = []
-    for row in conn.execute(sql, args):
+    if len(query) >= 3:
+        found = candidates.rows(conn, sql, query, args)
+    else:
+        found = conn.execute(sql, args).fetchall()
+    for row in found:
         rid, sid, ts, agent, sensor, rule, section, tool, seq, rule_seq, imported, text = row
         marked = _mark(text, query)
         hits.append(
@@ -190,40 +194,6 @@ def search(
 
 def _lower(text: object) -> str | None:
     return text.lower() if isinstance(text, str) else None
-
-
-def _quoted(gram: str) -> str:
-    """One trigram as an FTS5 string: one token of the trigram tokenizer, which folds
-    its case as it folds the text's."""
-    return '"' + gram.replace('"', '""') + '"'
-
-
-def trigrams(query: str) -> list[str]:
-    return list(dict.fromkeys(query[i : i + 3] for i in range(len(query) - 2)))
-
-
-def selective(conn: sqlite3.Connection, query: str) -> str:
-    """An FTS5 query for candidates of `query`: its rarest trigrams when some are rare,
-    else all of them. FTS5 reads the whole list of every trigram an AND names, and a
-    common one (`.py`, `the`) lists most records; so the trigrams are first counted up to
-    each of PROBES in turn (a count stops at its cap: a common trigram costs the cap's
-    entries, not its list), and the first cap some fall under picks them. The substring
-    check after (`search`) makes any choice exact."""
-    grams = trigrams(query)
-    if len(grams) <= 2:
-        return " AND ".join(_quoted(g) for g in grams)
-    left = grams
-    for cap in PROBES:
-        counts = sorted((_count(conn, g, cap), g) for g in left)
-        rare = [g for n, g in counts if n < cap][:RARE_MAX]
-        if rare:
-            return " AND ".join(_quoted(g) for g in rare)
-    return " AND ".join(_quoted(g) for g in grams)
-
-
-def _count(conn: sqlite3.Connection, gram: str, cap: int) -> int:
-    sql = "SELECT count(*) FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)"
-    return int(conn.execute(sql, (_quoted(gram), cap)).fetchone()[0])
 
 
 def _mark(text: str, query: str) -> str:
