@@ -28,7 +28,8 @@ import pytest
 
 from .agents.fixtures import CODEX, COPILOT, CURSOR, GEMINI, dispatch, load, run_hook
 from .conftest import ALL_SECTIONS, HOOKS, TRANSCRIPT
-from .helpers import dispatcher_lock, planted
+from .helpers import dispatcher_lock
+from .planting import planted
 
 CANARY = "CANARY-5e1b9d"
 

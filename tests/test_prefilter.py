@@ -177,7 +177,8 @@ def test_a_blocking_rule_that_holds_loads_its_own_target_kind_only(install, tmp_
         "ways_sensors.config.layers",
         "yaml",
     }
-    unwanted |= {f"ways_sensors.targets.{k}" for k in ("http", "command", "otlp", "syslog")}
+    kinds = ("http", "command", "otlp", "syslog", "store")
+    unwanted |= {f"ways_sensors.targets.{k}" for k in kinds} | {"ways_sensors.store", "sqlite3"}
     # nor msgspec (the file kind's Spec is read as plain attributes; json writes the
     # line), nor site-packages at all: the largest costs of a matching rule before
     unwanted |= {"msgspec", "site", "ways_sensors.targets.file_spec"}

@@ -189,10 +189,14 @@ def client_env(s: Session, url: str) -> dict[str, str]:
 
 
 def run(
-    s: Session, prompts: list[str] = PROMPTS, timeout: float = 180, env_extra: dict | None = None
+    s: Session,
+    prompts: list[str] = PROMPTS,
+    timeout: float = 180,
+    env_extra: dict | None = None,
+    args: tuple[str, ...] = (),
 ) -> Session:
     """The prompts, each a `claude -p` run of one session; `env_extra` sets (a value of
-    None: removes) variables of the client's environment."""
+    None: removes) variables of the client's environment; `args` go on each command line."""
     exe = claude_bin()
     server, url = messages_api.serve()
     env = client_env(s, url)
@@ -203,7 +207,8 @@ def run(
             env[key] = value
     try:
         for prompt in prompts:
-            cmd = [exe, "-p", prompt, "--output-format", "json", "--allowedTools", "Bash", "Agent"]
+            cmd = [exe, "-p", prompt, "--output-format", "json", *args]
+            cmd += ["--allowedTools", "Bash", "Agent"]
             if s.session_id:
                 cmd += ["--resume", s.session_id]
             r = subprocess.run(

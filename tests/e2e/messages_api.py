@@ -14,6 +14,8 @@ The "model" picks what to do from markers in the turn's user text:
     [write]   one Write call of a new file in WRITE_DIR, outside the project: a tool the
               session's allow list leaves out, in a folder it does not own (a
               permission prompt)
+    [recall]  one call of ways' MCP tool mcp__ways__search_history for "git push" (shell
+              tools only), then mcp__ways__verify_record for its first hit
     [apierr]  the request fails with 529 (`overloaded_error`), when the turn's newest
               text holds it (Claude Code resends a failed turn with the next prompt)
     (none)    a thinking block (THINKING-MARKER ...), a text block and one Bash call
@@ -100,6 +102,19 @@ def _turn(messages: list) -> int | None:
     )
 
 
+def _blocks(message: dict) -> list[dict]:
+    content = message.get("content") if message.get("role") == "user" else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _result_text(block: dict) -> str:
+    """A tool result's text: a string, or its text blocks joined."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
 def _bash(tid: str, command: str) -> dict:
     return {
         "type": "tool_use",
@@ -117,6 +132,17 @@ def respond(request: dict) -> tuple[list[dict], str]:
     turn = _turn(messages) or 0
     user = _text(messages[turn]) if messages else ""
     answered = any(_is_result(m) for m in messages[turn:])
+    results = [b for m in messages[turn:] for b in _blocks(m) if b.get("type") == "tool_result"]
+    if "[recall]" in user and len(results) == 1:  # the search answered: its first hit's proof
+        hit = json.loads(_result_text(results[0]))[0]
+        return [
+            {
+                "type": "tool_use",
+                "id": f"toolu_v_{n:04d}",
+                "name": "mcp__ways__verify_record",
+                "input": {"session_id": hit["session_id"], "seq": hit["seq"]},
+            }
+        ], "tool_use"
     if answered:
         word = "SUBAGENT-DONE" if "SUBTASK" in first else "FINAL-REPLY"
         return [{"type": "text", "text": f"{word} {n}"}], "end_turn"
@@ -159,6 +185,15 @@ def respond(request: dict) -> tuple[list[dict], str]:
                     "file_path": os.path.join(WRITE_DIR, f"ways-e2e-{n:04d}.txt"),
                     "content": f"written {n}\n",
                 },
+            }
+        ], "tool_use"
+    if "[recall]" in user:  # the agent asks ways (`ways mcp`) what it ran before
+        return [
+            {
+                "type": "tool_use",
+                "id": f"toolu_r_{n:04d}",
+                "name": "mcp__ways__search_history",
+                "input": {"query": "git push", "tool_kind": "shell", "limit": 5},
             }
         ], "tool_use"
     if "[secret]" in user:

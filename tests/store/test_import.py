@@ -10,7 +10,7 @@ import shutil
 
 from ..agents.fixtures import CODEX, GEMINI
 from ..conftest import TRANSCRIPT
-from ..helpers import planted
+from ..planting import planted
 from .play import PLANT, SECRETS, leaks, play
 
 ROLLOUT = ".codex/sessions/2026/11/30/rollout-2026-11-30T00-16-58-x.jsonl"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..helpers import planted
+from ..planting import planted
 from .play import PLANT, SECRETS, leaks, play
 
 
@@ -77,7 +77,7 @@ def test_the_agent_finds_a_command_of_an_earlier_session(install):
     assert init["protocolVersion"] == "2025-06-18" and "tools" in init["capabilities"]
     c.send({"jsonrpc": "2.0", "method": "notifications/initialized"})  # no answer
     names = [t["name"] for t in c.request("tools/list")["result"]["tools"]]
-    assert names == ["search_history", "session_timeline", "get_record"]
+    assert names == ["search_history", "session_timeline", "get_record", "verify_record"]
 
     hits, failed = c.tool("search_history", query=command[:12].upper(), limit=50)
     assert not failed and isinstance(hits, list)
@@ -93,6 +93,8 @@ def test_the_agent_finds_a_command_of_an_earlier_session(install):
     for kind in SECRETS:  # the planted secrets came through, masked
         assert f"[REDACTED:{kind}:" in json.dumps(whole)
 
+    unchained, failed = c.tool("verify_record", session_id=sid, seq=call["seq"])
+    assert failed and "store/all has no chain" in str(unchained)
     missing, failed = c.tool("get_record", session_id=sid, seq=10_000)
     assert failed and "no record 10000" in str(missing)
     assert c.request("no/such")["error"]["code"] == -32601
@@ -113,3 +115,34 @@ def test_without_a_store_a_tool_says_how_to_turn_it_on(install):
     text, failed = c.tool("search_history", query="anything")
     assert failed and "ways settings set ways.sensors.store.enabled true" in str(text)
     assert c.close()[0] == 0
+
+
+def test_a_record_s_proof_is_what_ways_sensors_verify_accepts(install, tmp_path):
+    """With `chain: true` on the store rule, verify_record answers the record with the
+    rule's records up to the signed checkpoint covering it: `ways sensors verify --key`
+    accepts them, and refuses them once one command in them is changed."""
+    for key, value in (("enabled", "true"), ("rules.all.chain", "true")):
+        r = install.ways("settings", "set", f"ways.sensors.store.{key}", value)
+        assert r.returncode == 0, r.stderr
+    sid = play(install, "gemini")
+    shown = json.loads(install.ways("sessions", "show", sid, "--json").stdout)["records"]
+    call = next(r for r in shown if r["section"] == "tool_call")
+    c = Client(install)
+    c.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    answer, failed = c.tool("verify_record", session_id=sid, seq=call["seq"])
+    assert c.close()[0] == 0
+    assert not failed, answer
+    assert answer["record"] == call and answer["rule"] == "store/all"  # type: ignore[index]
+    proof = tmp_path / "proof.jsonl"
+    proof.write_text(answer["proof"])  # type: ignore[index]
+    key = json.loads(install.ways("keys", "show", "--json").stdout)["verifier_key"]
+    r = install.ways("sensors", "verify", str(proof), "--key", key)
+    assert r.returncode == 0 and "intact" in r.stdout, r.stdout + r.stderr
+    assert "checkpoint" in r.stdout
+    lines = proof.read_text().splitlines()
+    i = next(n for n, x in enumerate(lines) if json.loads(x).get("seq") == call["seq"])
+    changed = json.loads(lines[i])
+    changed["data"]["tool_name"] += "-changed"
+    lines[i] = json.dumps(changed)
+    proof.write_text("\n".join(lines) + "\n")
+    assert install.ways("sensors", "verify", str(proof), "--key", key).returncode == 3

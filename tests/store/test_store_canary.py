@@ -11,7 +11,7 @@ import pytest
 
 from ways_sensors.store.sqlite import connect
 
-from ..helpers import planted
+from ..planting import planted
 from .play import AGENTS, PLANT, SECRETS, leaks, play
 
 

@@ -124,3 +124,17 @@ def test_the_retention_sweep_removes_sessions_older_than_store_kept(install):
         assert conn.execute(
             "SELECT count(*) FROM records WHERE session_id = ?", (old,)
         ).fetchone() == (0,)
+
+
+def test_lint_checks_a_store_target_s_folder_and_passes_the_default_one(install, tmp_path):
+    (tmp_path / "f").write_text("a file, not a folder")
+    install.sensor(
+        "st",
+        "rules:\n  r:\n    sections: [tool_call]\n"
+        f"    dispatch: {{store: {{path: '{tmp_path / 'f' / 's.db'}'}}}}\n",
+    )
+    install.ways("settings", "set", "ways.sensors.store.enabled", "true")
+    r = install.ways("sensors", "lint", "--check-targets", "--json")
+    errors = json.loads(r.stdout)["errors"]
+    assert r.returncode == 3
+    assert [(e["rule"], "is not a folder" in e["message"]) for e in errors] == [("r", True)]

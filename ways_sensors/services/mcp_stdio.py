@@ -1,7 +1,7 @@
 """The Model Context Protocol's stdio transport and the server's half of its lifecycle:
 JSON-RPC 2.0 messages, one per line, on stdin and stdout; nothing else on stdout.
 
-Written here rather than taken from the `mcp` SDK: a stdio server of three tools needs
+Written here rather than taken from the `mcp` SDK: a stdio server of four tools needs
 `initialize`, `tools/list`, `tools/call` and `ping`, about a page, where the SDK brings
 some fifteen packages (pydantic, starlette, uvicorn, httpx, jwt...) and an HTTP stack
 this server never opens.

@@ -3,6 +3,8 @@
     search_history     records holding a text (store/query.py's search), best first
     session_timeline   one session's records as timeline lines (services/sessions.py)
     get_record         one record whole, as delivered (masked)
+    verify_record      a record with its proof: the JSON lines `ways sensors verify
+                       FILE --key ROOTKEY` accepts (store/proof.py)
 
 Every answer is JSON text, at most ANSWER_MAX characters (a longer one is cut and says
 so); the store is opened for each call, so one made after the server started is read.
@@ -21,6 +23,7 @@ from .mcp_stdio import BadParams, Tool
 from .sessions import describe, open_store
 
 ANSWER_MAX = 100_000
+PROOF_MAX = 8 << 20  # a proof is never cut: a longer one is refused
 LIMIT_MAX = 200
 FILTERS = ("agent", "section", "tool", "tool_kind", "project", "session", "since", "until")
 
@@ -60,10 +63,10 @@ RECORD = {
 }
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, most: int = ANSWER_MAX) -> str:
     text = json.dumps(value, ensure_ascii=False)
-    if len(text) > ANSWER_MAX:
-        text = text[:ANSWER_MAX] + f" … ({len(text) - ANSWER_MAX} more characters cut)"
+    if len(text) > most:
+        text = text[:most] + f" … ({len(text) - most} more characters cut)"
     return text
 
 
@@ -76,13 +79,13 @@ def _str(args: dict[str, Any], name: str, required: bool = False) -> str | None:
     return value
 
 
-def _guarded(answer: Any, store: str | None) -> Any:
+def _guarded(answer: Any, store: str | None, most: int = ANSWER_MAX) -> Any:
     """A tool on the store at `store`, whose store failure (none yet, not a store) is an
     error result."""
 
     def call(args: dict[str, Any]) -> tuple[str, bool]:
         try:
-            return _text(answer(open_store(store), args)), False
+            return _text(answer(open_store(store), args), most), False
         except WaysError as exc:
             return exc.message + (f"; {exc.hint}" if exc.hint else ""), True
 
@@ -125,12 +128,41 @@ def record(conn: Any, args: dict[str, Any]) -> Any:
     raise WaysError(f"no record {seq} in session {sid}")
 
 
+VERIFY = {
+    "name": "verify_record",
+    "description": "One record with its proof: the records of its rule's hash chain up to "
+    "the signed checkpoint that covers it, as JSON lines. Save `proof` to a file and run "
+    "`ways sensors verify FILE --key ROOTKEY` (`ways keys show` prints the key).",
+    "inputSchema": _schema(
+        {"session_id": STR, "seq": {"type": "integer", "minimum": 1}}, ["session_id", "seq"]
+    ),
+}
+
+
+def verify(conn: Any, args: dict[str, Any]) -> Any:
+    from ..store.proof import Unproven, proof
+
+    sid = str(_str(args, "session_id", True))
+    seq = args.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        raise BadParams("seq must be an integer")
+    try:
+        answer = proof(conn, sid, seq)
+    except Unproven as exc:
+        raise WaysError(str(exc)) from None
+    if len(answer["proof"]) > PROOF_MAX:  # a cut proof proves nothing: say so instead
+        raise WaysError(f"its proof is {len(answer['proof'])} characters, past {PROOF_MAX}")
+    answer["check"] = "save proof to FILE, then: ways sensors verify FILE --key ROOTKEY"
+    return answer
+
+
 def tools(store: str | None = None) -> dict[str, Tool]:
     """The tools over the store at `store` (default: the data root's)."""
     return {
         "search_history": (SEARCH, _guarded(search, store)),
         "session_timeline": (TIMELINE, _guarded(timeline, store)),
         "get_record": (RECORD, _guarded(record, store)),
+        "verify_record": (VERIFY, _guarded(verify, store, 2 * PROOF_MAX)),
     }
 
 

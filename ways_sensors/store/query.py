@@ -5,10 +5,11 @@ paragraph): a record matches when its `text` (schema.py) contains the query as a
 substring, letters compared case-insensitively, and every filter given holds. An ASCII
 query folds A-Z on both sides (SQLite's lower()); any other, Python's lower(); accents
 are kept. A query of three characters or more asks the FTS5 trigram index for the
-records holding each of its trigrams, then checks the substring; a shorter one scans
-the records. Results come most recently stored first (the index's rowid order, walked
-backwards, so a search stops at its limit instead of sorting every match: the trigram
-index keeps no positions, so FTS5's bm25 would rank by little more than length).
+records holding its rare trigrams (store/candidates.py says which), then checks the
+substring; a shorter one scans the records. Results come most recently
+stored first (the index's rowid order, walked backwards, so a search stops at its limit
+instead of sorting every match: the trigram index keeps no positions, so FTS5's bm25
+would rank by little more than length).
 
 Filters are exact matches on the columns of schema.py, `since`/`until` compare ISO UTC
 timestamps (a prefix such as `2026-12-01` works), `rule` is `sensor/rule`.
@@ -20,6 +21,8 @@ import json
 import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
+
+from . import candidates
 
 HIT = "\x02"  # where a match begins and ends in a marked text (snippet() reads them)
 END = "\x03"
@@ -152,7 +155,7 @@ def search(
             f"SELECT {cols}, r.text FROM records_fts JOIN records r ON r.id = records_fts.rowid "
             f"WHERE records_fts MATCH ? AND instr({folded}, ?) > 0"
         )
-        args = [trigrams(query), query.lower(), *args]
+        args = [query.lower(), *args]  # the MATCH, first, is candidates.rows'
         order = " ORDER BY records_fts.rowid DESC"  # FTS5 walks its index that way
     else:
         sql = f"SELECT {cols}, r.text FROM records r WHERE instr({folded}, ?) > 0"
@@ -164,7 +167,11 @@ def search(
     if limit > 0:
         sql += f" LIMIT {int(limit)}"
     hits = []
-    for row in conn.execute(sql, args):
+    if len(query) >= 3:
+        found = candidates.rows(conn, sql, query, args)
+    else:
+        found = conn.execute(sql, args).fetchall()
+    for row in found:
         rid, sid, ts, agent, sensor, rule, section, tool, seq, rule_seq, imported, text = row
         marked = _mark(text, query)
         hits.append(
@@ -187,13 +194,6 @@ def search(
 
 def _lower(text: object) -> str | None:
     return text.lower() if isinstance(text, str) else None
-
-
-def trigrams(query: str) -> str:
-    """An FTS5 query for the records holding every trigram of `query` (each one quoted:
-    one token of the trigram tokenizer, which folds its case as it does the text's)."""
-    grams = dict.fromkeys(query[i : i + 3] for i in range(len(query) - 2))
-    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
 
 
 def _mark(text: str, query: str) -> str:

@@ -44,7 +44,6 @@ CREATE TABLE IF NOT EXISTS records (
   UNIQUE (sensor, rule, session_id, rule_seq)
 );
 CREATE INDEX IF NOT EXISTS records_session ON records (session_id, ts, seq);
-CREATE INDEX IF NOT EXISTS records_ts ON records (ts);
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5 (
   text, content='records', content_rowid='id', tokenize='trigram', detail='none'
 );
