@@ -18,6 +18,8 @@ from .fixtures import CODEX, dispatch, everything, load, records, run_hook
 
 FX = load(CODEX)
 OUTPUT = "failing"  # what the failing command printed: the hook's tool_response, the rollout's
+# ... as JSON holds it ("failing\n"), not the word alone (a counter's `failing_since_ns`)
+TEXT = json.dumps(OUTPUT + "\n")[1:-1].encode()
 
 
 def at_rest(install) -> dict[str, bytes]:
@@ -56,7 +58,7 @@ def test_a_parked_result_is_held_by_its_spool_frame_not_its_text(install, tmp_pa
         dispatch(install, FX.session_id)
 
     play(FX.lines[: failing + 1], cut_at=failing)  # the dispatcher exits with it parked
-    held = {p: b for p, b in at_rest(install).items() if OUTPUT.encode() in b}
+    held = {p: b for p, b in at_rest(install).items() if TEXT in b}
     assert held == {}, sorted(held)
     build = install.state_root / "sessions" / FX.session_id / "build.json"
     state = json.loads(json.loads(build.read_text())["trackers"]["codex"])
@@ -73,5 +75,5 @@ def test_a_parked_result_is_held_by_its_spool_frame_not_its_text(install, tmp_pa
     assert result["data"]["output"] == OUTPUT + "\n"
     assert result["data"]["error"] == f"Exit code 3\n{OUTPUT}"
     assert not (install.state_root / "sessions" / FX.session_id).exists()  # ended, delivered
-    held = {p: b for p, b in at_rest(install).items() if OUTPUT.encode() in b}
+    held = {p: b for p, b in at_rest(install).items() if TEXT in b}
     assert held == {}, sorted(held)  # the ledger keeps the builder's state: no content

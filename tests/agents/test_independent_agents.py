@@ -26,7 +26,8 @@ from .fixtures import CODEX, COPILOT, CURSOR, GEMINI, dispatch, hook_argv, load,
 R = ["tool_result", "compaction"]
 OTHERS = ["user_prompt", "assistant_response", "tool_call", "subagent", "session_start",
           "session_end"]  # fmt: skip
-VARYING = ("seq", "rule", "rule_seq", "chain")
+# identity: each run makes its state root anew, and with it an install id (fleet/identity.py)
+VARYING = ("seq", "rule", "rule_seq", "chain", "identity")
 CASES = {"codex": CODEX, "gemini": GEMINI, "cursor": CURSOR, "copilot": COPILOT}
 
 

@@ -163,7 +163,7 @@ class Journal:
             rec = records.envelope(
                 d, seq, self.session_id, project, self.traceparent, self.identity
             )
-            if seq == 1:  # the session's first record: what install made it
+            if d.section == "session_start":  # each run's start: what install made it
                 from ..fleet.inventory import inventory
 
                 rec["inventory"] = inventory(project)
