@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         stopping = True
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)  # Ctrl-C ends it wherever it is, the first line too
     shown = formats_of(cat)
     tap = Tap(list(args.names))
     print(f"tapping {', '.join(args.names)}; Ctrl-C ends", file=sys.stderr, flush=True)
