@@ -1,8 +1,9 @@
-"""What proves a stored record: the records of its rule's tree up to the first signed
-checkpoint that covers it, with the checkpoints among them, as the JSON lines the rule
-delivered them (a file `ways sensors verify FILE --key ROOTKEY` checks: it rebuilds the
-tree's root from every leaf, checks the checkpoint's signature up to the root key, and
-the hash chain from the first record).
+"""What proves a stored record: the records of its rule's tree up to its last signed
+checkpoint (one covers the record; the last is the tree's end once the session ended,
+so the file proves its end too: evidence/offline.py), with the checkpoints among them,
+as the JSON lines the rule delivered them (a file `ways sensors verify FILE --key
+ROOTKEY` checks: it rebuilds the tree's root from every leaf, checks the checkpoint's
+signature up to the root key, and the hash chain from the first record).
 
 Only a record of a rule with `chain: true` has one (its checkpoints are kept in the
 store's `checkpoints` table); an imported record, or one of a rule without a chain,
@@ -42,13 +43,18 @@ def proof(conn: sqlite3.Connection, sid: str, seq: int) -> dict[str, Any]:
     ).fetchone()[0]
     if covering is None:
         raise Unproven("no signed checkpoint covers it yet")
-    checkpoints: dict[int, str] = dict(
-        conn.execute(
-            "SELECT last_rule_seq, record FROM checkpoints WHERE sensor = ? AND rule = ? "
-            "AND session_id = ? AND last_rule_seq <= ?",
-            (*key, covering),
-        )
-    )
+    covering = conn.execute(
+        "SELECT max(last_rule_seq) FROM checkpoints WHERE sensor = ? AND rule = ? "
+        "AND session_id = ?",
+        key,
+    ).fetchone()[0]
+    checkpoints: dict[int, list[str]] = {}
+    for n, line in conn.execute(
+        "SELECT last_rule_seq, record FROM checkpoints WHERE sensor = ? AND rule = ? "
+        "AND session_id = ? AND last_rule_seq <= ? ORDER BY size",
+        (*key, covering),
+    ):
+        checkpoints.setdefault(n, []).append(line)
     lines = []
     for n, line in conn.execute(
         "SELECT rule_seq, record FROM records WHERE sensor = ? AND rule = ? "
@@ -56,8 +62,7 @@ def proof(conn: sqlite3.Connection, sid: str, seq: int) -> dict[str, Any]:
         (*key, covering),
     ):
         lines.append(line)
-        if n in checkpoints:
-            lines.append(checkpoints[n])
+        lines += checkpoints.get(n, [])
     return {
         "record": record,
         "rule": f"{sensor}/{rule}",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = 1
+VERSION = 2
 TEXT_MAX = 1 << 20
 # data's fields search does not read: the client's bookkeeping (`extra`: its transcript
 # path, working folder, modes, the same in every record), a call's id, and the tool's
@@ -62,8 +62,8 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE INDEX IF NOT EXISTS sessions_last ON sessions (last_ts);
 CREATE TABLE IF NOT EXISTS checkpoints (
   sensor TEXT NOT NULL, rule TEXT NOT NULL, session_id TEXT NOT NULL,
-  last_rule_seq INTEGER NOT NULL, ts TEXT, record TEXT NOT NULL,
-  PRIMARY KEY (sensor, rule, session_id, last_rule_seq)
+  last_rule_seq INTEGER NOT NULL, size INTEGER NOT NULL, ts TEXT, record TEXT NOT NULL,
+  PRIMARY KEY (sensor, rule, session_id, last_rule_seq, size)
 );
 """
 
@@ -112,9 +112,11 @@ ON CONFLICT (session_id) DO UPDATE SET
   imported = min(imported, excluded.imported),
   project = coalesce(project, excluded.project)
 """
+# keyed by the tree size it signs too: the tree's end (sealer.py: an end leaf after the
+# last record) signs one more leaf at the same last_rule_seq, and the proof needs both
 INSERT_CHECKPOINT = (
-    "INSERT OR IGNORE INTO checkpoints (sensor, rule, session_id, last_rule_seq, ts, record) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT OR IGNORE INTO checkpoints (sensor, rule, session_id, last_rule_seq, size, ts, "
+    "record) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 PROMPT_MAX = 200  # characters of a session's first prompt kept on its row
 

@@ -119,11 +119,14 @@ def write(
 
 def _checkpoint(record: dict[str, Any], line: str) -> tuple[Any, ...]:
     last = record.get("last_rule_seq")
+    note = str(record.get("checkpoint") or "").split("\n")
+    size = int(note[1]) if len(note) > 1 and note[1].isdecimal() else -1  # the signed size
     return (
         str(record.get("sensor") or ""),
         str(record.get("rule") or ""),
         str(record.get("session_id") or ""),
         last if isinstance(last, int) else -1,
+        size,
         str(record.get("timestamp") or ""),
         line,
     )

@@ -141,6 +141,8 @@ def unreachable(spec: StoreTarget, timeout: float) -> str | None:
     folder = os.path.dirname(database(spec))
     while not os.path.lexists(folder):
         folder = os.path.dirname(folder)
-    if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
-        return f"{folder} is not a writable folder, so {database(spec)} cannot be made"
+    if not os.path.isdir(folder):
+        return f"{folder} is not a folder, so {database(spec)} cannot be made"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{folder} is not writable here, so {database(spec)} cannot be made"
     return None
