@@ -30,7 +30,8 @@ OTHERS = [
     "notification",
     "error",
 ]
-VARYING = ("seq", "rule", "rule_seq", "chain")
+# identity and inventory: each run makes its state root anew, and with it an install id
+VARYING = ("seq", "rule", "rule_seq", "chain", "identity", "inventory")
 
 
 def sensor(out: Path, sections: list[str]) -> str:

@@ -45,7 +45,8 @@ def both(tmp_path: Path, sections: list[str]) -> tuple[list[dict], list[dict]]:
     return live, json.loads(r.stdout)["sent"]
 
 
-VARYING = ("seq", "rule", "rule_seq", "chain")  # numbered per rule / per preview
+# numbered per rule / per preview; identity: the install's (a preview leaves it out)
+VARYING = ("seq", "rule", "rule_seq", "chain", "identity", "inventory")
 
 
 # what only the hook payloads carry, never the transcript (docs/records.md, "What a

@@ -91,7 +91,7 @@ def test_retry_after_is_waited_for_and_never_hammered(tmp_path):
         server.close()
 
 
-def test_a_save_that_fails_leaves_cursor_chain_and_tree_as_they_were(tmp_path):
+def test_a_save_that_fails_leaves_cursor_chain_and_tree_as_they_were(tmp_path, monkeypatch):
     """A full disk at the commit (the cursor log's append fails: ENOSPC, at the
     filesystem seam) must leave the cursor, its chain head and the rule's tree as they
     were: the batch is collected again, and what the consumer (a real loopback server)
@@ -105,6 +105,10 @@ def test_a_save_that_fails_leaves_cursor_chain_and_tree_as_they_were(tmp_path):
 
     from ways_sensors.evidence.keys import Keyring
 
+    config = tmp_path / "config" / "agent-ways" / "config.yaml"  # a checkpoint per batch
+    config.parent.mkdir(parents=True)
+    config.write_text("ways:\n  evidence:\n    checkpoint_seconds: 0\n    witness_seconds: 0\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     server = Server("accept")
     try:
         worker, journal, _ = _worker(
@@ -142,6 +146,7 @@ def test_a_save_that_fails_leaves_cursor_chain_and_tree_as_they_were(tmp_path):
         [ways, "sensors", "verify", str(copy), "--key", root.vkey, "--json"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
     evidence = json.loads(r.stdout)["evidence"]
-    assert evidence["ok"] and evidence["trees"][0]["signed_size"] == 3
+    # nothing differs; only the end is unproven: no dispatcher left to close the tree here
+    assert {b["kind"] for b in evidence["breaks"]} <= {"end"}, r.stdout + r.stderr
+    assert evidence["trees"][0]["signed_size"] == 3
