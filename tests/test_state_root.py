@@ -115,7 +115,8 @@ def test_links_at_the_roots_files_and_folders_are_refused_never_followed(victim)
     assert "2 hard links" in v.assert_one_line(r)  # previews.json, the first it writes
     r = v.ways("status", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["state"]["root"] == str(v.root)
-    assert wait_until(lambda: not dispatchers(v.base))  # it ends, the ledger refused
+    # it ends, the ledger refused (a refused state path can hold it to its idle exit)
+    assert wait_until(lambda: not dispatchers(v.base), timeout=150)
 
     v.assert_nothing_through_a_link()
     v.assert_private()
@@ -195,7 +196,7 @@ def test_links_at_every_session_path_are_refused_and_logged(victim):
     # refusal is then in the events log, checked with every planted path below, and the
     # marker was written afresh): the command refuses in one line only if it meets it
     if r.returncode or r.stderr:
-        assert "pending/c-pending: it is a symbolic link" in v.assert_one_line(r)
+        assert ": it is a symbolic link" in v.assert_one_line(r)  # the first it meets
     r = v.ways("settings", "set", "ways.sensors.files.description", "x")
     assert "refusing" in v.assert_one_line(r)
 
@@ -203,7 +204,7 @@ def test_links_at_every_session_path_are_refused_and_logged(victim):
     # pending/<sid> may be met first by a dispatcher exit that replaces it (never writing
     # through it: assert_nothing_through_a_link below), so its refusal is not required
     noticed = planted - {"pending/c-pending"}
-    assert wait_until(lambda: noticed <= set(v.refused()), timeout=40), noticed - set(v.refused())
+    assert wait_until(lambda: noticed <= set(v.refused()), timeout=150), noticed - set(v.refused())
     kill_dispatchers(v.base)
 
     v.assert_nothing_through_a_link()

@@ -158,10 +158,13 @@ class Dispatcher(Building):
             if self.journal.ended:
                 ended_at = ended_at or now
                 done = self._spool_drained() and all(w.done() for w in workers)
-                if done and not self.crew.close_trees():  # each tree's end signed first
+                late = now - ended_at > 2 * self.idle  # an end that cannot be written
+                if done and (not self.crew.close_trees() or late):  # each tree's end first
                     return "session_end"
-                # a worker retrying, not one that became done since `done` was read
-                stuck = any(w.retrying for w in workers)
+                # a worker retrying, not one that became done since `done` was read; and
+                # whatever holds it (a tree's end that cannot be written: a refused state
+                # path), never past twice the idle time: a dispatcher always leaves
+                stuck = any(w.retrying for w in workers) or late
                 if stuck and now - ended_at > self.idle and all(w.idle for w in workers):
                     return "retrying_after_end"
             else:
