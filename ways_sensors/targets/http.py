@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from msgspec import Meta, Struct
 
-from . import transport
+from . import tlsconf, transport
 from .base import (
     REFUSED,
     TIMEOUT,
@@ -191,15 +191,7 @@ def off_machine(spec: HttpTarget) -> bool:
 
 
 def warnings(spec: HttpTarget, at_least_once: bool) -> list[Advice]:
-    if spec.tls is not None and spec.tls.insecure_skip_verify:
-        return [
-            (
-                "tls: insecure_skip_verify sends records to a server whose certificate is "
-                "not checked: anyone in the path can read them",
-                ["tls", "insecure_skip_verify"],
-            )
-        ]
-    return []
+    return tlsconf.warnings(spec.tls)
 
 
 def unreachable(spec: HttpTarget, timeout: float) -> str | None:

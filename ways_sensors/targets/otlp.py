@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
-from . import otlp_protobuf, transport
+from . import otlp_protobuf, tlsconf, transport
 from .base import (
     REFUSED,
     Context,
@@ -316,15 +316,7 @@ def off_machine(spec: OtlpTarget) -> bool:
 
 
 def warnings(spec: OtlpTarget, at_least_once: bool) -> list[Advice]:
-    if spec.tls is not None and spec.tls.insecure_skip_verify:
-        return [
-            (
-                "tls: insecure_skip_verify sends records to a server whose certificate is "
-                "not checked: anyone in the path can read them",
-                ["tls", "insecure_skip_verify"],
-            )
-        ]
-    return []
+    return tlsconf.warnings(spec.tls)
 
 
 def unreachable(spec: OtlpTarget, timeout: float) -> str | None:

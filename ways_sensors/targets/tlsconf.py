@@ -94,3 +94,16 @@ def _make(tls: Tls) -> ssl.SSLContext:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     return ctx
+
+
+def warnings(tls: Tls | None) -> list[tuple[str, list[str | int]]]:
+    """lint's word on a target's `tls` (http and otlp alike): verification turned off."""
+    if tls is None or not tls.insecure_skip_verify:
+        return []
+    return [
+        (
+            "tls: insecure_skip_verify sends records to a server whose certificate is not "
+            "checked: anyone in the path can read them",
+            ["tls", "insecure_skip_verify"],
+        )
+    ]
