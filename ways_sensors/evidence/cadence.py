@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 CHECKPOINT_SECONDS = 5.0
 WITNESS_SECONDS = 60.0
-_read: Cadence | None = None
+_read: dict[str, Cadence] = {}
 
 
 @dataclass(frozen=True)
@@ -36,14 +36,18 @@ class Cadence:
 
 
 def configured() -> Cadence:
-    """config.yaml's `ways.evidence` cadence, read once per process."""
-    global _read
-    if _read is None:
-        _read = Cadence(
+    """config.yaml's `ways.evidence` cadence, read once per process and config file (a
+    process that runs several state roots, as the tests and `ways sensors fire` do, reads
+    each root's own)."""
+    from .. import roots
+
+    path = roots.config_file()
+    if path not in _read:
+        _read[path] = Cadence(
             _seconds("checkpoint_seconds", CHECKPOINT_SECONDS),
             _seconds("witness_seconds", WITNESS_SECONDS),
         )
-    return _read
+    return _read[path]
 
 
 def _seconds(name: str, default: float) -> float:
