@@ -228,6 +228,16 @@ def _memory(pid: int) -> bytes:
     return b"".join(chunks)
 
 
+def _forms(seed: bytes) -> list[bytes]:
+    """What a key's seed is held as while it is read, made or written: the seed, the
+    PKCS#8 DER around it and the PEM's base64 body (a str or bytes freed without being
+    cleared keeps these until its memory is reused)."""
+    import base64
+
+    der = bytes.fromhex("302e020100300506032b657004220420") + seed
+    return [seed, der, base64.b64encode(der)]
+
+
 def test_a_retired_key_is_not_left_in_the_dispatchers_memory(install, tmp_path):
     """A running dispatcher that rolled over holds no copy of the retired key's seed
     anywhere in its memory (what a process with ptrace rights over it could read)."""
@@ -273,7 +283,54 @@ def test_a_retired_key_is_not_left_in_the_dispatchers_memory(install, tmp_path):
         assert max(epochs()) > first and first in seeds
         memory = _memory(proc.pid)
         assert seeds[max(epochs())] in memory  # the current key is there: the scan sees it
-        assert seeds[first] not in memory  # the retired one is not
+        left = [form for form in _forms(seeds[first]) if form in memory]
+        assert not left  # the retired one is not, as its seed, its DER or its PEM's body
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def test_a_key_another_dispatcher_destroyed_is_not_kept_in_memory(install, tmp_path):
+    """A second session's dispatcher (here: another process's rollover) destroys the key
+    an idle dispatcher signed with: within a few seconds the idle one holds no copy of it
+    either (it kept the key object until its next signature, for as long as it lived)."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    install.config("ways:\n  evidence:\n    checkpoint_seconds: 0\n")  # nothing left due
+    out = tmp_path / "audit.jsonl"
+    audited(install, out, batch="{max_records: 1}")
+    Keyring(install.layout).ensure()
+    ways = str(Path(sys.executable).parent / "ways")
+    proc = subprocess.Popen(
+        [ways, "sensors", "dispatch", "--idle", "60", "--session", SID], env=install.env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 1)])
+        end = time.monotonic() + 60
+        while (out.read_text() if out.exists() else "").count('"checkpoint"') < 2:
+            assert time.monotonic() < end, "not every record signed"
+            time.sleep(0.1)  # session_start and the call, each signed as it went
+        ring = Keyring(install.layout)
+        epoch = ring.epoch()
+        path = install.state_root / "keys" / f"key-{keytree.path(epoch)[-1]}.pem"
+        key = serialization.load_pem_private_key(path.read_bytes(), None)
+        assert isinstance(key, Ed25519PrivateKey)
+        seed = key.private_bytes_raw()
+        assert seed in _memory(proc.pid)  # held for its next signature: the scan sees it
+        ring.rollover()  # another process: the key file is destroyed
+        assert not path.exists()
+        left: list[bytes] = []
+        while time.monotonic() < end:
+            time.sleep(0.5)
+            left = [form for form in _forms(seed) if form in _memory(proc.pid)]
+            if not left:
+                break
+        assert not left, "the destroyed key is still in the dispatcher's memory"
+        assert proc.poll() is None  # it was idle all along, not gone
     finally:
         proc.kill()
         proc.wait(timeout=30)

@@ -87,11 +87,15 @@ class Crew:
 
     def stir(self) -> None:
         """The dispatcher's safety net, once a second: counts flushed, and a worker with
-        work, or a checkpoint due (evidence/cadence.py), poked (ondemand.py)."""
+        work, or a checkpoint due (evidence/cadence.py), poked (ondemand.py); no key held
+        in memory whose file another process destroyed (evidence/keys.py)."""
         for w in self.everyone():
             w.tally.flush()
             if not w.done() or (w.sealer is not None and w.sealer.due(w.clock.now())):
                 w.poke()
+        keyrings = sys.modules.get("ways_sensors.evidence.keyrings")
+        if keyrings is not None:
+            keyrings.forget_destroyed()  # a key another dispatcher's rollover destroyed
 
     def close_trees(self) -> bool:
         """Before the dispatcher leaves: each worker whose tree has leaves after its last

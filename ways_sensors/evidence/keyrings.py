@@ -26,6 +26,12 @@ def retire_keys() -> None:
             events.log("evidence.retire_failed", error=type(exc).__name__)
 
 
+def forget_destroyed() -> None:
+    """Once a second in a dispatcher: no keyring keeps a key another process destroyed."""
+    for ring in _keyrings.values():
+        ring.forget_destroyed()
+
+
 def keyring(layout: Layout) -> Keyring:
     ring = _keyrings.get(layout.root)
     if ring is None:

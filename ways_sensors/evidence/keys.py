@@ -334,6 +334,18 @@ class Keyring:
             with self._mutex:
                 self.rollover()
 
+    def forget_destroyed(self) -> None:
+        """Drop the key held for signing once its file is gone: another process rolled
+        over (a second session's dispatcher starting) and destroyed it, and an
+        idle dispatcher must not keep in memory what the disk no longer holds (the
+        dispatcher asks once a second: crew.stir)."""
+        held = self._signer
+        if held is None or os.path.exists(self._path(f"key-{self._leaf(held[0])}.pem")):
+            return
+        with self._mutex:
+            if self._signer is held:
+                self._signer = None
+
     def _max_age(self) -> float:
         if self.epoch_seconds is None:  # config.yaml's, read once per process
             self.epoch_seconds = epoch_seconds()
