@@ -26,19 +26,20 @@ cosigns; a forked one refuses again). Anything else is a failure, counted
 A checkpoint's requests to all witnesses share one deadline (TIMEOUT, or the rule's
 timeout when shorter): a witness that sends its answer a byte at a time is cut off at
 it (`deadline`), so no witness holds a rule's records back longer. http.client, not
-httpx: its socket is there to shut down when the deadline comes.
+httpx: its socket is there to shut down when the deadline comes. It, ssl and socket are
+imported at the first request: every chained rule loads this module, and most
+dispatchers have no witness to ask.
 """
 
 from __future__ import annotations
 
-import http.client
-import socket
-import ssl
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 from ..plain import Frozen, Plain
 from .note import (
@@ -136,6 +137,8 @@ def add_checkpoint(
     monotonic `deadline`, when sooner): a witness that answers a byte at a time is cut
     off there, not after a timeout per read. Never raises for what the network or
     witness does."""
+    import http.client
+
     end = time.monotonic() + timeout
     end = end if deadline is None else min(end, deadline)
     try:
@@ -163,6 +166,10 @@ def _post(url: str, body: bytes, end: float) -> tuple[int, str, bytes]:
     """POST `body`; (status, content type, body). Each socket operation is bounded by
     the time left, and a timer shuts the socket down at `end`, which ends a read in
     progress however slowly the bytes come. Redirects are not followed."""
+    import http.client
+    import ssl
+    from urllib.parse import urlsplit
+
     u = urlsplit(url)
     if u.scheme not in ("http", "https") or not u.hostname:
         raise ValueError("a witness URL is http:// or https://")
@@ -200,6 +207,8 @@ def _post(url: str, body: bytes, end: float) -> tuple[int, str, bytes]:
 
 
 def _cut(sock: socket.socket) -> None:
+    import socket
+
     try:
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:
