@@ -10,7 +10,12 @@
               each with the target's default batch (512) and with `batch: {max_records:
               1}` (each record alone: a quiet session's shape, where a checkpoint per
               batch was a checkpoint per record). RUNS runs of each, interleaved;
-              medians, and each setting's ratio to off.
+              medians, and each setting's ratio to off: records per second, and the
+              dispatcher's CPU seconds (user and system, read from /proc before it
+              is stopped), which other sessions' load moves less than the wall clock.
+              The install's root key is made before the dispatcher starts, as on any
+              install after its first chained session (`Keyring.ensure`, once per
+              install); its cost is printed apart.
 
 Usage: python bench/checkpoint_bench.py [--records N] [--single N] [--runs R]
 """
@@ -37,9 +42,27 @@ SETTINGS = {
 }
 
 
-def drain(records: int, single: bool, setting: str) -> tuple[float, int]:
+def _cpu(pid: int) -> float:
+    """A live process's user and system CPU seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_key() -> float:
+    """Seconds to make a fresh install's root key and key tree (once per install)."""
+    from ways_sensors.evidence.keys import Keyring
+    from ways_sensors.state.layout import Layout
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        Keyring(Layout(tmp + "/state")).ensure()
+        return time.perf_counter() - t
+
+
+def drain(records: int, single: bool, setting: str) -> tuple[float, int, float]:
     """(records per second from the dispatcher's start to the last record's arrival,
-    checkpoint lines the consumer got)."""
+    checkpoint lines the consumer got, the dispatcher's CPU seconds until then)."""
     chain, seconds = SETTINGS[setting]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -52,7 +75,11 @@ def drain(records: int, single: bool, setting: str) -> tuple[float, int]:
                 config.read_text() + f"  evidence:\n    checkpoint_seconds: {seconds}\n"
             )
         os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
+        from ways_sensors.evidence.keys import Keyring
         from ways_sensors.state import spool
+        from ways_sensors.state.layout import Layout
+
+        Keyring(Layout(env["XDG_STATE_HOME"] + "/agent-ways")).ensure()
 
         sid = "bench-checkpoints"
         for i in range(records):
@@ -68,11 +95,12 @@ def drain(records: int, single: bool, setting: str) -> tuple[float, int]:
                     raise SystemExit(f"the drain stopped at {count()} of {records}")
                 time.sleep(0.005)
             rate = records / (time.perf_counter() - t0)
+            cpu = _cpu(proc.pid)
         finally:
             proc.kill()
             proc.wait()
         text = (root / "out.jsonl").read_bytes()
-        return rate, text.count(b'"section":"checkpoint"')
+        return rate, text.count(b'"section":"checkpoint"'), cpu
 
 
 def main() -> int:
@@ -84,21 +112,27 @@ def main() -> int:
     for single, n in ((False, args.records), (True, args.single)):
         rates: dict[str, list[float]] = {s: [] for s in SETTINGS}
         cps: dict[str, list[int]] = {s: [] for s in SETTINGS}
+        cpus: dict[str, list[float]] = {s: [] for s in SETTINGS}
         for _ in range(args.runs):
             for s in SETTINGS:
-                rate, got = drain(n, single, s)
+                rate, got, cpu = drain(n, single, s)
                 rates[s].append(rate)
                 cps[s].append(got)
+                cpus[s].append(cpu)
         shape = "max_records: 1" if single else "default batch (512)"
         print(f"\n{n:,} records, {shape}")
         off = statistics.median(rates["off"])
+        off_cpu = statistics.median(cpus["off"])
         for s in SETTINGS:
-            med = statistics.median(rates[s])
+            med, cpu = statistics.median(rates[s]), statistics.median(cpus[s])
             runs = " / ".join(f"{r:,.0f}" for r in rates[s])
             print(
-                f"  {s:10s} {med:8,.0f} records/s (runs {runs}), {off and med / off:.2f}x off, "
+                f"  {s:10s} {med:8,.0f} records/s (runs {runs}), {off and med / off:.2f}x off; "
+                f"CPU {cpu:.2f} s, {off_cpu and cpu / off_cpu:.2f}x off's; "
                 f"checkpoint lines {statistics.median(cps[s]):,.0f}"
             )
+    keys = sorted(first_key() for _ in range(args.runs))
+    print(f"\nan install's first root key and key tree: {keys[len(keys) // 2] * 1000:.0f} ms")
     return 0
 
 
