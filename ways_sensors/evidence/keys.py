@@ -41,28 +41,23 @@ one written here (pem.py, which also reads and writes keys without leaving copie
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
-import re
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ..state import events, secure
+from ..state import events
 from ..state.layout import Layout
 from . import keytree, pem
+from .keyfolder import KeyFolder
 from .note import ED25519, Note, NoteError, Signer, Verifier, parse, parse_checkpoint, parse_vkey
 from .pem import DEFAULT_EPOCH_SECONDS, epoch_seconds
 
 __all__ = ["DEFAULT_EPOCH_SECONDS", "KeyError_", "Keyring", "machine_name"]
 
 PREFIX = "ways.sensors"
-_KEY = re.compile(r"key-(s[0-9]{1,2}(?:-[0-3]{1,15})?)\.pem")
-_MAX_CERT = 16 << 10
 
 
 class KeyError_(Exception):
@@ -75,97 +70,18 @@ def machine_name(root_public: bytes) -> str:
     return f"{PREFIX}/{hashlib.sha256(root_public).hexdigest()[:16]}"
 
 
-class Keyring:
-    """The key tree of one state root. Thread-safe; several processes share it by flock."""
+class Keyring(KeyFolder):
+    """The key tree of one state root. Thread-safe; several processes share it by flock
+    (its files and that lock: keyfolder.py)."""
 
     def __init__(self, layout: Layout | None = None, epoch_seconds: float | None = None):
-        self.layout = layout or Layout()
-        self.dir = self.layout.keys_dir()
+        super().__init__(layout or Layout())
         self.epoch_seconds = epoch_seconds
         self._mutex = threading.Lock()
         self._signer: tuple[int, Signer] | None = None
         self._rolled = False  # this process rolled over once (a new key per session run)
         self._certs: dict[str, tuple[Note, list[bytes]]] = {}  # written once: cached
         self._root: Verifier | None = None
-        self._lock_fd: int | None = None
-        self._fd_mutex = threading.Lock()
-        self._flock_mutex = threading.RLock()  # rollover() inside signer() nests nothing
-
-    # --- files ---------------------------------------------------------------------------
-
-    def _path(self, name: str) -> str:
-        return f"{self.dir}/{name}"
-
-    def _read(self, name: str, cap: int = _MAX_CERT) -> str | None:
-        try:
-            fd = secure.open_private(self._path(name), os.O_RDONLY, self.layout.root)
-        except FileNotFoundError:
-            return None
-        with os.fdopen(fd, "rb") as f:
-            return f.read(cap).decode("utf-8", "replace")
-
-    def _write_new(self, name: str, data: bytes | bytearray) -> None:
-        fd = secure.open_private(
-            self._path(name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, self.layout.root
-        )
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    def _write_cert(self, node: str, note: Note) -> None:
-        """A certificate, whole or not at all (a temporary file renamed into place)."""
-        secure.ensure_private_dir(self._path("nodes"), self.layout.root)
-        tmp = f"nodes/.{node}.tmp"
-        self._write_new(tmp, str(note).encode())
-        secure.check_replaceable(self._path(f"nodes/{node}.cert"), self.layout.root)
-        os.rename(self._path(tmp), self._path(f"nodes/{node}.cert"))
-
-    def key_files(self) -> list[str]:
-        """Every private key file in the folder (for `destroy` and for tests)."""
-        try:
-            return sorted(n for n in os.listdir(self.dir) if _KEY.fullmatch(n))
-        except FileNotFoundError:
-            return []
-
-    def destroy(self, name: str) -> None:
-        """Overwrite a private key file with random bytes, flush it, then unlink it."""
-        path = self._path(name)
-        try:
-            fd = secure.open_private(path, os.O_WRONLY, self.layout.root)
-        except FileNotFoundError:
-            return
-        try:
-            size = os.fstat(fd).st_size
-            os.write(fd, os.urandom(max(size, 1)))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.unlink(path)
-        events.log("evidence.key_destroyed", file=name)
-
-    @contextmanager
-    def _locked(self, exclusive: bool) -> Iterator[None]:
-        """The keys' flock. The descriptor is opened (and the folder checked) once per
-        Keyring: a checkpoint per batch must not pay for the path checks each time."""
-        with self._fd_mutex:
-            if self._lock_fd is None:
-                secure.ensure_private_dir(self.dir, self.layout.root)
-                self._lock_fd = secure.open_private(
-                    self._path("keys.lock"), os.O_RDWR | os.O_CREAT, self.layout.root
-                )
-            fd = self._lock_fd
-        # flock is per open file description: one Keyring's threads share it, so they
-        # take it one at a time (the mutex), shared or exclusive against other processes
-        with self._flock_mutex:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
 
     # --- the tree ------------------------------------------------------------------------
 
@@ -224,9 +140,6 @@ class Keyring:
             parent = parent[:-1]
         cert = self.certificate(parent)
         return cert[1][index] if cert is not None else None
-
-    def _files(self) -> list[str]:
-        return [m.group(1) for n in self.key_files() if (m := _KEY.fullmatch(n))]
 
     def epoch(self) -> int:
         """The current epoch: the first epoch of the key file with the earliest epochs."""
