@@ -7,21 +7,25 @@ each chat and tool span's own input and output, beside the OpenInference names."
 from __future__ import annotations
 
 from ..helpers import wait_until
+from ..servers import Server
 from ..sessions import KNOWN, SID, ScriptedSession
-from .test_traces import all_spans, attrs, receiver, traced
+from .receive import all_spans, attrs, rule
 
-__all__ = ["receiver"]  # the fixture, used by name
 USER = "quokka-user"
 
 
-def test_langfuse_reads_session_user_and_the_trace_s_input_and_output(install, receiver, tmp_path):
+def test_langfuse_reads_session_user_and_the_trace_s_input_and_output(install, tmp_path):
     install.config(f"ways:\n  identity:\n    id: {USER}\n")
-    traced(install, receiver)
-    ScriptedSession(install, tmp_path / "t").play()
-    assert wait_until(
-        lambda: any(s.name == "invoke_agent claude-code" for s in all_spans(receiver))
-    ), receiver.errors
-    got = all_spans(receiver)
+    receiver = Server("otlp-traces")
+    try:
+        rule(install, receiver)
+        ScriptedSession(install, tmp_path / "t").play()
+        assert wait_until(
+            lambda: any(s.name == "invoke_agent claude-code" for s in all_spans(receiver))
+        ), receiver.errors
+        got = all_spans(receiver)
+    finally:
+        receiver.close()
     for s in got:
         a = attrs(s)
         assert (a["langfuse.session.id"], a["session.id"]) == (SID, SID), s.name

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..helpers import counters_of, dispatcher_done, status, wait_until
 from ..servers import Server
 from ..sessions import SID, ScriptedSession
-from ..traces.test_fire_and_held import rule as traces_rule
+from ..traces.receive import rule as traces_rule
 from .conftest import cell, drive, main_screen
 
 
