@@ -51,3 +51,39 @@ def test_an_unknown_config_key_makes_status_loud(install):
     assert data["not_recording"] == [f"{problem['file']}:2 unknown key"]
     lint = install.ways("sensors", "lint")
     assert lint.returncode == INVALID and "unknown key `ways.witnes`" in lint.stdout
+
+
+BROKEN_RULES = """\
+rules:
+  slow:
+    sections: [tool_call]
+    timeout: banana
+    where: {data.tool_nme: Bash}
+    dispatch: {http: {url: 'https://example.com/in'}}
+  nowhere:
+    sections: [tool_call]
+    where: {data.input.comand: {matches: 'rm -rf'}, data.tool_name: {bogus: 1}}
+    dispatch: {nosuch: {}}
+    redact: none
+"""
+
+
+def test_a_rule_with_errors_of_its_own_still_shows_its_warnings(install, tmp_path):
+    """A `where` path that can never hold is told beside the rule's own errors (a bad
+    timeout; a bad operator and an unknown consumer), in the same run; a consumer that
+    is itself wrong gives no consumer warnings (nothing would be sent to it)."""
+    path = tmp_path / "broken.yaml"
+    path.write_text(BROKEN_RULES)
+    for argv in (("sensors", "lint", "--json"), ("sensors", "lint", "--json", str(path))):
+        if len(argv) == 3:
+            install.sensor("broken", BROKEN_RULES)
+        r = install.ways(*argv)
+        assert r.returncode == INVALID, r.stderr
+        got = json.loads(r.stdout)
+        errors = {(e["rule"], e["line"]) for e in got["errors"]}
+        assert {("slow", 4), ("nowhere", 10)} <= errors, got["errors"]
+        warned = {(w["rule"], w["line"]): w["message"] for w in got["warnings"]}
+        assert "did you mean `data.tool_name`?" in warned[("slow", 5)], warned
+        assert "off this machine" in warned[("slow", 2)]  # its consumer stands
+        assert "can never hold" in warned[("nowhere", 9)], warned
+        assert not [w for w in got["warnings"] if w["rule"] == "nowhere" and w["line"] != 9]

@@ -10,27 +10,10 @@ import json
 from ways_sensors.config.sections import SECTIONS
 from ways_sensors.errors import NOT_DELIVERED
 
-from ..conftest import ALL_SECTIONS
 from ..helpers import counters_of, dispatcher_done, wait_until
 from ..servers import Server
 from ..sessions import SID, ScriptedSession
-
-
-def all_spans(receiver) -> list:
-    scopes = [ss for r in receiver.requests for rs in r.resource_spans for ss in rs.scope_spans]
-    return [s for ss in scopes for s in ss.spans]
-
-
-def rule(install, server: Server, batch: str = "") -> None:
-    install.sensor(
-        "tr",
-        "rules:\n"
-        "  spans:\n"
-        f"    sections: [{', '.join(ALL_SECTIONS)}]\n"
-        "    delivery: at_least_once\n"
-        f"    dispatch: {{otlp: {{endpoint: 'http://127.0.0.1:{server.port}', "
-        "signal: traces}}\n" + batch,
-    )
+from .receive import all_spans, rule
 
 
 def test_fire_of_every_section_reports_a_refusal_as_refused(install):

@@ -18,17 +18,9 @@ from ..conftest import ALL_SECTIONS
 from ..helpers import wait_until
 from ..servers import Server
 from ..sessions import AGENT_ID, EXPECTED, KNOWN, SID, ScriptedSession, span_records
+from .receive import all_spans, attrs
 
 HEX64 = set("0123456789abcdef")
-
-
-def attrs(span) -> dict:
-    out = {}
-    for kv in span.attributes:
-        kind = kv.value.WhichOneof("value")
-        value = getattr(kv.value, kind)
-        out[kv.key] = list(v.string_value for v in value.values) if kind == "array_value" else value
-    return out
 
 
 @pytest.fixture
@@ -50,16 +42,6 @@ def traced(install, receiver, **fields) -> None:
         f"    dispatch: {{otlp: {{endpoint: 'http://127.0.0.1:{receiver.port}', "
         "signal: traces}}\n" + extra,
     )
-
-
-def all_spans(receiver) -> list:
-    return [
-        s
-        for req in receiver.requests
-        for rs in req.resource_spans
-        for ss in rs.scope_spans
-        for s in ss.spans
-    ]
 
 
 def test_a_session_is_one_trace_of_genai_spans(install, receiver, tmp_path):

@@ -90,7 +90,8 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ("sensors", "test"): ("ways sensors test audit/all --all", f"0; {USAGE}"),
     ("sensors", "fire"): (
         "ways sensors fire audit/all --section tool_call",
-        f"0 every record delivered; {USAGE}; 7 a record was refused or timed out",
+        f"0 every record delivered; {USAGE}; 7 a record was refused or timed out; "
+        "10 a record was only sent, unconfirmed (syslog over UDP has no acknowledgement)",
     ),
     ("sensors", "emit"): (
         'echo \'{"kind": "fired", "way": "deploy"}\' | ways sensors emit '

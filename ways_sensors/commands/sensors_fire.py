@@ -9,12 +9,16 @@ through delivery.attempt like every other path (but not into the counters). `whe
 not applied. Each fire is a session of its own (`ways-fire-<time>-<random>`) whose
 chain starts at rule_seq 1, so a chained file it writes still verifies
 (services/fire.py). Reports each attempt as delivered, refused (why; retryable or
-permanent) or timed out, with its duration.
+permanent), timed out, or unconfirmed (sent over UDP: no acknowledgement can come, so
+nothing says it arrived), with its duration.
 
 Exit 0 when every record was delivered, NOT_DELIVERED (7) when one was refused or timed
-out, 2 on a usage error (an unknown sensor, rule or section, or only disabled rules).
+out, else NOT_CONFIRMED (10) when one was only sent, unconfirmed (syslog over UDP: a
+fire means a consumer accepted the record, and UDP cannot say so); 2 on a usage error
+(an unknown sensor, rule or section, or only disabled rules).
 `--dry-run` prints the records and stops.
-JSON (stable): [{"rule", "result": "delivered" | "refused" | "timed out", "outcome":
+JSON (stable): [{"rule", "result": "delivered" | "unconfirmed" | "refused" | "timed out",
+  "outcome":
   "accepted" | "retryable" | "permanent", "cause", "detail", "retry_after", "killed",
   "duration_ms", "timeout_s", "where_applied": false, "has_where", "session_id"}]
 """
@@ -25,7 +29,7 @@ import argparse
 import json
 
 from .. import utf8
-from ..errors import NOT_DELIVERED
+from ..errors import NOT_CONFIRMED, NOT_DELIVERED
 from ..services.fire import fire
 from . import read_json_object
 
@@ -58,4 +62,4 @@ def run(args: argparse.Namespace) -> int:
             print(f"test records: session {fired.results[0].session_id}, a chain of its own")
         for rid in fired.skipped:
             print(f"{rid}: skipped (disabled); --include-disabled fires it too")
-    return 0 if fired.accepted else NOT_DELIVERED
+    return NOT_DELIVERED if fired.failed else 0 if fired.accepted else NOT_CONFIRMED

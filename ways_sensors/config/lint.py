@@ -134,8 +134,10 @@ class Lines:
 
 
 def rule_warnings(
-    sensor: LoadedSensor, rule: LoadedRule, lines: Lines | None = None
+    sensor: LoadedSensor, rule: LoadedRule, lines: Lines | None = None, consumer: bool = True
 ) -> list[Problem]:
+    """The rule's warnings; without `consumer` only those that do not read its
+    `dispatch` (a refused rule whose consumer is itself wrong: lintrefused.py)."""
     out = []
     lines = lines or Lines()
     here: list[str | int] = ["rules", rule.name]
@@ -146,14 +148,25 @@ def rule_warnings(
             Problem("warning", rule.path, line, message, sensor.name, rule.name, rule.layer, column)
         )
 
+    for path in rule.spec.where or {}:  # first: the likeliest to matter, a silent rule
+        why = impossible(path, rule.spec.sections)
+        if why:
+            warn(f"where {path!r}: {why}", ["where", path])
+    if rule.spec.batch is not None and rule.spec.mode == "blocking":
+        warn("batch has no effect on a blocking rule: the hook sends each record at once")
+    if consumer:
+        _consumer_warnings(rule, warn)
+    return out
+
+
+def _consumer_warnings(rule: LoadedRule, warn: Any) -> None:
+    """The warnings that read the rule's consumer (its `dispatch`), through `warn`."""
     if content_off_machine(rule):
         warn(
             f"may send session content off this machine, to {host(rule)} "
             f"({destination(rule)}); `fields: metadata` would send ids, names, times, "
             "sizes and keyed hashes instead"
         )
-    if rule.spec.batch is not None and rule.spec.mode == "blocking":
-        warn("batch has no effect on a blocking rule: the hook sends each record at once")
     if rule.spec.redact == "none":
         warn(f"redact: none dispatches unmasked session content to {destination(rule)}")
     kind = rule.spec.dispatch.kind
@@ -172,11 +185,6 @@ def rule_warnings(
             "`ways status` names the error) and none is delivered",
             ["dispatch", kind, field, name],
         )
-    for path in rule.spec.where or {}:
-        why = impossible(path, rule.spec.sections)
-        if why:
-            warn(f"where {path!r}: {why}", ["where", path])
-    return out
 
 
 def config_problems(path: str | None = None) -> list[Problem]:
@@ -220,7 +228,7 @@ def lint(cat: Catalog, config: bool = False) -> list[Problem]:
             problems.extend(rule_warnings(sensor, rule, lines))
     from .lintrefused import warnings  # a refused file's rules warn too: one run, all
 
-    problems += warnings(cat, lambda sensor, rule: rule_warnings(sensor, rule, lines))
+    problems += warnings(cat, lambda s, rule, consumer: rule_warnings(s, rule, lines, consumer))
     return problems
 
 

@@ -5,9 +5,14 @@ A file with any error is refused whole (it records nothing), so the loader gives
 no rule of it to warn about; a person fixing the errors then met the warnings (a
 `where` path that can never hold, content leaving the machine) only on the next run.
 Here each rule of a refused file is decoded on its own, as the file holds it: a rule
-that is fine by itself gets the same warnings a loaded one would (lint.rule_warnings);
-a rule with errors of its own is left to those errors. A rule that only decodes with
-what a lower layer gives its sensor is left out: its warnings come once the file loads.
+that is fine by itself gets the same warnings a loaded one would (lint.rule_warnings).
+A rule with errors of its own still warns of what stands: the fields at fault are set
+aside one by one (a key ways does not know or a bad value dropped, a `where` entry
+that does not compile dropped alone, bad `sections` read as every section, a bad
+`dispatch` replaced by a stand-in whose warnings are not given) until the rest decodes,
+so a `where` path that can never hold is told beside the rule's `timeout` typo, not a
+run later. A rule that still does not decode, or only decodes with what a lower layer
+gives its sensor, is left to its errors: its warnings come once the file loads.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 from .conditions import ConditionError, compile_where
 from .layers import Catalog, LoadedSensor, Problem, Source, stem
 from .rules import LoadedRule
-from .spec import SensorFile, SpecError
+from .spec import SECTIONS, Rule, SensorFile, SpecError
 from .specdecode import decode_rule
 from .yamlread import YamlError, read_yaml
 
@@ -32,8 +37,46 @@ def refused_files(cat: Catalog) -> dict[str, str | None]:
     return out
 
 
-def rules_of(path: str, layer: str | None) -> tuple[LoadedSensor, list[LoadedRule]] | None:
-    """The rules of a refused file that decode on their own (None: no mapping of rules)."""
+STAND_IN: dict[str, Any] = {"file": {"path": "/dev/null"}}  # a `dispatch` at fault
+SET_ASIDE = 32  # fields set aside at most, per rule: a rule past it is left to its errors
+
+
+def standing(body: Any) -> tuple[Rule, Any, bool] | None:
+    """The rule as far as it stands: decoded with each field at fault set aside, its
+    compiled `where`, and whether its own consumer stood (False: STAND_IN took its
+    place); None when even that does not decode."""
+    if not isinstance(body, dict):
+        return None
+    body, consumer = dict(body), True
+    for _ in range(SET_ASIDE):
+        try:
+            spec = decode_rule(body)
+            return spec, compile_where(spec.where, spec.match), consumer
+        except ConditionError as exc:  # one `where` entry that does not compile
+            where = dict(body.get("where") or {})
+            if where.pop(exc.key, None) is None:
+                return None
+            body["where"] = where
+        except SpecError as exc:
+            key = exc.path[0] if exc.path else None
+            if key == "where" and len(exc.path) > 1 and isinstance(body.get("where"), dict):
+                body["where"] = {k: v for k, v in body["where"].items() if k != exc.path[1]}
+            elif key == "sections":  # a path no section has is still told
+                body["sections"] = list(SECTIONS)
+            elif key == "dispatch" and consumer:
+                body["dispatch"], consumer = STAND_IN, False
+            elif isinstance(key, str) and key in body and key != "dispatch":
+                del body[key]
+            else:
+                return None
+    return None
+
+
+def rules_of(
+    path: str, layer: str | None
+) -> tuple[LoadedSensor, list[tuple[LoadedRule, bool]]] | None:
+    """The rules of a refused file, each as far as it stands, with whether its own
+    consumer stood (None: no mapping of rules)."""
     try:
         raw, _ = read_yaml(path)
     except (YamlError, OSError, ValueError):
@@ -43,28 +86,32 @@ def rules_of(path: str, layer: str | None) -> tuple[LoadedSensor, list[LoadedRul
         return None
     name, where_from = stem(path), layer or "file"
     good: dict[str, LoadedRule] = {}
+    stood: list[tuple[LoadedRule, bool]] = []
     for rule_name, body in rules.items():
         if not isinstance(rule_name, str):
             continue
         try:
-            spec = decode_rule(body)
-            where = compile_where(spec.where, spec.match)
-        except (SpecError, ConditionError, ValueError, TypeError):
+            got = standing(body)
+        except (ValueError, TypeError):
+            got = None
+        if got is None:
             continue  # its own errors say what is wrong with it
+        spec, where, consumer = got
         good[rule_name] = LoadedRule(name, rule_name, spec, where, where_from, path)
+        stood.append((good[rule_name], consumer))
     sensor = LoadedSensor(name, SensorFile(rules={}), [Source(where_from, path)], good, raw)
-    return sensor, list(good.values())
+    return sensor, stood
 
 
 def warnings(cat: Catalog, warn: Any) -> list[Problem]:
-    """`warn(sensor, rule)` (lint.rule_warnings, with its line cache) for every rule of
-    every refused file that decodes on its own."""
+    """`warn(sensor, rule, consumer)` (lint.rule_warnings, with its line cache) for every
+    rule of every refused file, as far as it stands (`consumer`: its own dispatch stood)."""
     out: list[Problem] = []
     for path, layer in refused_files(cat).items():
         got = rules_of(path, layer)
         if got is None:
             continue
         sensor, rules = got
-        for rule in rules:
-            out.extend(warn(sensor, rule))
+        for rule, consumer in rules:
+            out.extend(warn(sensor, rule, consumer))
     return out

@@ -58,6 +58,8 @@ HELP = {
     "dispatched": "Records numbered for the rule and handed to delivery.",
     "delivered": "Records the consumer accepted.",
     "held": "Records taken into a span still open (traces): nothing sent for them yet.",
+    "unconfirmed": "Records sent without an acknowledgement (syslog over UDP): "
+    "nothing says they arrived.",
     "timeouts": "Delivery attempts cut at the rule's timeout.",
     "kills": "Consumer process groups killed at the deadline.",
     "refusals": "Delivery attempts the consumer refused (an HTTP status, a non-zero exit).",

@@ -14,8 +14,10 @@ the right, the counter an attempt adds to:
     ├── accepted            HTTP 2xx · exit 0 · the lines written              delivered
     │   ├── [partial]       OTLP partialSuccess: `rejected` records dropped    rejected
     │   │                   by the consumer; the rest delivered, none retried
-    │   └── [held]          nothing sent: the records open a span whose end    held
-    │                       is to come (traces); it goes with that end
+    │   ├── [held]          nothing sent: the records open a span whose end    held
+    │   │                   is to come (traces); it goes with that end
+    │   └── [unconfirmed]   sent, but no acknowledgement can come (syslog      unconfirmed
+    │                       over UDP): nothing failed that can be seen
     ├── retryable           may pass later
     │   ├── [timeout]       the deadline passed: the request cut, the          timeouts
     │   │                   process group killed (also kills), or no time
@@ -117,6 +119,11 @@ def attempt(
     if outcome.accepted and outcome.held:
         if tally is not None:
             tally.count("held", records_in(records))
+        return outcome
+    if outcome.accepted and outcome.unconfirmed:
+        if tally is not None:  # no failure seen: the health's last send, not a delivery
+            tally.count("unconfirmed", records_in(records))
+            tally.delivered(time.time_ns())
         return outcome
     if outcome.accepted:
         dropped = min(max(outcome.rejected, 0), len(records))

@@ -16,7 +16,9 @@ What a fire does, plainly:
 * Disabled rules (or every rule of a disabled sensor) are skipped unless asked for
   (`include_disabled`; the CLI's --include-disabled, the tab's `f` on one rule's row).
 * One vocabulary with the README and the tab: each attempt is `delivered`, `refused`
-  (the consumer said no or could not be reached; retryable or permanent) or `timed out`.
+  (the consumer said no or could not be reached; retryable or permanent), `timed out`,
+  or `unconfirmed`: sent where no acknowledgement can come (syslog over UDP), so
+  nothing says it arrived and a fire cannot claim it did.
   `delivered` means a request reached the consumer and was accepted, for every target
   and section: a traces rule (otlp, `signal: traces`) gets the record(s) and a
   `session_end` of the fire's own session in one attempt, so a complete test span
@@ -70,20 +72,28 @@ class FireResult:
     at: float = 0.0  # unix time the attempt ended
     where: bool = False  # the rule has `where` conditions (not applied by a fire)
     session_id: str = ""
+    unconfirmed: bool = False  # sent, but no acknowledgement can come (syslog udp)
 
     @property
     def accepted(self) -> bool:
-        return self.outcome == ACCEPTED
+        """The consumer accepted it: a request arrived and was answered yes."""
+        return self.outcome == ACCEPTED and not self.unconfirmed
 
     @property
     def result(self) -> str:
-        """`delivered`, `timed out` or `refused`: the README's and the tab's words."""
+        """`delivered`, `unconfirmed`, `timed out` or `refused`: the README's and the
+        tab's words."""
         if self.accepted:
             return "delivered"
+        if self.unconfirmed:
+            return "unconfirmed"
         return "timed out" if self.cause == "timeout" else "refused"
 
     def describe(self) -> str:
-        """`delivered`, `timed out`, or `refused (why, retryable|permanent)`."""
+        """`delivered`, `timed out`, `unconfirmed (why)` or `refused (why,
+        retryable|permanent)`."""
+        if self.result == "unconfirmed":
+            return f"unconfirmed ({self.detail})"
         if self.result != "refused":
             return self.result
         why = (
@@ -120,6 +130,11 @@ class Fired:
     @property
     def accepted(self) -> bool:
         return all(r.accepted for r in self.results)
+
+    @property
+    def failed(self) -> bool:
+        """One attempt was refused or timed out (not merely unconfirmed)."""
+        return any(not r.accepted and not r.unconfirmed for r in self.results)
 
 
 def drafts(section: str, data: dict[str, Any]) -> list[Draft]:
@@ -241,6 +256,7 @@ def _send(rules: list[LoadedRule], made: list[Draft], project: str, dry_run: boo
                     time.time(),
                     bool(rule.spec.where),
                     sid,
+                    outcome.unconfirmed,
                 )
             )
     return Fired(records, results)

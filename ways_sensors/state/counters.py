@@ -35,6 +35,7 @@ KINDS = (
     "dispatched",
     "delivered",
     "held",  # taken into a span still open (traces): no request made for them yet
+    "unconfirmed",  # sent where no acknowledgement can come (syslog udp): not delivered
     "timeouts",
     "kills",
     "refusals",

@@ -38,7 +38,16 @@ class Outcome(Frozen):
     """One attempt's result. `detail` is content-free: a status code, an exit code, an
     exception's class name, never a response body or a record's text."""
 
-    FIELDS = ("status", "cause", "detail", "retry_after", "killed", "rejected", "held")
+    FIELDS = (
+        "status",
+        "cause",
+        "detail",
+        "retry_after",
+        "killed",
+        "rejected",
+        "held",
+        "unconfirmed",
+    )
     __slots__ = FIELDS
     status: Status
     cause: Cause
@@ -48,6 +57,7 @@ class Outcome(Frozen):
     rejected: int  # accepted, but the consumer dropped this many records of the batch
     # (OTLP's partialSuccess): counted as rejected, never retried, never parked
     held: bool  # accepted, but nothing was sent: the records wait in an open span (traces)
+    unconfirmed: bool  # sent, but nothing can say it arrived (UDP has no acknowledgement)
 
     def __init__(
         self,
@@ -58,8 +68,9 @@ class Outcome(Frozen):
         killed: bool = False,
         rejected: int = 0,
         held: bool = False,
+        unconfirmed: bool = False,
     ) -> None:
-        self._set(status, cause, detail, retry_after, killed, rejected, held)
+        self._set(status, cause, detail, retry_after, killed, rejected, held, unconfirmed)
 
     @property
     def accepted(self) -> bool:
@@ -78,6 +89,13 @@ def held_open(detail: str) -> Outcome:
     """The records are taken, but no request was made: they open a span whose end is
     still to come (counted as held, not delivered; the span goes with its end)."""
     return Outcome(ACCEPTED, "", detail, held=True)
+
+
+def unconfirmed(detail: str) -> Outcome:
+    """The records went out, but the transport has no acknowledgement (syslog over
+    UDP): nothing failed that can be seen, and nothing says they arrived (counted as
+    unconfirmed, not delivered; `fire` never calls it delivered)."""
+    return Outcome(ACCEPTED, "", detail, unconfirmed=True)
 
 
 def retryable(

@@ -16,7 +16,10 @@ Transport:
           same inside TLS, with tls's files.
     udp   one message per datagram (RFC 5426), port 514. A lost datagram cannot be seen:
           UDP is fire-and-forget whatever `delivery:` says; use tcp or tls for
-          at_least_once. A message too large for a datagram is permanent.
+          at_least_once. A message too large for a datagram is permanent. A batch
+          sent is `unconfirmed` (base.unconfirmed), never accepted as delivered: the
+          counters count it as unconfirmed, `ways sensors fire` says so and exits
+          NOT_CONFIRMED (10).
 
 Delivery: one connection per attempt (a batch), closed when the attempt ends, so
 nothing lingers between attempts and `close` has nothing to do. After the batch is
@@ -58,6 +61,7 @@ from .base import (
     permanent,
     refused_connection,
     retryable,
+    unconfirmed,
 )
 from .syslog_message import (
     FACILITIES,
@@ -115,6 +119,7 @@ BATCH_DEFAULT = (256, 0.0)  # a backlog goes in one connection; a lone record at
 
 DEFAULT_PORTS: Final = {"tcp": 514, "udp": 514, "tls": 6514, "relp": 2514, "relp-tls": 2514}
 UDP_MAX: Final = 65507  # the largest UDP payload over IPv4
+UDP_SENT: Final = "sent over UDP: no acknowledgement, cannot be confirmed"
 CLOSE_GRACE: Final = 1.0  # seconds a receiver that acknowledged everything has to close
 
 
@@ -250,7 +255,7 @@ def _datagrams(spec: SyslogTarget, msgs: list[bytes], deadline: float) -> Outcom
                 sock.send(m)
     except OSError as exc:  # an ICMP port unreachable shows as ECONNREFUSED on send
         return retryable(ERROR, _errno_name(exc))
-    return accepted()
+    return unconfirmed(UDP_SENT)
 
 
 def deliver(spec: SyslogTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:

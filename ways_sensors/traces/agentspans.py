@@ -106,7 +106,7 @@ class AgentSpans:
             ("ways.session.reason", data.get("reason")),
             ("ways.session.synthesized", True if data.get("synthesized") else None),
         ]
-        attrs += io.agent(st.first, st.last, data.get("cost"))  # the session's running cost
+        attrs += io.agent(st.first, st.last, data.get("cost"), root=True)  # its running cost
         st.first = st.last = None  # a resumed run's span has its own
         if st.dropped:
             attrs.append(("ways.events_dropped", st.dropped))

@@ -10,7 +10,13 @@ Two vocabularies, side by side, on the same spans:
   their mime types, `llm.model_name`, `llm.input_messages.<i>.message.role|content`,
   `llm.output_messages.<i>...`, `llm.token_count.prompt|completion|total`, `tool.name`
   and `tool.parameters`, and `session.id` on every span: Phoenix groups a session's
-  traces by it and shows its first input and last output from the root spans' values.
+  traces by it and shows its first input and last output from the root spans' values;
+* Langfuse's own (its OpenTelemetry intake reads `langfuse.*` before the others):
+  `langfuse.observation.type` (generation, tool, agent), `langfuse.observation.input`
+  and `.output` on the spans that have them, `langfuse.trace.input` and `.output` on
+  a run's root (the run's first prompt, its last reply), and `langfuse.session.id`
+  with `user.id` and `langfuse.user.id` on every span (spans.Spans._common), which
+  Langfuse reads as the trace's session and user.
 
 A chat span's input is its turn's prompt (the user_prompt that began the turn); its
 output is the reply. A root (or a resumed run's) span's input is the run's first
@@ -44,9 +50,14 @@ def _message(role: str, content: str) -> list[dict[str, Any]]:
 
 def chat(prompt: str | None, reply: Any, model: str | None) -> list[tuple[str, Any]]:
     """A chat span's input and output, in both vocabularies."""
-    pairs: list[tuple[str, Any]] = [("openinference.span.kind", LLM), ("llm.model_name", model)]
+    pairs: list[tuple[str, Any]] = [
+        ("openinference.span.kind", LLM),
+        ("langfuse.observation.type", "generation"),
+        ("llm.model_name", model),
+    ]
     if prompt is not None:
         pairs += [
+            ("langfuse.observation.input", prompt),
             ("gen_ai.input.messages", _text(_message("user", prompt))),
             ("input.value", prompt),
             ("input.mime_type", TEXT),
@@ -56,6 +67,7 @@ def chat(prompt: str | None, reply: Any, model: str | None) -> list[tuple[str, A
     if reply is not None:
         out = _text(reply)
         pairs += [
+            ("langfuse.observation.output", out),
             ("gen_ai.output.messages", _text(_message("assistant", out))),
             ("output.value", out),
             ("output.mime_type", TEXT),
@@ -99,22 +111,41 @@ def usage(got: Any) -> list[tuple[str, Any]]:
 
 def tool(name: str, args: str | None, result: Any, has_result: bool) -> list[tuple[str, Any]]:
     """An execute_tool span's arguments and result as OpenInference's input and output."""
-    pairs: list[tuple[str, Any]] = [("openinference.span.kind", TOOL), ("tool.name", name)]
+    pairs: list[tuple[str, Any]] = [
+        ("openinference.span.kind", TOOL),
+        ("langfuse.observation.type", "tool"),
+        ("tool.name", name),
+    ]
     if args is not None:
         pairs += [("tool.parameters", args), ("input.value", args), ("input.mime_type", JSON)]
+        pairs.append(("langfuse.observation.input", args))
     if has_result:
-        pairs += [("output.value", _text(result)), ("output.mime_type", TEXT)]
+        out = _text(result)
+        pairs += [("output.value", out), ("output.mime_type", TEXT)]
+        pairs.append(("langfuse.observation.output", out))
     return pairs
 
 
-def agent(first: str | None, last: str | None, cost: Any) -> list[tuple[str, Any]]:
+def agent(
+    first: str | None, last: str | None, cost: Any, root: bool = False
+) -> list[tuple[str, Any]]:
     """An invoke_agent span (the root, a resumed run, a subagent): its run's first input
-    and last output, and the session's running cost under its own name."""
-    pairs: list[tuple[str, Any]] = [("openinference.span.kind", AGENT)]
+    and last output (a run's `root`: the trace's too, for Langfuse), and the session's
+    running cost under its own name."""
+    pairs: list[tuple[str, Any]] = [
+        ("openinference.span.kind", AGENT),
+        ("langfuse.observation.type", "agent"),
+    ]
     if first is not None:
         pairs += [("input.value", first), ("input.mime_type", TEXT)]
+        pairs.append(("langfuse.observation.input", first))
+        if root:
+            pairs.append(("langfuse.trace.input", first))
     if last is not None:
         pairs += [("output.value", last), ("output.mime_type", TEXT)]
+        pairs.append(("langfuse.observation.output", last))
+        if root:
+            pairs.append(("langfuse.trace.output", last))
     if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)):
         pairs += [
             ("ways.session.cost.amount", float(cost["amount"])),

@@ -229,7 +229,13 @@ class Spans(AgentSpans):
             ("gen_ai.provider.name", provider),
             ("gen_ai.conversation.id", rec.get("session_id")),
             ("session.id", rec.get("session_id")),  # OpenInference: Phoenix's sessions
+            ("langfuse.session.id", rec.get("session_id")),  # Langfuse's (messages.py)
         ]
+        who = rec.get("identity")
+        user = who.get("user") if isinstance(who, dict) else None
+        uid = user.get("id") if isinstance(user, dict) else None
+        if isinstance(uid, str) and uid:  # the trace's user, as Langfuse reads it
+            pairs += [("user.id", uid), ("langfuse.user.id", uid)]
         if self.legacy:
             pairs.append(("gen_ai.system", provider))
         if rec.get("agent_id"):

@@ -4,12 +4,12 @@ Every action goes through the service layer the commands use: toggles and saves 
 services/settings.py's writer (comments kept), copy, rename and delete through
 services/files.py, preview and fire through services/preview.py and fire.py. About
 once a second it looks at the state files (a stat of each, rows.Live): only when one
-changed does it take a status snapshot (the counters `ways status` reads) and rewrite
-the count cells that changed; the footer is rewritten only when its text changed (an
-update lays the whole screen out again). An idle tab with 2,000 rules so costs a stat
-per file a second, not a read and parse of each and a re-render. When a sensor file,
-config.yaml or the preview record changed on disk (another command, an editor), it
-reloads, keeping the row.
+changed does it take a status snapshot (the counters and health `ways status` reads)
+and rewrite the count and health cells that changed; the footer is rewritten only
+when its text changed (an update lays the whole screen out again). An idle tab with
+2,000 rules so costs a stat per file a second, not a read and parse of each and a
+re-render. When a sensor file, config.yaml or the preview record changed on disk
+(another command, an editor), it reloads, keeping the row.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..errors import WaysError
 from ..services import catalog, files, status
 from ..services.edit import key
 from ..services.fire import Fired, fire
+from ..services.health import THRESHOLD_S
 from ..services.settings import set_setting, show
 from ..state.layout import rule_label, split_rule_label
 from . import rows as model
@@ -101,7 +102,7 @@ class MainScreen(Screen[None]):
         self.listing = catalog.listing(cat=self.cat)
         self.rows = model.build(self.listing)
         self.live.changed()  # the state files as this snapshot reads them
-        self.snap = status.snapshot(self.cat, events_tail=3)
+        self.snap = status.snapshot(self.cat, events_tail=3, health_threshold=THRESHOLD_S)
         model.count(self.rows, self.snap)
         allowed = "allowed" if self.listing.project_allowed else "not in ways.project_sensors"
         self.query_one("#top", Static).update(
@@ -145,12 +146,12 @@ class MainScreen(Screen[None]):
             self.snap = model.with_dispatchers(self.snap)
             self.render_live()
             return
-        self.snap = status.snapshot(self.cat, events_tail=3)
+        self.snap = status.snapshot(self.cat, events_tail=3, health_threshold=THRESHOLD_S)
         before = {r.key: dict(r.cells) for r in self.rows}
         model.count(self.rows, self.snap)
         table = self.table
         for row in self.shown:
-            for k, _, _ in model.COUNTS:
+            for k in model.LIVE:
                 if row.cells[k] != before[row.key].get(k):
                     table.update_cell(row.key, k, styled(row, k))
         self.render_live()

@@ -2,7 +2,11 @@
 
 Kept free of Textual so the rows, their cells, the filter and the footer's lines are
 plain values: the app renders them, and the live refresh changes only the count cells.
-A sensor row's counts are the sum of its rules'. Paths under the home folder are shown
+A sensor row's counts are the sum of its rules'. HELD counts records taken into a
+trace span still open (no request made for them yet: not delivered, as `ways status`
+counts them); HEALTH is services/health.py's word on the rule, as `ways status` judges
+it (dead letters waiting, a consumer owed records and failing past the threshold), and
+the footer carries its UNHEALTHY lines. Paths under the home folder are shown
 with `~`. `signature` says cheaply when the files behind the table changed, and `Live`
 when the state files behind its counts and footer did: an idle tab with 2,000 rules
 then stats them once a second instead of reading and parsing 2,000 counters files.
@@ -18,13 +22,15 @@ from typing import Any
 from .. import index, roots
 from ..services.catalog import Listing, RuleRow, SensorRow
 from ..services.fire import FireResult
+from ..services.health import Health
 from ..services.status import Snapshot
 from ..services.table import printable, printable_line
-from ..state.layout import Layout
+from ..state.layout import Layout, split_rule_label
 
 COUNTS = (  # (column key, heading, counter kind or "dead" for dead letters)
     ("dispatched", "DISP", "dispatched"),
     ("delivered", "DELIV", "delivered"),
+    ("held", "HELD", "held"),
     ("timeouts", "TMOUT", "timeouts"),
     ("kills", "KILL", "kills"),
     ("refusals", "REFUS", "refusals"),
@@ -38,6 +44,7 @@ COUNTS = (  # (column key, heading, counter kind or "dead" for dead letters)
 COLUMNS = (  # the rule, whether and how it sends, where to; the counts; how it selects
     ("name", "SENSOR / RULE"),
     ("state", "STATE"),
+    ("health", "HEALTH"),
     ("mode", "MODE"),
     ("delivery", "DELIVERY"),
     ("timeout", "TIMEOUT"),
@@ -51,6 +58,7 @@ COLUMNS = (  # the rule, whether and how it sends, where to; the counts; how it 
     ("redact", "REDACT"),
     ("fields", "FIELDS"),
 )
+LIVE = (*(k for k, _, _ in COUNTS), "health")  # the cells a status snapshot rewrites
 WIDE = 28  # a cell longer than this is cut with an ellipsis (the detail line has it all)
 
 
@@ -90,7 +98,8 @@ class Row:
         return self.rule.id if self.rule else None
 
     def text(self) -> str:
-        """What the filter searches: every cell but the counts, and the detail."""
+        """What the filter searches: every cell but the counts (health too: `/failing`
+        narrows to the failing rules), and the detail."""
         counted = {k for k, _, _ in COUNTS}
         cells = (v for k, v in self.cells.items() if k not in counted)
         return " ".join([*cells, self.detail]).lower()
@@ -173,7 +182,7 @@ def build(listing: Listing) -> list[Row]:
         detail = f"{home_short(p.path)}:{p.line}: {p.message}"
         rows.append(Row(f"x:e{i}", "error", p.sensor, cells, detail))
     for row in rows:
-        for k, _, _ in COUNTS:
+        for k in LIVE:
             row.cells.setdefault(k, "")
         # names, files and fields come from sensor files (a cloned repository's): their
         # control characters are shown as text, never sent to the terminal (table.py)
@@ -205,11 +214,25 @@ def count(rows: list[Row], snap: Snapshot) -> None:
         total = sums.setdefault(row.rule.sensor, dict.fromkeys(c, 0))
         for k, v in c.items():
             total[k] += v
+    unhealthy = {s for s, _ in (split_rule_label(r) for r in snap.unhealthy)}
     for row in rows:
         if row.kind == "sensor" and row.sensor:
             row.counts = sums.get(row.sensor, {k: 0 for k, _, _ in COUNTS})
+            row.cells["health"] = "unhealthy" if row.sensor in unhealthy else ""
+        elif row.kind == "rule" and row.rule is not None:
+            row.cells["health"] = health_cell(snap.health.get(row.rule.id))
         for k, _, _ in COUNTS:
             row.cells[k] = str(row.counts[k]) if row.counts else ""
+
+
+def health_cell(h: Health | None) -> str:
+    """A rule's health in a word or two: its problems (`failing`, `dead letters`), else
+    `owed N` while records wait on a consumer not yet failing for long, else `ok`."""
+    if h is None:
+        return ""
+    if h.problems:
+        return ", ".join(p.replace("_", " ") for p in h.problems)
+    return f"owed {h.owed}" if h.owed else "ok"
 
 
 def widths(rows: list[Row]) -> dict[str, int]:
@@ -245,6 +268,7 @@ def live_lines(snap: Snapshot) -> list[str]:
     refused = snap.refused_line()
     if refused:
         lines.insert(0, refused)
+    lines += [snap.health[rule].line(rule, snap.now) for rule in snap.unhealthy]
     if snap.events:
         lines += [event_line(e) for e in snap.events]
     else:

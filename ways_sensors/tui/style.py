@@ -50,6 +50,8 @@ def styled(row: model.Row, column: str) -> Text:
         style = STATE_STYLE.get(text, "dim" if text.startswith("off") else "")
     elif column == "off" and text == "content":
         style = "bold yellow"
+    elif column == "health" and text not in ("", "ok") and not text.startswith("owed"):
+        style = "bold red"  # failing, dead letters, unhealthy: `ways status` exits 8
     elif column in FAILURES and text not in ("", "0"):
         style = "bold red"  # bold survives NO_COLOR
     return Text(text, style=style)
