@@ -252,7 +252,7 @@ def test_an_internal_agent_without_a_file_says_so(tmp_path):
     s.fire("SubagentStop", **{k: v for k, v in stop.items() if k != "hook_event_name"})
     [reply] = s.of("assistant_response")
     assert reply.agent_type == "internal"
-    assert reply.data["usage"] is None and reply.data["usage_missing"] == "unreadable"
+    assert reply.data["usage"] is None and reply.data["usage_missing"] == "absent"
 
 
 def test_the_compaction_summary(tmp_path):

@@ -305,6 +305,8 @@ class Spans(AgentSpans):
         if model:
             attrs.append(("gen_ai.response.model", model))
         attrs += io.usage(data.get("usage"))  # tokens, and the reply's own cost
+        if isinstance(data.get("usage_missing"), str):  # why a span has no tokens
+            attrs.append(("ways.usage_missing", data["usage_missing"]))
         reason = "interrupted" if data.get("interrupted") else "stop"
         attrs.append(("gen_ai.response.finish_reasons", [reason]))
         reply = data.get("text") if "text" in data else None

@@ -219,6 +219,8 @@ class Builder:
                 break
             time.sleep(USAGE_POLL * 4)  # its last call is not on disk yet: look again
         missing = usage.MISSING_UNREADABLE if state is None else usage.MISSING_PENDING
+        if state is None and self.transcript and usage.size(path) < 0:
+            missing = usage.MISSING_ABSENT  # an internal agent: the client keeps no file
         spent = usage.fields(state, missing)
         return [
             *decisions,

@@ -43,6 +43,9 @@ FIELDS = (
 SYNTHETIC = "<synthetic>"
 MISSING_PENDING = "pending"  # the reply's last API call was not on disk yet
 MISSING_UNREADABLE = "unreadable"  # no transcript to read (payload-only), or too large
+# the client wrote no file for the agent at all: Claude Code keeps none for its internal
+# agents (compaction's among them), so their model and tokens are nowhere on disk
+MISSING_ABSENT = "absent"
 _RECENT_IDS = 8
 FRESH = 5.0  # seconds: a session file changed this recently is still being written
 
