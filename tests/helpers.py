@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -147,6 +148,15 @@ def status(install) -> dict:
     r = install.ways("status", "--json")
     assert r.returncode in (0, 8), r.stderr
     return json.loads(r.stdout)
+
+
+def logged(install, kind: str | None = None) -> list[dict]:
+    """The events.log lines (of `kind`, when given), in order."""
+    path = install.state_root / "events.log"
+    if not path.exists():
+        return []
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return [e for e in lines if kind is None or e["kind"] == kind]
 
 
 def counters_of(install, rule: str) -> dict:
@@ -397,3 +407,19 @@ def age(folder: Path, seconds: float) -> None:
         for name in dirs + files:
             os.utime(os.path.join(base, name), (then, then), follow_symlinks=False)
     os.utime(folder, (then, then))
+
+
+class VirtualClock:
+    """Time that moves only when the worker sleeps: backoff costs no real time."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, stop: threading.Event, seconds: float) -> bool:
+        self.slept.append(seconds)
+        self.t += seconds
+        return stop.is_set()

@@ -19,7 +19,7 @@ from ways_sensors.dispatch import ages, retention
 from ways_sensors.state import events
 
 from .conftest import everything_sensor, kill_dispatchers
-from .helpers import age, cursor_of, wait_until
+from .helpers import age, cursor_of, logged, wait_until
 from .sessions import ScriptedSession
 
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
@@ -33,14 +33,6 @@ def records(path: Path) -> list[dict]:
         return []
     got = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     return [r for r in got if r.get("section") != "checkpoint"]  # a chained batch's, signed
-
-
-def logged(install, kind: str) -> list[dict]:
-    path = install.state_root / "events.log"
-    if not path.exists():
-        return []
-    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    return [e for e in lines if e["kind"] == kind]
 
 
 def stop_dispatcher(install, sid: str) -> None:
