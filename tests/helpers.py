@@ -110,7 +110,12 @@ def dispatcher_done(install, sid=SID) -> bool:
 
 
 def dispatcher_alive(install, sid=SID) -> bool:
-    lock = install.sessions() / sid / "dispatch.lock"
+    return held(install.sessions() / sid / "dispatch.lock")
+
+
+def held(lock: Path) -> bool:
+    """Some process holds the lock file's flock (dispatch.lock, resume.lock); False when
+    there is no such file."""
     try:
         fd = os.open(lock, os.O_RDWR)
     except OSError:
