@@ -233,13 +233,18 @@ def appending_consumer(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def modules_on_path(install, tmp_path, data: bytes, extra: tuple[str, ...] = ()) -> set[str]:
-    """The modules the hook (argv `hook sensors` + `extra`) had loaded when it left."""
+    """The modules the hook (argv `hook sensors` + `extra`) had loaded when it left; it
+    left as the hook always does: exit code 0, nothing on stdout or stderr."""
     out = tmp_path / "modules.txt"
     code = MODULES_AT_EXIT.format(launcher=str(LAUNCHER), out=str(out), extra=list(extra))
     r = subprocess.run(
-        [sys.executable, "-S", "-c", code], input=data, capture_output=True, env=install.env
+        [sys.executable, "-S", "-c", code],
+        input=data,
+        capture_output=True,
+        env=install.env,
+        cwd=install.project,
     )
-    assert r.returncode == 0, r.stderr
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     return set(out.read_text().split())
 
 
