@@ -19,6 +19,14 @@ rules:
     sections: [tool_call]
     dispatch:
       file: {path: /tmp/x.jsonl, format: ocsf}
+  logs:
+    sections: [tool_call]
+    dispatch:
+      otlp: {endpoint: "http://127.0.0.1:4318", encoding: json}
+  traces:
+    sections: [tool_call]
+    dispatch:
+      otlp: {endpoint: "http://127.0.0.1:4318", signal: traces, encoding: protobuf}
 """
 
 

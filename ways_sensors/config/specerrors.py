@@ -293,7 +293,7 @@ def _check_struct(
     kind = _kind_of_spec(struct)
     for key, value in raw.items():
         f = fields.get(key)
-        carried = uncarried(kind, value) if kind and key in ("format", "encoding") else None
+        carried = uncarried(kind, key, value) if kind and key in ("format", "encoding") else None
         if carried:  # a format of formats/ that this kind cannot carry: where it goes
             out.append(SpecError(carried, [*path, key], at="value"))
             continue

@@ -133,12 +133,15 @@ def _format_named(value: str) -> str | None:
     return next((f for k in KINDS for v, f in get(k).FORMATS.items() if v == name), None)
 
 
-def uncarried(kind: str, value: object) -> str | None:
-    """Lint's one line when a rule asks `kind` for a format it cannot carry (OCSF over
-    otlp, OTLP protobuf into a file), naming the kinds that carry it and how; None when
-    it can, or when `value` names no format (then the spec's own check speaks)."""
-    wanted = _format_named(value) if isinstance(value, str) else None
+def uncarried(kind: str, key: str, value: object) -> str | None:
+    """Lint's one line when a rule asks `kind` for a format it cannot carry (`key:
+    value`: OCSF over otlp, OTLP protobuf into a file), naming the kinds that carry it
+    and how; None when it can, or when `value` names no format (then the spec's own
+    check speaks)."""
     target = get(kind)
+    if key == target.FORMAT_FIELD and value in target.FORMATS:
+        return None  # its own word for a format it carries (otlp's `encoding: json`)
+    wanted = _format_named(value) if isinstance(value, str) else None
     if wanted is None or wanted in target.FORMATS.values():
         return None
     field, values = target.FORMAT_FIELD, list(dict.fromkeys(target.FORMATS.values()))
