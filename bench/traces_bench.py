@@ -10,7 +10,7 @@ if the dispatcher's threads never overlapped (its waits, fsync, are not counted)
 
 Then the encodings (`--encode-only` for this part alone): one batch of 512 such records
 turned into spans (traces/export.py) and written as OTLP JSON (msgspec) and as protobuf
-(targets/otlp_protobuf.py, pure Python), interleaved over 30 rounds: spans per second
+(formats/otlp_protobuf.py, pure Python), interleaved over 30 rounds: spans per second
 of each, the medians and their ratio.
 
 With --before DIR (an earlier tree: `git archive <commit> ways_sensors sensors | tar -x
@@ -133,7 +133,7 @@ def batch_records(n: int) -> list[dict]:
 def encodings(rounds: int = 30) -> None:
     import msgspec
 
-    from ways_sensors.targets import otlp_protobuf
+    from ways_sensors.formats import otlp_protobuf
     from ways_sensors.traces import export
 
     req = export.request(batch_records(512), "bench", "b", "r", [], "0")

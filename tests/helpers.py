@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,7 +110,12 @@ def dispatcher_done(install, sid=SID) -> bool:
 
 
 def dispatcher_alive(install, sid=SID) -> bool:
-    lock = install.sessions() / sid / "dispatch.lock"
+    return held(install.sessions() / sid / "dispatch.lock")
+
+
+def held(lock: Path) -> bool:
+    """Some process holds the lock file's flock (dispatch.lock, resume.lock); False when
+    there is no such file."""
     try:
         fd = os.open(lock, os.O_RDWR)
     except OSError:
@@ -147,6 +153,15 @@ def status(install) -> dict:
     r = install.ways("status", "--json")
     assert r.returncode in (0, 8), r.stderr
     return json.loads(r.stdout)
+
+
+def logged(install, kind: str | None = None) -> list[dict]:
+    """The events.log lines (of `kind`, when given), in order."""
+    path = install.state_root / "events.log"
+    if not path.exists():
+        return []
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return [e for e in lines if kind is None or e["kind"] == kind]
 
 
 def counters_of(install, rule: str) -> dict:
@@ -218,13 +233,18 @@ def appending_consumer(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def modules_on_path(install, tmp_path, data: bytes, extra: tuple[str, ...] = ()) -> set[str]:
-    """The modules the hook (argv `hook sensors` + `extra`) had loaded when it left."""
+    """The modules the hook (argv `hook sensors` + `extra`) had loaded when it left; it
+    left as the hook always does: exit code 0, nothing on stdout or stderr."""
     out = tmp_path / "modules.txt"
     code = MODULES_AT_EXIT.format(launcher=str(LAUNCHER), out=str(out), extra=list(extra))
     r = subprocess.run(
-        [sys.executable, "-S", "-c", code], input=data, capture_output=True, env=install.env
+        [sys.executable, "-S", "-c", code],
+        input=data,
+        capture_output=True,
+        env=install.env,
+        cwd=install.project,
     )
-    assert r.returncode == 0, r.stderr
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     return set(out.read_text().split())
 
 
@@ -397,3 +417,19 @@ def age(folder: Path, seconds: float) -> None:
         for name in dirs + files:
             os.utime(os.path.join(base, name), (then, then), follow_symlinks=False)
     os.utime(folder, (then, then))
+
+
+class VirtualClock:
+    """Time that moves only when the worker sleeps: backoff costs no real time."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, stop: threading.Event, seconds: float) -> bool:
+        self.slept.append(seconds)
+        self.t += seconds
+        return stop.is_set()

@@ -25,6 +25,7 @@ from .conftest import ALL_SECTIONS, payload
 from .helpers import (
     counters_of,
     lines,
+    logged,
     no_checkpoints,
     spool_directly,
     start_dispatcher,
@@ -55,11 +56,6 @@ def dispatch(install):
 def calls(n: int, start: int = 0) -> list[tuple[str, dict]]:
     base = payload("PreToolUse")
     return [("PreToolUse", {**base, "tool_use_id": f"toolu_{i:05d}"}) for i in range(start, n)]
-
-
-def events(install) -> list[dict]:
-    path = install.state_root / "events.log"
-    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
 def log_bodies(obj: dict) -> list[dict]:
@@ -332,7 +328,7 @@ def test_otlp_partial_success_of_a_batch_is_counted_rejected_never_retried(insta
         c = counters_of(install, "ship/otel")
         assert (c["delivered"], c["retries"]) == (N - 3, 0)
         assert len(server.attempts) == 1
-        [partial] = [e for e in events(install) if e["kind"] == "dispatch.partial"]
+        [partial] = [e for e in logged(install) if e["kind"] == "dispatch.partial"]
         # the attempt carried N records (and the batch's checkpoint, not counted)
         assert (partial["records"], partial["rejected"], partial["rule_seq"]) == (N, 3, 1)
     finally:

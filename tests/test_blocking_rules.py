@@ -11,7 +11,7 @@ import json
 import os
 
 from .conftest import payload
-from .helpers import SID, counters_of, lines, play, wait_until
+from .helpers import SID, counters_of, lines, logged, play, wait_until
 from .servers import Server, free_port
 
 
@@ -39,8 +39,7 @@ def test_blocking_rule_against_a_hung_consumer(install, tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     [rec] = lines(out)
     assert rec["rule"] == "second" and rec["rule_seq"] == 1 and rec["seq"] is None
-    log = [json.loads(x) for x in (install.state_root / "events.log").read_text().splitlines()]
-    [timeout] = [e for e in log if e["kind"] == "blocking.timeout"]
+    [timeout] = logged(install, "blocking.timeout")
     assert timeout["rule"] == "hung" and timeout["killed"] is True
     # killed at the shared deadline: the capped 10 s, not the rule's own 30 s
     assert 9000 <= timeout["duration_ms"] < 30000
@@ -116,8 +115,7 @@ def test_blocking_at_least_once_unfinished_at_the_deadline_goes_through_the_disp
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         play(install, ["UserPromptSubmit"], prompt=f"my token {secret}")
-        log = [json.loads(x) for x in (install.state_root / "events.log").read_text().splitlines()]
-        assert [e["unfinished"] for e in log if e["kind"] == "blocking.deadline"] == [1]
+        assert [e["unfinished"] for e in logged(install, "blocking.deadline")] == [1]
         assert not out.exists()  # nothing numbered nor sent while the lock is held
     finally:
         os.close(fd)

@@ -267,3 +267,37 @@ def test_opening_the_log_repairs_a_torn_tail_and_removes_orphans(tmp_path):
     log.close()
     again = CursorLog(str(folder), str(root))
     assert again.load("s.a")["pending"] is None and again.load("s.b")["pending"] == b["pending"]
+
+
+def test_a_line_the_untyped_cursor_wrote_loads_and_saves_back_as_the_same_bytes(tmp_path):
+    """A state root from before the typed cursor (state/cursorstate.py): its log line,
+    pending batch and all, loads into a Cursor, and saved again unchanged it is the same
+    bytes, naming the same batch file (no rewrite of a batch in flight)."""
+    from ways_sensors.dispatch.cursor import load_cursor
+    from ways_sensors.state.cursorlog import CursorLog
+
+    root = tmp_path / "state"
+    folder = root / "sessions" / "s" / "cursors"
+    folder.mkdir(parents=True, mode=0o700)
+    for p in (root, root / "sessions", root / "sessions" / "s"):
+        p.chmod(0o700)
+    tree = '{"size":3,"epoch":0,"witness":{"https://w.example":2},"signed":2,"ended":false}'
+    line = (
+        '{"rule":"s.a","rule_seq":3,"hash":"' + "ab" * 32 + '","segment":"0000000002.seg",'
+        '"offset":120,"active":true,"tree":' + tree + ',"finished_as":"0123456789abcdef",'
+        '"batch":"aaaaaaaaaaaa"}\n'
+    ).encode()
+    rec = {"rule_seq": 3, "data": "pending"}
+    (folder / "cursors.log").write_bytes(line)
+    (folder / "s.a.aaaaaaaaaaaa.batch").write_text(json.dumps(rec) + "\n")
+    for p in folder.iterdir():
+        p.chmod(0o600)
+
+    log = CursorLog(str(folder), str(root))
+    cur = load_cursor(log.load("s.a"), ("0000000009.seg", 0), lambda: None)
+    assert (cur.position, cur.rule_seq, cur.pending) == (("0000000002.seg", 120), 3, [rec])
+    assert cur.tree is not None and cur.tree["witness"] == {"https://w.example": 2}
+    log.save("s.a", cur.as_json(), lambda: b"never asked: the batch is on disk")
+    log.close()
+    assert (folder / "cursors.log").read_bytes() == line + line
+    assert sorted(os.listdir(folder)) == ["cursors.log", "s.a.aaaaaaaaaaaa.batch"]

@@ -5,28 +5,16 @@ events.log) and retention removes old ones."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from ways_sensors.pipeline.deadletters import DEADLETTER_MAX
 
-from .helpers import counters_of, dispatcher_alive, wait_until
+from .helpers import counters_of, dispatcher_alive, logged, status, wait_until
 from .servers import Server
 from .sessions import SID, ScriptedSession
 
 BIG = 1_500_000  # bytes of tool output per record: 14 of them are 21 MB
-
-
-def log_of(install) -> list[dict]:
-    path = install.state_root / "events.log"
-    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
-
-
-def status(install) -> dict:
-    r = install.ways("status", "--json")
-    assert r.returncode in (0, 8), r.stderr  # 8: dead letters wait (services/health.py)
-    return json.loads(r.stdout)
 
 
 def test_a_refused_credential_is_retried_until_the_token_works_not_parked(install, tmp_path):
@@ -67,7 +55,7 @@ def test_a_refused_credential_is_retried_until_the_token_works_not_parked(instal
     assert not (install.state_root / "deadletters").exists() or not any(
         (install.state_root / "deadletters").iterdir()
     )
-    refused = [e for e in log_of(install) if e["kind"] == "dispatch.refused"]
+    refused = [e for e in logged(install) if e["kind"] == "dispatch.refused"]
     assert [e["detail"] for e in refused[:4]] == [
         "HTTP 401: credentials refused",
         "HTTP 401: credentials refused",
@@ -128,7 +116,7 @@ def test_dead_letters_are_bounded_rotated_counted_and_under_retention(install, t
     sizes = [p.stat().st_size for p in files]
     assert all(size <= DEADLETTER_MAX + BIG + 4096 for size in sizes), sizes
     kept = sum(len(p.read_bytes().splitlines()) for p in files)
-    log = log_of(install)
+    log = logged(install)
     rotated = [e for e in log if e["kind"] == "dead_letter.rotated"]
     assert rotated and all(e["rule"] == "results" for e in rotated)
     assert kept + sum(e["rotated_out"] for e in rotated) == n  # none given up silently
@@ -147,7 +135,7 @@ def test_dead_letters_are_bounded_rotated_counted_and_under_retention(install, t
     big_session(install, "big-2", 0)  # a session start only: nothing parked
     assert wait_until(lambda: not any(folder.iterdir()), timeout=60)
     # each file's line is logged right after its unlink: wait for both lines
-    gone = lambda: [e for e in log_of(install) if e["kind"] == "retention.dead_letters_removed"]  # noqa: E731
+    gone = lambda: [e for e in logged(install) if e["kind"] == "retention.dead_letters_removed"]  # noqa: E731
     assert wait_until(lambda: len(gone()) == len(files), timeout=60)
     removed = gone()
     assert sum(e["records"] for e in removed) == kept

@@ -15,7 +15,7 @@ from ways_sensors.state.cursorread import read_cursor
 from ways_sensors.state.layout import Layout
 from ways_sensors.state.session import Session
 
-from .helpers import no_checkpoints
+from .helpers import VirtualClock, no_checkpoints
 
 SID = "0b6f5f5e-9d59-4a57-a3f3-0d7c1f0f0a01"
 
@@ -63,22 +63,6 @@ def test_staging_is_all_or_none_and_a_commit_wakes_readers(tmp_path):
     t.join(30.0)
     assert woke.is_set() and j.generation == seen + 1
     assert committed == [(j.end, 1)]  # the owner committed after the append
-
-
-class VirtualClock:
-    """Time that moves only when the worker sleeps: backoff costs no real time."""
-
-    def __init__(self) -> None:
-        self.t = 1000.0
-        self.slept: list[float] = []
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, stop: threading.Event, seconds: float) -> bool:
-        self.slept.append(seconds)
-        self.t += seconds
-        return stop.is_set()
 
 
 def test_a_worker_delivers_in_process_from_a_journal_without_a_dispatcher(tmp_path):

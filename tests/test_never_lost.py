@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import wait_until
+from .helpers import counters_of, logged, wait_until
 
 ATTACKER = 65534  # nobody
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
@@ -29,20 +29,6 @@ def records(path: Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(x) for x in path.read_bytes().split(b"\n")[:-1] if x.strip()]
-
-
-def logged(install, kind: str) -> list[dict]:
-    path = install.state_root / "events.log"
-    if not path.exists():
-        return []
-    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    return [e for e in lines if e["kind"] == kind]
-
-
-def counters(install, label: str) -> dict:
-    r = install.ways("status", "--json")
-    assert r.returncode in (0, 8), r.stderr  # 8: dead letters wait (services/health.py)
-    return next(x["counters"] for x in json.loads(r.stdout)["rules"] if x["rule"] == label)
 
 
 def dead_letters(install, key: str) -> list[dict]:
@@ -99,7 +85,7 @@ def test_a_record_whose_masking_overruns_the_rule_timeout_is_delivered(install, 
     first, second = records(out)
     assert first["data"]["tool_use_id"] == "toolu_1" and second["data"]["input"]["command"] == "ls"
     assert SECRET not in out.read_text() and "[REDACTED:" in first["data"]["input"]["command"]
-    assert counters(install, "big/r").get("lost", 0) == 0
+    assert counters_of(install, "big/r").get("lost", 0) == 0
 
 
 def test_a_loose_key_of_ours_is_repaired_and_its_records_go(install, tmp_path):
@@ -116,7 +102,7 @@ def test_a_loose_key_of_ours_is_repaired_and_its_records_go(install, tmp_path):
     assert wait_until(lambda: len(records(out)) == 3, timeout=60)
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     assert [e["path"] for e in logged(install, "state.repaired")] == ["redaction.key"]
-    assert counters(install, "meta/r").get("lost", 0) == 0
+    assert counters_of(install, "meta/r").get("lost", 0) == 0
 
 
 def test_records_are_held_while_the_key_is_refused_and_go_once_it_is_fixed(install, tmp_path):
@@ -140,8 +126,8 @@ def test_records_are_held_while_the_key_is_refused_and_go_once_it_is_fixed(insta
     os.chown(key, os.geteuid(), os.getegid())  # the user fixes it
     assert wait_until(lambda: len(records(out)) == 3, timeout=90)
     assert [r["data"]["tool_use_id"] for r in records(out)] == ["toolu_0", "toolu_1", "toolu_2"]
-    assert wait_until(lambda: counters(install, "meta/r")["delivered"] == 3)
-    c = counters(install, "meta/r")
+    assert wait_until(lambda: counters_of(install, "meta/r")["delivered"] == 3)
+    c = counters_of(install, "meta/r")
     assert c.get("lost", 0) == 0 and c["retries"] >= 2
 
 
@@ -171,7 +157,7 @@ def test_a_record_nested_too_deep_is_delivered_or_parked_never_lost(install, tmp
     assert delivered == ["toolu_deep", "toolu_2"] or (
         delivered == ["toolu_2"] and parked and "withheld" in parked[0]
     ), (delivered, parked)
-    assert counters(install, "deep/r").get("lost", 0) == 0
+    assert counters_of(install, "deep/r").get("lost", 0) == 0
 
 
 def test_a_record_too_long_for_the_argument_list_is_parked_not_retried_forever(install, tmp_path):
@@ -192,5 +178,5 @@ def test_a_record_too_long_for_the_argument_list_is_parked_not_retried_forever(i
     [parked] = dead_letters(install, "args.r")
     assert parked["record"]["data"]["tool_use_id"] == "toolu_1"
     assert "E2BIG" in parked["reason"]
-    assert wait_until(lambda: counters(install, "args/r")["rejected"] == 1)
-    assert counters(install, "args/r").get("lost", 0) == 0
+    assert wait_until(lambda: counters_of(install, "args/r")["rejected"] == 1)
+    assert counters_of(install, "args/r").get("lost", 0) == 0

@@ -7,7 +7,6 @@ ledger stay under their caps; `ways status` shows the state root's size."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -19,7 +18,7 @@ from ways_sensors.dispatch import ages, retention
 from ways_sensors.state import events
 
 from .conftest import everything_sensor, kill_dispatchers
-from .helpers import age, cursor_of, wait_until
+from .helpers import age, cursor_of, held, logged, wait_until
 from .sessions import ScriptedSession
 
 SECRET = "ghp_" + "Zq8Lk2Rt5Vx9Pw3Nm6Hj1Gf4Ds7Ba0Ce" + "Yu2T"
@@ -35,28 +34,13 @@ def records(path: Path) -> list[dict]:
     return [r for r in got if r.get("section") != "checkpoint"]  # a chained batch's, signed
 
 
-def logged(install, kind: str) -> list[dict]:
-    path = install.state_root / "events.log"
-    if not path.exists():
-        return []
-    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    return [e for e in lines if e["kind"] == kind]
-
-
 def stop_dispatcher(install, sid: str) -> None:
     """SIGKILL the session's dispatchers (a second one a late hook started may take the
     lock when the first dies) until its lock stays free."""
     lock = install.sessions() / sid / "dispatch.lock"
 
     def free() -> bool:
-        fd = os.open(lock, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            return False
-        finally:
-            os.close(fd)
+        return not held(lock)
 
     end = time.monotonic() + 30
     while time.monotonic() < end:

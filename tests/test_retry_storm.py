@@ -8,25 +8,17 @@ written a few times, then counted rather than written."""
 from __future__ import annotations
 
 import itertools
-import json
 import time
 
 import pytest
 
+from .helpers import logged
 from .servers import Server
 
 WINDOW = 4.0  # seconds of retrying looked at
 # the floor allows at most 1 + log2(WINDOW / 0.25) = 5 attempts in WINDOW; a storm
 # makes hundreds
 MOST = 6
-
-
-def logged(install, kind: str) -> list[dict]:
-    path = install.state_root / "events.log"
-    if not path.exists():
-        return []
-    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    return [e for e in lines if e["kind"] == kind]
 
 
 @pytest.mark.parametrize(

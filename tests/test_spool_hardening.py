@@ -19,7 +19,16 @@ import pytest
 from ways_sensors.state import spool
 
 from .conftest import LAUNCHER, payload
-from .helpers import SID, dispatcher_alive, lines, play, start_dispatcher, status, wait_until
+from .helpers import (
+    SID,
+    dispatcher_alive,
+    held,
+    lines,
+    play,
+    start_dispatcher,
+    status,
+    wait_until,
+)
 from .servers import Server, free_port
 
 
@@ -268,20 +277,7 @@ def remote_sensor(install, port: int) -> None:
 
 def resumer_running(install) -> bool:
     lock = install.state_root / "resume" / "resume.lock"
-    return lock.exists() and dispatcher_alive_at(lock)
-
-
-def dispatcher_alive_at(lock: Path) -> bool:
-    import fcntl
-
-    fd = os.open(lock, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
+    return held(lock)
 
 
 def watch_owed(install, owed: list[str], until, timeout: float = 120) -> int:

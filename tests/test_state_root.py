@@ -16,7 +16,6 @@ user, the test is the victim itself.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -32,7 +31,7 @@ import pytest
 from ways_sensors.state.files import lock_path
 
 from .conftest import kill_dispatchers
-from .helpers import wait_until
+from .helpers import held, wait_until
 from .victims import ATTACKER, BAIT, PROMPT, SECRET, Victim, victim_ids  # noqa: F401
 
 NEW_RULE = "{sections: [tool_call], dispatch: {file: {path: ~/made.jsonl}}}"
@@ -68,14 +67,7 @@ def stop_dispatcher(v: Victim, sid: str) -> None:
     lock = v.root / "sessions" / sid / "dispatch.lock"
 
     def free() -> bool:
-        fd = os.open(lock, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            return False
-        finally:
-            os.close(fd)
+        return not held(lock)
 
     for _ in range(10):
         for proc in dispatchers(v.base):

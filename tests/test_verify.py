@@ -398,3 +398,21 @@ def test_a_torn_line_is_named_and_the_record_after_it_still_read(install, tmp_pa
     [chain] = report["chains"]
     assert (chain["first"], chain["last"], chain["gaps"]) == (1, len(lines_), [])
     assert chain["duplicates"] == 0 and chain["records"] == len(lines_)
+
+
+def test_chains_lines_and_trees_report_one_break():
+    """The chain check, the line reader and evidence's tree check share one Break (one
+    JSON shape): no checker keeps its own."""
+    from pathlib import Path
+
+    from ways_sensors import verify as chains
+    from ways_sensors.evidence import offline, treecheck
+
+    package = Path(chains.__file__).resolve().parent.parent
+    defined = [
+        str(p.relative_to(package))
+        for p in package.rglob("*.py")
+        if "\nclass Break" in p.read_text(encoding="utf-8")
+    ]
+    assert defined == ["verify/breaks.py"]
+    assert offline.Break is treecheck.Break is chains.Break

@@ -4,8 +4,6 @@ loopback HTTP server. The worker inside the real dispatcher: test_dispatcher.py.
 
 from __future__ import annotations
 
-import threading
-
 from ways_sensors import records
 from ways_sensors.config.rules import LoadedRule
 from ways_sensors.config.specdecode import decode_rule
@@ -15,26 +13,11 @@ from ways_sensors.state import counters
 from ways_sensors.state.layout import Layout
 from ways_sensors.state.session import Session
 
+from .helpers import VirtualClock
 from .servers import Server
 
 SID = "0b6f5f5e-9d59-4a57-a3f3-0d7c1f0f0a02"
 JITTER = 1.25  # a wait may be longer than its base by at most a quarter (delivery.py)
-
-
-class VirtualClock:
-    """Time that moves only when the worker sleeps: backoff costs no real time."""
-
-    def __init__(self) -> None:
-        self.t = 1000.0
-        self.slept: list[float] = []
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, stop: threading.Event, seconds: float) -> bool:
-        self.slept.append(seconds)
-        self.t += seconds
-        return stop.is_set()
 
 
 def _worker(tmp_path, dispatch: dict, **rule) -> tuple[Worker, Journal, VirtualClock]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,22 @@ def replay(install, fx: Fixture, agent: str, argv_event: bool = False) -> Path:
     if data:
         path.write_bytes(data)
     return path
+
+
+def live_session(tmp_path_factory, fx: Fixture, agent: str) -> Iterator[tuple]:
+    """The fixture's session through the real hook and dispatcher in an install of its
+    own, for a module-scoped fixture: yields (install, the records a file consumer got,
+    the session file written)."""
+    from ..conftest import Install, kill_dispatchers
+
+    root = tmp_path_factory.mktemp(agent)
+    install = Install(root)
+    out = root / "out.jsonl"
+    install.sensor("all", everything(out))
+    written = replay(install, fx, agent)
+    dispatch(install, fx.session_id)
+    yield install, records(out), written
+    kill_dispatchers(root)
 
 
 def dispatch(install, session_id: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 from ways_sensors.agents.codex import builder as codex_builder
 from ways_sensors.agents.codex.adapter import new_builder
 
-from .fixtures import CODEX, FAKE_TOKEN, THINKING, dispatch, everything, load, of, records, replay
+from .fixtures import CODEX, FAKE_TOKEN, THINKING, everything, live_session, load, of
 
 FX = load(CODEX)
 
@@ -20,16 +20,7 @@ FX = load(CODEX)
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
     """The fixture's session through the real hook and dispatcher, once for the module."""
-    from ..conftest import Install, kill_dispatchers
-
-    root = tmp_path_factory.mktemp("codex")
-    install = Install(root)
-    out = root / "out.jsonl"
-    install.sensor("all", everything(out))
-    rollout = replay(install, FX, "codex")
-    dispatch(install, FX.session_id)
-    yield install, records(out), rollout
-    kill_dispatchers(root)
+    yield from live_session(tmp_path_factory, FX, "codex")
 
 
 def sent(event):

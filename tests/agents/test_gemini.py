@@ -19,12 +19,10 @@ from .fixtures import (
     GEMINI,
     THINKING,
     chat_turns,
-    dispatch,
     everything,
+    live_session,
     load,
     of,
-    records,
-    replay,
 )
 
 FX = load(GEMINI)
@@ -32,16 +30,8 @@ FX = load(GEMINI)
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    from ..conftest import Install, kill_dispatchers
-
-    root = tmp_path_factory.mktemp("gemini")
-    install = Install(root)
-    out = root / "out.jsonl"
-    install.sensor("all", everything(out))
-    chat = replay(install, FX, "gemini")
-    dispatch(install, FX.session_id)
-    yield install, records(out), chat
-    kill_dispatchers(root)
+    """The fixture's session through the real hook and dispatcher, once for the module."""
+    yield from live_session(tmp_path_factory, FX, "gemini")
 
 
 def sent(event):

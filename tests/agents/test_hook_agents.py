@@ -12,7 +12,7 @@ import pytest
 from ways_sensors.hook import parse_args
 
 from ..conftest import LAUNCHER
-from ..helpers import FORBIDDEN, dispatcher_lock, entries
+from ..helpers import FORBIDDEN, dispatcher_lock, entries, modules_on_path
 from .fixtures import CODEX, COPILOT, CURSOR, GEMINI, everything, load
 
 TOOL_CALLS = {
@@ -48,33 +48,8 @@ def test_arguments(args, parsed):
     assert parse_args(args) == parsed
 
 
-MODULES_AT_EXIT = """
-import sys
-sys.argv = [{launcher!r}, "hook", "sensors", "--agent", {agent!r}]
-import posix
-real_exit = posix._exit
-def record_and_exit(code):
-    with open({out!r}, "w") as f:
-        f.write("\\n".join(sorted(sys.modules)))
-    real_exit(code)
-posix._exit = record_and_exit
-exec(compile(open({launcher!r}).read(), {launcher!r}, "exec"), {{"__file__": {launcher!r},
-     "__name__": "__main__"}})
-"""
-
-
 def modules(install, tmp_path, agent: str, data: bytes) -> set[str]:
-    out = tmp_path / f"modules-{agent}.txt"
-    code = MODULES_AT_EXIT.format(launcher=str(LAUNCHER), out=str(out), agent=agent)
-    r = subprocess.run(
-        [sys.executable, "-S", "-c", code],
-        input=data,
-        capture_output=True,
-        env=install.env,
-        cwd=install.project,
-    )
-    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-    return set(out.read_text().split())
+    return modules_on_path(install, tmp_path, data, ("--agent", agent))
 
 
 @pytest.mark.parametrize("agent", list(TOOL_CALLS))

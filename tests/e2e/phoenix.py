@@ -80,6 +80,17 @@ class Phoenix:
         self.stop()
         raise RuntimeError("Phoenix did not start: " + self.log.read_text(errors="replace")[-2000:])
 
+    def sensor(self, client_root: Path, sections: str) -> None:
+        """The client's sensor sending `sections` here as chained GenAI spans, at least
+        once, in protobuf (the only encoding Phoenix's receiver takes)."""
+        (client_root / "config" / "agent-ways" / "sensors" / "phoenix.yaml").write_text(
+            "rules:\n  spans:\n"
+            f"    sections: [{sections}]\n"
+            "    delivery: at_least_once\n    chain: true\n"
+            f"    dispatch: {{otlp: {{endpoint: '{self.url}', signal: traces,"
+            " encoding: protobuf}}\n"
+        )
+
     def spans(self, project: str = "default") -> list[dict[str, Any]]:
         """Every span Phoenix stored in `project`, through its REST API (paged)."""
         out: list[dict[str, Any]] = []

@@ -32,13 +32,7 @@ def traced(tmp_path_factory):
     server = Phoenix(root / "phoenix")
     try:
         s = harness.prepare(root / "client")
-        (s.root / "config" / "agent-ways" / "sensors" / "phoenix.yaml").write_text(
-            "rules:\n  spans:\n"
-            f"    sections: [{harness.SECTIONS}]\n"
-            "    delivery: at_least_once\n    chain: true\n"
-            f"    dispatch: {{otlp: {{endpoint: '{server.url}', signal: traces,"
-            " encoding: protobuf}}\n"
-        )
+        server.sensor(s.root, harness.SECTIONS)
         tracing = {  # the client's own tracing (its OpenTelemetry traces beta), to Phoenix
             "TRACEPARENT": f"00-{JOB_TRACE}-{JOB_SPAN}-01",
             "CLAUDE_CODE_ENABLE_TELEMETRY": "1",

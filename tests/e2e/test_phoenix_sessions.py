@@ -29,13 +29,7 @@ def traced(tmp_path_factory):
     server = Phoenix(root / "phoenix")
     try:
         s = harness.prepare(root / "client")
-        (s.root / "config" / "agent-ways" / "sensors" / "phoenix.yaml").write_text(
-            "rules:\n  spans:\n"
-            f"    sections: [{harness.SECTIONS}]\n"
-            "    delivery: at_least_once\n    chain: true\n"
-            f"    dispatch: {{otlp: {{endpoint: '{server.url}', signal: traces,"
-            " encoding: protobuf}}\n"
-        )
+        server.sensor(s.root, harness.SECTIONS)
         harness.run(s, env_extra={"TRACEPARENT": None})
         records = s.records()
         want = sum(r["section"] == "assistant_response" for r in records)

@@ -138,3 +138,15 @@ def test_lint_checks_a_store_target_s_folder_and_passes_the_default_one(install,
     errors = json.loads(r.stdout)["errors"]
     assert r.returncode == 3
     assert [(e["rule"], "is not a folder" in e["message"]) for e in errors] == [("r", True)]
+
+
+def test_show_and_replay_say_when_the_store_holds_no_such_session(install, tmp_path):
+    from ways_sensors.store import sqlite
+
+    store_path(install).parent.mkdir(parents=True)
+    sqlite.connect(str(store_path(install)), create=True).close()  # a store, and no session
+    page = tmp_path / "page.html"
+    for argv in (("show",), ("show", "--json"), ("replay",), ("replay", "--html", str(page))):
+        r = install.ways("sessions", argv[0], "nosuch", *argv[1:])
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", "no session nosuch in the store\n")
+    assert not page.exists()

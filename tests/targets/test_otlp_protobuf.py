@@ -22,7 +22,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from ways_sensors.targets import otlp, otlp_logs, otlp_protobuf
+from ways_sensors.formats import otlp_logs, otlp_protobuf
+from ways_sensors.targets import otlp
 from ways_sensors.targets.base import ACCEPTED, Context, Item
 from ways_sensors.traces import export
 

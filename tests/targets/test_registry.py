@@ -209,3 +209,32 @@ def test_a_blocking_command_or_file_rule_is_read_and_sent_without_msgspec(tmp_pa
     assert r.returncode == 0, r.stderr.decode()
     assert json.loads(r.stdout) == []
     assert out.read_bytes() == b'{"a":1,"x":null}\n'  # a NaN is null, as msgspec writes it
+
+
+def test_each_kind_says_which_formats_it_carries_as_its_spec_names_them():
+    """FORMATS maps every value of the spec's format field (and no other) to a format of
+    formats/, and every format of formats/ goes by some kind: what lint tells a rule
+    that asks a kind for another is what the kind sends."""
+    from ways_sensors import formats
+    from ways_sensors.config.specerrors import enum_values
+
+    carried = set()
+    for kind, t in TARGETS.items():
+        assert set(t.FORMATS.values()) <= set(formats.NAMES), kind
+        carried |= set(t.FORMATS.values())
+        if t.FORMAT_FIELD is None:
+            assert len(t.FORMATS) == 1, kind  # no choice: the one format it sends
+            continue
+        field = next(f for f in msgspec.structs.fields(t.Spec) if f.name == t.FORMAT_FIELD)
+        assert sorted(enum_values(field.type)) == sorted(t.FORMATS), kind
+    assert carried == set(formats.NAMES)
+
+
+def test_otlp_takes_its_encodings_from_the_format_registry():
+    """The otlp target's body and content type are the request format's (formats/)."""
+    from ways_sensors import formats
+    from ways_sensors.targets import otlp
+
+    assert set(otlp.FORMATS.values()) == set(formats.REQUESTS)
+    assert formats.request("otlp_protobuf").MEDIA_TYPE == "application/x-protobuf"
+    assert formats.request("otlp_json").MEDIA_TYPE == "application/json"

@@ -84,13 +84,22 @@ def list_(args: argparse.Namespace) -> int:
     return 0
 
 
-def show(args: argparse.Namespace) -> int:
+def _one_session(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The session `args.sid` names and its records; None (said on stderr) when the
+    store has no such session."""
     conn = open_store(args.store)
     head = query.session(conn, args.sid)
     if head is None:
         print(f"no session {args.sid} in the store", file=sys.stderr)
+        return None
+    return head, query.records(conn, args.sid)
+
+
+def show(args: argparse.Namespace) -> int:
+    found = _one_session(args)
+    if found is None:
         return FAILED
-    records = query.records(conn, args.sid)
+    head, records = found
     if args.json:
         print(json.dumps({"session": head, "records": records}, indent=2))
         return 0
@@ -138,12 +147,10 @@ def search(args: argparse.Namespace) -> int:
 def replay(args: argparse.Namespace) -> int:
     from ..services.replay import page
 
-    conn = open_store(args.store)
-    head = query.session(conn, args.sid)
-    if head is None:
-        print(f"no session {args.sid} in the store", file=sys.stderr)
+    found = _one_session(args)
+    if found is None:
         return FAILED
-    records = query.records(conn, args.sid)
+    head, records = found
     if not args.html:  # in the terminal: the timeline, as `show` prints it
         _timeline(records)
         return 0

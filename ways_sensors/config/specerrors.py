@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
-from ..targets import TARGETS, names
+from ..targets import TARGETS, names, uncarried
 from .conditions import ConditionError, compile_where
 from .spec import DURATION_PATTERN, NAME_PATTERN, NAME_RE, Dispatch, Rule, SensorFile, SpecError
 
@@ -269,6 +269,11 @@ def _dispatch_type() -> Any:
     return Dispatch
 
 
+def _kind_of_spec(struct: type[msgspec.Struct]) -> str | None:
+    """The target kind whose Spec `struct` is, if any."""
+    return next((k for k, t in TARGETS.items() if t.Spec is struct), None)
+
+
 def _check_struct(
     raw: Any, struct: type[msgspec.Struct], path: list[Any], out: list[SpecError]
 ) -> None:
@@ -285,8 +290,13 @@ def _check_struct(
             out.append(SpecError(f"expected a mapping, got {_kind_of(raw)}", path, at="value"))
         return
     before = len(out)
+    kind = _kind_of_spec(struct)
     for key, value in raw.items():
         f = fields.get(key)
+        carried = uncarried(kind, key, value) if kind and key in ("format", "encoding") else None
+        if carried:  # a format of formats/ that this kind cannot carry: where it goes
+            out.append(SpecError(carried, [*path, key], at="value"))
+            continue
         if f is None:
             out.append(SpecError(_unknown(key, struct, list(fields), path), [*path, key]))
             continue

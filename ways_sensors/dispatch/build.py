@@ -27,6 +27,7 @@ from ..state.spool import RETRY_EVENT, Entry
 from ..traces import context, joined
 from . import pricing
 from .builders import Builders
+from .buildstate import BuildCursor
 from .crew import Crew
 from .journal import FIRST_SEGMENT, Journal
 from .spoolread import Reader
@@ -46,55 +47,50 @@ class Building:
     crew: Crew
     spool: Reader
     ledger: dict[str, Any]
-    build: dict[str, Any]
+    build: BuildCursor
 
     def recover(self) -> None:
         """Load the build cursor and cut the journal back to what it committed."""
         self.ledger = self.session.read_ledger()
-        b = read_json(self.session.build)
+        raw = read_json(self.session.build)
         kept = self.ledger.get("trackers")  # a session retention.py removed: read on
-        if not isinstance(b, dict):
-            b = {
-                "project": None,
-                "spool": [FIRST_SEGMENT, 0],
-                "journal": [FIRST_SEGMENT, 0],
-                "seq": int(self.ledger.get("seq", 0)),
-                "ended": False,
-                "trackers": dict(kept) if isinstance(kept, dict) else {},
-                "traceparent": self.ledger.get("traceparent"),  # a resumed session's trace
-                "cost": self.ledger.get("cost"),  # its earlier runs' replies, priced
-            }
+        if isinstance(raw, dict):
+            b = BuildCursor.from_json(raw)
+        else:
+            b = BuildCursor(
+                spool=(FIRST_SEGMENT, 0),
+                journal=(FIRST_SEGMENT, 0),
+                seq=int(self.ledger.get("seq", 0)),
+                trackers=dict(kept) if isinstance(kept, dict) else {},
+                traceparent=self.ledger.get("traceparent"),  # a resumed session's trace
+                cost=self.ledger.get("cost"),  # its earlier runs' replies, priced
+            )
         self.build = b
-        self.journal.restore(tuple(b["journal"]), int(b["seq"]), bool(b.get("ended")))
-        states = b.get("trackers") or {}
-        old = b.pop("tracker", None)  # a build cursor from before agents: Claude Code's
-        if old:
-            states.setdefault(agents.DEFAULT, old)
-        b["trackers"] = states
-        self.builders = Builders(self.session.id, b["trackers"], self.spool)
+        self.journal.restore(b.journal, b.seq, b.ended)
+        self.builders = Builders(self.session.id, b.trackers, self.spool)
         # per agent: its builder, face, the builder if it holds frames, its adapter
         self._agents: dict[str, tuple[SessionBuilder, Face, HoldsFrames | None, Adapter]] = {}
-        self.tally = pricing.Tally(b.get("cost"))  # the session's replies priced so far
-        trace = context.normal(b.get("traceparent"))  # a resumed session's: its ledger's
+        self.tally = pricing.Tally(b.cost)  # the session's replies priced so far
+        trace = context.normal(b.traceparent)  # a resumed session's: its ledger's
         if trace:  # shared with the blocking path (traces/joined.py)
             trace = joined.settle(self.session.layout, self.session.id, trace)
         self.journal.traceparent = trace
 
     @property
     def project(self) -> str:
-        return self.build.get("project") or index.project_dir()
+        return self.build.project or index.project_dir()
 
     # --- building ------------------------------------------------------------------------
 
     def build_step(self) -> int:
         """Build every complete spool frame not yet built; returns how many."""
         b = self.build
-        seg, off = b["spool"]
+        seg, off = b.spool
         frames, nxt = self.spool.read(seg, off)
         if nxt:  # `seg` is finished: move on, drop it (unless a builder holds a frame)
-            b["spool"] = [nxt, 0]
+            b.spool = (nxt, 0)
             self.journal.commit()
-            self.builders.drop_spent(b["spool"][0])
+            self.builders.drop_spent(nxt)
         if not frames:
             return 0
         if not self.journal.traceparent:  # a blocking rule's hook may have joined (joined.py)
@@ -107,13 +103,13 @@ class Building:
                 self.journal.commit()  # the cursor is at the end of the last frame built
                 committed = built
             entry = spool.parse_entry(body, seg, off + start)
-            b["spool"] = [seg, off + end]
+            b.spool = (seg, off + end)
             if entry is None:
                 self.spool.skipped("corrupt", end - start)
                 continue
             built += 1
-            if not b.get("project"):
-                b["project"] = entry.project
+            if not b.project:
+                b.project = entry.project
             if entry.traceparent and not self.journal.traceparent:
                 self._join(entry)
             payload = records.parse_payload(entry.payload)
@@ -196,8 +192,8 @@ class Building:
     def _commit_build(self) -> None:
         """Commit the build cursor (the journal calls it after each append it covers)."""
         b, j = self.build, self.journal
-        b["journal"], b["seq"], b["ended"] = list(j.end), j.seq, j.ended
+        b.journal, b.seq, b.ended = j.end, j.seq, j.ended
         self.builders.save()
-        b["cost"] = self.tally.state()
-        b["traceparent"] = j.traceparent
-        write_json(self.session.build, b)
+        b.cost = self.tally.state()
+        b.traceparent = j.traceparent
+        write_json(self.session.build, b.as_json())

@@ -27,6 +27,7 @@ from ..config.rules import LoadedRule
 from ..pipeline import delivery, unfinished
 from ..pipeline.stages import dumps, finish, match
 from ..state import counters
+from ..state.cursorstate import Cursor
 from ..state.session import Session
 from . import blocking
 from .cursor import Batch
@@ -47,7 +48,7 @@ class Collecting:
     clock: Clock
     stop: threading.Event
     tally: counters.Tally
-    state: dict[str, Any]
+    state: Cursor
     ahead: ReadAhead
     max_records: int
     max_delay: float

@@ -123,7 +123,7 @@ class Crew:
         """Drop the journal segments every worker has passed."""
         self.retiring = {rid: w for rid, w in self.retiring.items() if w.is_alive()}
         everyone = self.everyone()
-        keep = min((w.state["segment"] for w in everyone), default=self.journal.end[0])
+        keep = min((w.state.segment for w in everyone), default=self.journal.end[0])
         self.journal.drop_before(keep)
 
     def retire_keys(self) -> None:

@@ -3,12 +3,13 @@ collected that becomes it (the worker, worker.py, owns both).
 
 A cursor (kept in the session's cursor log, one line per change, with its pending batch
 in a file of its own while it is in flight: cursorlog.py has those formats and why
-there is one log rather than a file per rule) is one JSON object:
+there is one log rather than a file per rule) is a state.cursorstate.Cursor, on disk
+one JSON object:
 
-    {"active": true, "segment": "0000000001.seg", "offset": <bytes>,
-     "rule_seq": <the last number given>, "hash": <the chain head, 64 hex>,
-     "finished_as": null | <16 hex: how the pending records were finished>,
+    {"rule_seq": <the last number given>, "hash": <the chain head, 64 hex>,
+     "segment": "0000000001.seg", "offset": <bytes>, "active": true,
      "tree"?: <chain: true only, evidence/sealer.py>,
+     "finished_as": null | <16 hex: how the pending records were finished>,
      "pending": null | [<record>, ...]}
 
 `pending` is the batch being delivered: each record exactly as the consumer receives
@@ -42,41 +43,26 @@ from typing import Any
 
 from ..pipeline.chain import GENESIS
 from ..pipeline.stages import dumps
+from ..state.cursorstate import Cursor
 
 
 def load_cursor(
-    st: Any, end: tuple[str, int], ledger_head: Callable[[], tuple[int, str] | None]
-) -> dict[str, Any]:
-    """The cursor a worker starts from: `st` as read from the file (None when there is
+    st: dict[str, Any] | None,
+    end: tuple[str, int],
+    ledger_head: Callable[[], tuple[int, str] | None],
+) -> Cursor:
+    """The cursor a worker starts from: `st` as read from the log (None when there is
     none), `end` the journal's committed end, `ledger_head` the rule's head in a removed
     session folder's ledger. A new rule (no cursor) goes on from that head and sees the
     records from now on; a re-enabled one (inactive) does not see what it missed."""
-    if not isinstance(st, dict):
+    if st is None:
         rule_seq, h = ledger_head() or (0, GENESIS)
-        st = {"rule_seq": rule_seq, "hash": h, "pending": None}
-        st["segment"], st["offset"] = end
-    elif not st.get("active", True):
-        st["segment"], st["offset"] = end
-    pending = st.get("pending")
-    if isinstance(pending, dict):  # a cursor from before batching: a batch of one
-        st["pending"] = [pending]
-    elif not (isinstance(pending, list) and pending):
-        st["pending"] = None
-    st["active"] = True
-    out: dict[str, Any] = st
-    return out
-
-
-def fork(st: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a cursor to make the next one in: until it is saved, the worker keeps
-    the old one, so a failed save (a full disk) leaves position, chain head and the
-    tree's size as they were (one commit point: a tree behind its cursor made an
-    untouched file look edited to `verify --key`). `tree` is the one nested dict
-    changed in place (evidence/sealer.py)."""
-    tree = st.get("tree")
-    if isinstance(tree, dict):
-        return {**st, "tree": {**tree, "witness": dict(tree.get("witness") or {})}}
-    return dict(st)
+        return Cursor(segment=end[0], offset=end[1], rule_seq=rule_seq, hash=h)
+    cur = Cursor.from_json(st)
+    if not cur.active:
+        cur.segment, cur.offset = end
+    cur.active = True
+    return cur
 
 
 def _utf8_line(record: dict[str, Any], line: bytes) -> bytes:
@@ -105,11 +91,11 @@ def encode_batch(recs: list[dict[str, Any]], lines: list[bytes] | None) -> bytes
 class Batch:
     """A batch being collected: what the cursor becomes once it is committed."""
 
-    def __init__(self, st: dict[str, Any]) -> None:
-        self.segment: str = st["segment"]
-        self.offset: int = st["offset"]
-        self.rule_seq: int = st["rule_seq"]
-        self.hash: str = st["hash"]
+    def __init__(self, st: Cursor) -> None:
+        self.segment = st.segment
+        self.offset = st.offset
+        self.rule_seq = st.rule_seq
+        self.hash = st.hash
         self.records: list[dict[str, Any]] = []
         self.lines: list[bytes] = []
         self.size = 0

@@ -196,7 +196,7 @@ class Dispatcher(Building):
         return lost.end_if_lost(self.journal, s.spool, self.idle, self.builders.get, self.tally)
 
     def _spool_drained(self) -> bool:
-        return self.spool.drained(*self.build["spool"])
+        return self.spool.drained(*self.build.spool)
 
     def finish(self, reason: str) -> bool:
         """Stop the workers and leave, unless the spool holds more (then False: serve

@@ -52,8 +52,7 @@ from ..state import events
 
 if TYPE_CHECKING:
     from ..state.counters import Tally
-
-KEY = "finished_as"  # the cursor field holding the pending batch's fingerprint
+    from ..state.cursorstate import Cursor
 
 
 def fingerprint(rule: LoadedRule) -> str:
@@ -63,19 +62,19 @@ def fingerprint(rule: LoadedRule) -> str:
     return hashlib.sha256(text).hexdigest()[:16]
 
 
-def stale(st: dict[str, Any], rule: LoadedRule) -> bool:
+def stale(st: Cursor, rule: LoadedRule) -> bool:
     """The cursor's pending batch was finished under another fingerprint."""
-    was = st.get(KEY)
-    return bool(st.get("pending")) and isinstance(was, str) and was != fingerprint(rule)
+    was = st.finished_as
+    return bool(st.pending) and isinstance(was, str) and was != fingerprint(rule)
 
 
-def again(rule: LoadedRule, st: dict[str, Any], session: str, tally: Tally) -> bool:
+def again(rule: LoadedRule, st: Cursor, session: str, tally: Tally) -> bool:
     """Finish the cursor's pending batch again under `rule` (the module docstring), in
     `st`: the caller saves it. False when the batch must wait as it is (a refused key,
     a withheld record that could not be parked): the caller backs off."""
-    pending: list[dict[str, Any]] = st["pending"]
-    first = pending[0].get("chain")
-    prev = first.get("prev", st["hash"]) if isinstance(first, dict) else st["hash"]
+    pending = st.pending or []
+    first = pending[0].get("chain") if pending else None
+    prev = first.get("prev", st.hash) if isinstance(first, dict) else st.hash
     kept: list[dict[str, Any]] = []
     withheld = lost = checkpoints = 0
     for rec in pending:
@@ -103,7 +102,7 @@ def again(rule: LoadedRule, st: dict[str, Any], session: str, tally: Tally) -> b
             continue
         kept.append(done)
     tally.count("lost", lost)
-    st["pending"], st["hash"], st[KEY] = kept or None, prev, fingerprint(rule)
+    st.pending, st.hash, st.finished_as = kept or None, prev, fingerprint(rule)
     _log(
         rule,
         session,

@@ -37,11 +37,12 @@ from ..config.rules import LoadedRule
 from ..pipeline import delivery, unfinished
 from ..pipeline.stages import dumps
 from ..state import counters, events, taps
+from ..state.cursorstate import Cursor
 from ..state.session import Session
 from ..targets.timing import batch_for
 from . import refinish
 from .collect import Collecting
-from .cursor import Batch, encode_batch, fork, load_cursor
+from .cursor import Batch, encode_batch, load_cursor
 from .journal import Clock, Journal
 from .ondemand import OnDemand
 from .readahead import ReadAhead
@@ -79,7 +80,7 @@ class Worker(Collecting, OnDemand):
         self.sealer = _sealer(session, rule, self.tally)  # chain: true only
         self.budget0 = unfinished.mask_budget(rule, 0)  # a first try's: once, not per record
         # until `after` exits its cursor is its own: read it, never write it
-        self.state: dict[str, Any] = after.state if after is not None else self._load_state()
+        self.state: Cursor = after.state if after is not None else self._load_state()
         self.retrying = False
         self.held: tuple[str, int] | None = None  # (cause, tries) of the record held back
         self.hold_backoff = delivery.BACKOFF_FIRST
@@ -87,19 +88,19 @@ class Worker(Collecting, OnDemand):
         self.last_sent = float("-inf")  # when the previous batch was done with
         self.redelivers = rule.spec.mode == "blocking"  # only the hook's failed dispatches
         self.ahead = ReadAhead(journal, rule, not self.redelivers, self._log)
-        self.ahead.rewind(self.state["segment"], self.state["offset"])
+        self.ahead.rewind(*self.state.position)
 
     # --- state ----------------------------------------------------------------------
 
-    def _load_state(self) -> dict[str, Any]:
+    def _load_state(self) -> Cursor:
         s, got = self.session, self.cursors.load(self.rid)
-        if got is not None and got.pop("unreadable", False):
-            self._log("dispatch.cursor_batch_unreadable")  # removed or mangled by hand
 
         def head() -> tuple[int, str] | None:  # read only when the cursor is new
             return s.layout.ledger_head(s.id, self.rule.sensor, self.rule.name)
 
         st = load_cursor(got, self.journal.end, head)
+        if st.unreadable:
+            self._log("dispatch.cursor_batch_unreadable")  # removed or mangled by hand
         if self.sealer is not None:
             self.sealer.restore(st)  # the rule's Merkle tree, as the cursor left it
         if self.rule.spec.mode != "blocking":  # a kill before the last commit's counts
@@ -107,11 +108,12 @@ class Worker(Collecting, OnDemand):
         self._save(st)
         return st
 
-    def _save(self, st: dict[str, Any] | None = None) -> None:
+    def _save(self, st: Cursor | None = None) -> None:
         st = st or self.state
-        self.cursors.save(self.rid, st, lambda: encode_batch(st["pending"], self.lines))
+        pending = st.pending or []
+        self.cursors.save(self.rid, st.as_json(), lambda: encode_batch(pending, self.lines))
         self.saved_at = self.clock.now()
-        self.saved_position = (st["segment"], st["offset"])
+        self.saved_position = st.position
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -137,9 +139,9 @@ class Worker(Collecting, OnDemand):
     def last(self) -> None:
         if self.after is not None:
             return  # never started: the retired worker's cursor is not ours to write
-        moved = (self.state["segment"], self.state["offset"]) != self.saved_position
+        moved = self.state.position != self.saved_position
         if self.deactivate_on_exit:
-            self.state["active"] = False  # the rule is gone
+            self.state.active = False  # the rule is gone
         if self.deactivate_on_exit or moved:  # or a lazily saved move past records
             self._save()
         self.tally.flush()
@@ -164,10 +166,10 @@ class Worker(Collecting, OnDemand):
     def _rewind(self) -> None:
         """Forget what was read ahead: the next step reads again from the cursor."""
         self.collecting = False
-        self.ahead.rewind(self.state["segment"], self.state["offset"])
+        self.ahead.rewind(*self.state.position)
 
     def step(self) -> bool:
-        if self.state.get("pending"):
+        if self.state.pending:
             self._deliver_pending()
             return True
         b = self._collect()
@@ -175,7 +177,7 @@ class Worker(Collecting, OnDemand):
             b = Batch(self.state)  # a checkpoint of its own: due, or the tree's end (crew.py)
         if b is not None:
             self._commit(b)
-            if self.state.get("pending"):
+            if self.state.pending:
                 self._deliver_pending()
         if self.held is not None and not self.stop.is_set():
             self._after_hold()
@@ -185,16 +187,16 @@ class Worker(Collecting, OnDemand):
     def _commit(self, b: Batch) -> None:
         """Make the batch the cursor: moved past, numbered, chained and pending, in one
         atomic write (lazily when it only moves past records the rule does not take)."""
-        st = fork(self.state)  # self.state until saved (cursor.fork says why)
+        st = self.state.fork()  # self.state until saved (cursor.fork says why)
         if self.sealer is not None:  # the batch's leaves, and its signed checkpoint if due
             cp = self.sealer.close_batch(b.records, st, self.clock.now())
             if cp is not None:
                 b.add(cp, dumps(cp))
-        new_segment = b.segment != st["segment"]
-        st["segment"], st["offset"] = b.segment, b.offset
-        st["rule_seq"], st["hash"] = b.rule_seq, b.hash
-        st["pending"] = b.records or None
-        st[refinish.KEY] = refinish.fingerprint(self.rule) if b.records else None
+        new_segment = b.segment != st.segment
+        st.segment, st.offset = b.segment, b.offset
+        st.rule_seq, st.hash = b.rule_seq, b.hash
+        st.pending = b.records or None
+        st.finished_as = refinish.fingerprint(self.rule) if b.records else None
         if b.records or b.drops or new_segment or self.clock.now() - self.saved_at > POSITION_EVERY:
             try:
                 self._save(st)
@@ -214,7 +216,7 @@ class Worker(Collecting, OnDemand):
     def _deliver_pending(self) -> None:
         """Deliver the pending batch until the rule is done with it (delivery.settle):
         accepted, lost (best_effort) or parked (permanent); otherwise back off and retry."""
-        recs = self.state["pending"]
+        recs = self.state.pending or []
         if refinish.stale(self.state, self.rule):  # finished under an older rule
             sealed = list(recs)  # their leaves are the tree's last ones
             if not refinish.again(self.rule, self.state, self.session.id, self.tally):
@@ -223,7 +225,7 @@ class Worker(Collecting, OnDemand):
                 return
             if self.sealer is not None:
                 self.sealer.reseal(self.state, sealed, self.clock.now())  # a new checkpoint
-            self.lines, recs = None, self.state["pending"]
+            self.lines, recs = None, self.state.pending or []
             self._save()
             if self.sealer is not None:
                 self.sealer.persist()
@@ -243,7 +245,7 @@ class Worker(Collecting, OnDemand):
         )
         if not settled:
             return  # stopped: leave it pending on disk for the next dispatcher
-        self.state["pending"] = None
+        self.state.pending = None
         self.lines = None
         self._save()
         self.last_sent = self.clock.now()
@@ -255,10 +257,10 @@ class Worker(Collecting, OnDemand):
         seg, size = self.journal.end
         st = self.state
         return (
-            not st.get("pending")
+            not st.pending
             and not self.collecting
             and not self.ahead.buffer
-            and (st["segment"], st["offset"]) >= (seg, size)
+            and st.position >= (seg, size)
         )
 
     @property

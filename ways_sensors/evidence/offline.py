@@ -47,6 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..verify.breaks import Break
 from . import keytree, merkle
 from .note import (
     ED25519,
@@ -55,7 +56,7 @@ from .note import (
     Verifier,
     parse_checkpoint,
 )
-from .received import Break, Reader, Seen, Tree, read_key
+from .received import Reader, Seen, Tree, read_key
 from .treecheck import check_tree, cosigned
 
 __all__ = ["Break", "Result", "read_key", "verify"]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..pipeline.chain import GENESIS
+from ..verify.breaks import Break
 from ..verify.formats import from_text
 from .keys import machine_name
 from .note import (
@@ -33,26 +34,6 @@ from .note import (
 )
 
 MAX_CHECKPOINTS_FILE = 256 << 20
-
-
-@dataclass
-class Break:
-    kind: str
-    message: str
-    file: str | None = None
-    line: int | None = None
-    rule_seq: int | None = None
-    session_id: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "line": self.line,
-            "rule_seq": self.rule_seq,
-            "message": self.message,
-            "session_id": self.session_id,
-            "file": self.file,
-        }
 
 
 @dataclass
@@ -250,7 +231,7 @@ class Reader:
             cp = parse_checkpoint(n.text)
         except NoteError as exc:
             self.breaks.append(
-                Break("signature", f"{where}: not a signed checkpoint: {exc}", path, line)
+                Break("signature", f"{where}: not a signed checkpoint: {exc}", file=path, line=line)
             )
             return None
         if cp.origin.startswith(self.prefix + "keys/"):

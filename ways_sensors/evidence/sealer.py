@@ -37,6 +37,7 @@ from typing import Any
 from ..config.rules import LoadedRule
 from ..state import events, secure
 from ..state.counters import Tally
+from ..state.cursorstate import Cursor
 from ..state.layout import Layout
 from ..state.session import Session
 from . import cadence, carry, merkle, witness
@@ -109,12 +110,12 @@ class Sealer:
 
     # --- state ---------------------------------------------------------------------------
 
-    def restore(self, st: dict[str, Any]) -> None:
+    def restore(self, st: Cursor) -> None:
         """Rebuild the tree from the leaves file and the cursor `st` (module docstring);
         a cursor begun from the ledger goes on from the ledger's tree (carry.py)."""
-        tree = st.get("tree")
-        if not isinstance(tree, dict) or not isinstance(tree.get("size"), int):
-            rule_seq = int(st.get("rule_seq") or 0)
+        tree = st.tree
+        if tree is None or not isinstance(tree.get("size"), int):
+            rule_seq = int(st.rule_seq or 0)
             if rule_seq > 0:
                 tree, why = carry.resumed(
                     self.layout, self.session_id, self.sensor, self.rule, rule_seq
@@ -125,11 +126,11 @@ class Sealer:
                     return
             else:
                 tree = {"size": 0, "epoch": -1, "witness": {}}
-            st["tree"] = tree
+            st.tree = tree
         size = tree["size"]
         self.base, self.edge = carry.base_of(tree)
         stored = self._read()
-        leaves = carry.kept_leaves(stored, size, self.base, st.get("pending"))
+        leaves = carry.kept_leaves(stored, size, self.base, st.pending)
         if leaves is None:
             self.tally.count("trees_untracked")
             self._off("evidence.tree_lost", have=self.base + len(stored), want=size)
@@ -162,7 +163,7 @@ class Sealer:
     # --- a batch -------------------------------------------------------------------------
 
     def close_batch(
-        self, records: list[dict[str, Any]], st: dict[str, Any], now: float
+        self, records: list[dict[str, Any]], st: Cursor, now: float
     ) -> dict[str, Any] | None:
         """The worker's commit: the batch's records become leaves, and the checkpoint
         returned, when one is due (cadence.py) or the tree closes (`closing`), goes last
@@ -183,14 +184,14 @@ class Sealer:
         """A checkpoint of its own is due, or the tree's end (`closing`: crew.py)."""
         return self.due(now) or (self.closing and self.open)
 
-    def reseal(self, st: dict[str, Any], sealed: list[dict[str, Any]], now: float) -> None:
+    def reseal(self, st: Cursor, sealed: list[dict[str, Any]], now: float) -> None:
         """The pending batch was finished again (refinish.py: the rule changed while it
         waited): its records' new chain hashes replace the leaves its old ones were
         (`sealed`: the batch as it was pending), and a new checkpoint closes it,
         carrying the key certificates the old one carried (and its end, if it ended the
         tree). A witness that cosigned the old one sees another root at that size and
         refuses: the alarm says the history changed before delivery."""
-        if self.off or not isinstance(st.get("tree"), dict):
+        if self.off or st.tree is None:
             return
         cps = [r for r in sealed if r.get("section") == "checkpoint" and "chain" not in r]
         ended = any(r.get("end") is True for r in cps)
@@ -203,10 +204,10 @@ class Sealer:
             return
         self.tree = carry.grown(self.base, self.edge, leaves)
         self.saved = base
-        st["tree"]["size"] = base
+        st.tree["size"] = base
         if cps:  # the old checkpoint is undone: the one before it is the last signed
             self.signed = min(int(cps[-1].get("consistency", {}).get("from", base)), base)
-        pending = st.get("pending") or []
+        pending = st.pending or []
         self._pending = []
         self.ended = False
         self.closing = self.closing or ended
@@ -214,10 +215,10 @@ class Sealer:
         self._rewrite = True  # persist() writes the whole file: its tail changed
         if cp is not None:
             cp["keys"] = [*certs, *(k for k in cp["keys"] if k not in certs)]
-            st["pending"] = [*pending, cp]
+            st.pending = [*pending, cp]
 
     def seal(
-        self, records: list[dict[str, Any]], st: dict[str, Any], now: float, force: bool = False
+        self, records: list[dict[str, Any]], st: Cursor, now: float, force: bool = False
     ) -> dict[str, Any] | None:
         """Add the batch's chained records as leaves; return its checkpoint record when
         one is due, the tree closes, or `force` (None otherwise, or when signing failed:
@@ -225,10 +226,10 @@ class Sealer:
         # cleared once this batch is committed, or given up (rollback); a request that
         # comes meanwhile is the next batch's
         end = self._asked = self.closing
-        if self.off:
+        tree = st.tree
+        if self.off or tree is None:  # no tree: restore() turned the sealer off
             self.closing = False
             return None
-        tree = st["tree"]
         self._undo = (dict(tree), self.signed, self.ended, self.last)
         chained = [r for r in records if isinstance(r.get("chain"), dict)]
         self._pending = [carry.leaf(r) for r in chained]
@@ -258,13 +259,12 @@ class Sealer:
         tree["signed"] = self.signed
         return cp
 
-    def rollback(self, st: dict[str, Any]) -> None:
+    def rollback(self, st: Cursor) -> None:
         """The batch was not committed: forget its leaves (it is collected again)."""
         size = self.saved
         self.tree = carry.grown(self.base, self.edge, self._read()[: size - self.base])
-        if isinstance(st.get("tree"), dict) and self._undo is not None:
-            tree, self.signed, self.ended, self.last = self._undo
-            st["tree"] = tree
+        if st.tree is not None and self._undo is not None:
+            st.tree, self.signed, self.ended, self.last = self._undo
         self._pending = []
         if self._asked:  # one try per request: the dispatcher asks again at a new size
             self.closing = self._asked = False

@@ -6,6 +6,7 @@ the witness's cosignatures, the end of the tree, and the first record that diffe
 from __future__ import annotations
 
 from ..state.layout import rule_label
+from ..verify.breaks import Break
 from . import merkle
 from .carry import end_leaf
 from .note import (
@@ -13,7 +14,12 @@ from .note import (
     Verifier,
     cosignature_time,
 )
-from .received import Break, Leaf, Seen, Tree
+from .received import Leaf, Seen, Tree
+
+
+def _at(kind: str, msg: str, leaf: Leaf, sid: str) -> Break:
+    """A break at one record (a leaf of the tree)."""
+    return Break(kind, msg, file=leaf.file, line=leaf.line, rule_seq=leaf.rule_seq, session_id=sid)
 
 
 def _with_ends(t: Tree) -> list[Leaf]:
@@ -54,10 +60,10 @@ def check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
                 "unsigned",
                 f"{label} of session {sid}: no checkpoint covers any of its records (the "
                 "end is not proven)",
-                last.file,
-                ordered[0].line,
-                ordered[0].rule_seq,
-                sid,
+                file=last.file,
+                line=ordered[0].line,
+                rule_seq=ordered[0].rule_seq,
+                session_id=sid,
             )
         )
         return
@@ -95,7 +101,7 @@ def check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
                 f"{end.rule_seq} (from {first.file} line {first.line})"
             )
         msg = f"{what} from what {seen.where} signed at size {size}"
-        breaks.append(Break("differs", msg, first.file, first.line, first.rule_seq, sid))
+        breaks.append(_at("differs", msg, first, sid))
     for size in sizes:
         if len(by_size[size]) > 1:
             a, b = by_size[size][:2]
@@ -112,7 +118,7 @@ def check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
             f"the end is not proven: {seen.where} signed {sizes[-1]} leaves of {label} in "
             f"session {sid}; the files hold {tree.size}, the last rule_seq {last.rule_seq}"
         )
-        breaks.append(Break("truncated", msg, last.file, last.line, last.rule_seq, sid))
+        breaks.append(_at("truncated", msg, last, sid))
     if wrong or len(by_size[sizes[-1]]) > 1 or sizes[-1] > tree.size:
         return
     epochs = [max(c.epoch or 0 for c in by_size[s]) for s in sizes]
@@ -125,7 +131,7 @@ def check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
             f"rule_seq {after.rule_seq}..{ordered[-1].rule_seq} of {label} in session "
             f"{sid} come after the last checkpoint (size {sizes[-1]}): the end is not proven"
         )
-        breaks.append(Break("unsigned", msg, after.file, after.line, after.rule_seq, sid))
+        breaks.append(_at("unsigned", msg, after, sid))
     elif not ordered[-1].end:
         last = ordered[-1]
         msg = (
@@ -133,7 +139,7 @@ def check_tree(t: Tree, breaks: list[Break], witness: Verifier | None) -> None:
             f"checkpoint (size {sizes[-1]}, rule_seq {last.rule_seq}) does not end the "
             "tree; records after it may have been cut"
         )
-        breaks.append(Break("end", msg, last.file, last.line, last.rule_seq, sid))
+        breaks.append(_at("end", msg, last, sid))
     if witness is not None:
         _witnessed(t, {s: by_size[s][0] for s in sizes}, sizes, witness, breaks)
 

@@ -22,6 +22,18 @@ syslog MSG). Each module (`formats/<name>.py`) holds to the `Format` Protocol:
     ecs          an Elastic Common Schema document (ecs.py)
     splunk_hec   a Splunk HTTP Event Collector event envelope (splunk_hec.py)
 
+A request format (REQUESTS) makes one body of a whole batch rather than a document per
+record: the batch's request is drawn by its target, the format gives its bytes, its
+`MEDIA_TYPE`, and reads the answer's partial success (`partial(body)`):
+
+    otlp_json       an OTLP request in OTLP's JSON mapping (the otlp target's default;
+                    its log records: otlp_logs.py)
+    otlp_protobuf   the same request in protobuf's wire format, written by hand
+
+Which formats a target can carry is the target's to say (targets/<kind>.py `FORMATS`:
+what its spec's format field names, and the format of this registry each sends); lint
+tells a rule that asks a target for one it cannot carry where that format goes.
+
 Every format but `text` carries the whole record, so nothing a rule dispatched is lost
 in the mapping: OCSF in `raw_data`, ECS under `ways.*`, HEC in `event`. Only `json`
 (and OCSF's `raw_data`) can be checked with `ways sensors verify`, since the chain
@@ -34,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from . import ecs, ndjson, ocsf, splunk_hec, text
+from . import ecs, ndjson, ocsf, otlp_json, otlp_protobuf, splunk_hec, text
 from . import json as json_record
 
 
@@ -48,6 +60,15 @@ class Format(Protocol):
     def encode(self, record: dict[str, Any], line: bytes) -> bytes: ...
 
 
+class RequestFormat(Protocol):
+    @property
+    def MEDIA_TYPE(self) -> str: ...
+
+    def encode(self, request: dict[str, Any]) -> bytes: ...
+
+    def partial(self, body: bytes) -> tuple[int, str]: ...
+
+
 FORMATS: dict[str, Format] = {
     "json": json_record,
     "ndjson": ndjson,
@@ -56,12 +77,31 @@ FORMATS: dict[str, Format] = {
     "ecs": ecs,
     "splunk_hec": splunk_hec,
 }
+REQUESTS: dict[str, RequestFormat] = {
+    "otlp_json": otlp_json,
+    "otlp_protobuf": otlp_protobuf,
+}
+NAMES = (*FORMATS, *REQUESTS)  # every format, for messages
 
-__all__ = ["FORMATS", "Format", "body", "encode", "get"]
+__all__ = [
+    "FORMATS",
+    "NAMES",
+    "REQUESTS",
+    "Format",
+    "RequestFormat",
+    "body",
+    "encode",
+    "get",
+    "request",
+]
 
 
 def get(name: str) -> Format:
     return FORMATS[name]
+
+
+def request(name: str) -> RequestFormat:
+    return REQUESTS[name]
 
 
 def encode(name: str, record: dict[str, Any], line: bytes) -> bytes:

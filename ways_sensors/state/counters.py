@@ -31,6 +31,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .cursorstate import Cursor
+
 KINDS = (
     "dispatched",
     "delivered",
@@ -105,16 +107,16 @@ def committed(tally: Tally, sid: str, seq: int | None, counts: dict[str, int]) -
     update_json_locked(layout.counters(tally.rid), change)
 
 
-def uncounted(tally: Tally, sid: str, st: dict[str, Any]) -> None:
+def uncounted(tally: Tally, sid: str, st: Cursor) -> None:
     """At a worker's start: the commit that left the cursor's pending batch, when a kill
     came before its counts (its mark is behind the cursor); never counted twice."""
     data = read_state((tally.layout or Layout()).counters(tally.rid))
     marks = data.get("marks") if isinstance(data, dict) else None
     mark = marks.get(sid, 0) if isinstance(marks, dict) else 0
-    seq = st.get("rule_seq")
+    seq = st.rule_seq
     if not isinstance(seq, int) or not isinstance(mark, int) or seq <= mark:
         return
-    recs = [r for r in st.get("pending") or () if isinstance(r.get("rule_seq"), int)]
+    recs = [r for r in st.pending or () if isinstance(r.get("rule_seq"), int)]
     recs = [r for r in recs if r["rule_seq"] > mark]
     masked = sum(len(r.get("redactions") or ()) for r in recs)
     committed(tally, sid, seq, {"dispatched": len(recs), "redactions": masked})

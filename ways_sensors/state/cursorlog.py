@@ -13,10 +13,11 @@ rules each committing would write O(rules) bytes per commit, O(rules²) in all.
 
     sessions/<sid>/cursors/cursors.log     (layout.cursor_log; 0600)
         one JSON object a line, a line per state change of a rule's cursor:
-        {"rule": <key>, "active", "segment", "offset", "rule_seq", "hash",
-         "finished_as", "tree"?, "batch": null | <token>}
-        (cursor.py says what each field means). Read back, the last line of each key
-        wins; a line that does not parse (a torn tail: a kill mid-append) is ignored.
+        {"rule": <key>, "rule_seq", "hash", "segment", "offset", "active", "tree"?,
+         "finished_as", "batch": null | <token>}
+        (dispatch/cursor.py says what each field means; cursorstate.Cursor types them
+        and writes them in this order). Read back, the last line of each key wins; a
+        line that does not parse (a torn tail: a kill mid-append) is ignored.
     sessions/<sid>/cursors/<key>.<token>.batch   (cursorread.batch_name; 0600)
         the pending batch of the line that names it: its records, one JSON line each,
         exactly as the consumer receives them (cursor.encode_batch). Made O_EXCL under a

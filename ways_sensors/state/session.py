@@ -10,9 +10,10 @@ path, and holds the table of the whole state root):
     journal/<n>.seg        built records (journal.py), written only by the dispatcher;
                            segments every rule passed are deleted
     build.json             {"project", "spool": [seg, off], "journal": [seg, size], "seq",
-                           "ended", "trackers": {agent: builder state}, "cost": the
-                           session's replies priced so far (pricing.Tally)}: the build
-                           cursor, committed after the journal append it covers (older
+                           "ended", "trackers": {agent: builder state}, "traceparent",
+                           "cost": the session's replies priced so far (pricing.Tally)}:
+                           the build cursor (dispatch/buildstate.py types it),
+                           committed after the journal append it covers (older
                            ones hold Claude Code's state as "tracker"); a builder's state
                            holds offsets, ids and keyed digests, never content
     cursors/cursors.log    every rule's cursor, a line per change (cursorlog.py):

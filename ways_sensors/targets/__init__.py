@@ -118,3 +118,50 @@ def names(last: str = "or") -> str:
     """`file, http or command`: the kinds, for messages."""
     kinds = list(KINDS)
     return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} {last} {kinds[-1]}"
+
+
+def _format_named(value: str) -> str | None:
+    """The format of formats/ a spec value names: its own name (`otlp-protobuf` spelt
+    either way), or the value a kind's format field sends it by (http's `array`)."""
+    from .. import formats
+
+    name = value.strip().lower().replace("-", "_")
+    if name in formats.NAMES:
+        return name
+    if name.startswith("otlp"):
+        return "otlp_protobuf" if "proto" in name else "otlp_json"
+    return next((f for k in KINDS for v, f in get(k).FORMATS.items() if v == name), None)
+
+
+def uncarried(kind: str, key: str, value: object) -> str | None:
+    """Lint's one line when a rule asks `kind` for a format it cannot carry (`key:
+    value`: OCSF over otlp, OTLP protobuf into a file), naming the kinds that carry it
+    and how; None when it can, or when `value` names no format (then the spec's own
+    check speaks)."""
+    target = get(kind)
+    if key == target.FORMAT_FIELD and value in target.FORMATS:
+        return None  # its own word for a format it carries (otlp's `encoding: json`)
+    wanted = _format_named(value) if isinstance(value, str) else None
+    if wanted is None or wanted in target.FORMATS.values():
+        return None
+    field, values = target.FORMAT_FIELD, list(dict.fromkeys(target.FORMATS.values()))
+    if not field:
+        sends = f"{_either(values)} only"
+    elif list(target.FORMATS) == values:
+        sends = f"`{field}: {_either(values)}`"
+    else:
+        sends = f"{_either(values)} (`{field}: {_either(list(target.FORMATS))}`)"
+    goes = [k for k in KINDS if wanted in get(k).FORMATS.values()]
+    how = ""
+    for k in goes:
+        there = get(k)
+        if there.FORMAT_FIELD:
+            v = next(v for v, f in there.FORMATS.items() if f == wanted)
+            how = f" (`{k}: {{{there.FORMAT_FIELD}: {v}, ...}}`)"
+            break
+    said = f"the {kind} target cannot carry {wanted}: it carries {sends}"
+    return f"{said}; {wanted} goes by {_either(goes)}{how}"
+
+
+def _either(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"

@@ -208,7 +208,9 @@ if TYPE_CHECKING:
         `SECRET_FIELDS` names the spec's mappings whose values may hold credentials
         (`lint` warns on literal ones; `${ENV}` references are fine). `BATCH_DEFAULT` is
         (max_records, max_delay seconds), the batch a rule gets when it sets no `batch:`
-        (timing.batch_for); (1, 0.0) is one record per attempt, no wait.
+        (timing.batch_for); (1, 0.0) is one record per attempt, no wait. `FORMATS`
+        maps each value of the spec's `FORMAT_FIELD` to the format of formats/ it sends
+        (the formats the kind can carry; no field: the one it always sends).
         """
 
         @property
@@ -219,6 +221,12 @@ if TYPE_CHECKING:
 
         @property
         def BATCH_DEFAULT(self) -> tuple[int, float]: ...
+
+        @property
+        def FORMAT_FIELD(self) -> str | None: ...
+
+        @property
+        def FORMATS(self) -> dict[str, str]: ...
 
         def deliver(
             self, spec: Any, batch: Sequence[Item], ctx: Context, deadline: float

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
 SECRET_FIELDS: tuple[str, ...] = ("env",)
 BATCH_DEFAULT = (1, 0.0)  # one run per record unless the rule sets `batch:`
+FORMAT_FIELD = "format"
+FORMATS = {"json": "json", "ocsf": "ocsf", "ecs": "ecs"}  # each `format`: the format it sends
 
 
 def __getattr__(name: str) -> Any:

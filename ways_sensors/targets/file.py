@@ -60,6 +60,13 @@ if TYPE_CHECKING:
 
 SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (512, 0.0)  # group commit for a backlog, no wait when records come alone
+FORMAT_FIELD = "format"
+FORMATS = {
+    "json": "json",
+    "text": "text",
+    "ocsf": "ocsf",
+    "ecs": "ecs",
+}  # each `format`: its format
 
 
 def __getattr__(name: str) -> Any:

@@ -75,8 +75,9 @@ class HttpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 
 Spec = HttpTarget
+FORMAT_FIELD = "format"
 # the spec's `format` as formats/ names it: `array` is the json format, framed by its BATCH
-FORMAT_OF = {
+FORMATS = {
     "array": "json",
     "ndjson": "ndjson",
     "ocsf": "ocsf",
@@ -163,7 +164,7 @@ def deliver(spec: HttpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
         return headers
     from .. import formats
 
-    fmt = formats.get(FORMAT_OF[spec.format])  # its documents, media type and framing
+    fmt = formats.get(FORMATS[spec.format])  # its documents, media type and framing
     docs = [fmt.encode(i.record, i.line) for i in batch]
     headers.setdefault("content-type", fmt.MEDIA_TYPE)
     if spec.format == "splunk_hec":  # HEC takes a batch of any size as one request

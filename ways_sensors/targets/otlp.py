@@ -6,7 +6,9 @@ batch, optionally gzip-compressed. Header values may be `${ENV_NAME}`, as for th
 target. No OpenTelemetry SDK: it ignores partial success and brings a retry loop of its
 own that would fight the rule's watchdog, so the request is written here by hand.
 `encoding: protobuf` sends the same request in the protobuf wire format
-(`application/x-protobuf`, otlp_protobuf.py, also by hand); JSON is the default.
+(`application/x-protobuf`, formats/otlp_protobuf.py, also by hand); JSON is the default
+(formats/otlp_json.py). Those two are the formats this target carries (`FORMATS`): a
+record-by-record format (ocsf, ecs, splunk_hec) goes by http, file, command or syslog.
 
 The request (an ExportLogsServiceRequest in OTLP's JSON mapping: lowerCamelCase keys,
 64-bit integers as decimal strings, enums as numbers):
@@ -56,15 +58,15 @@ total deadline; asyncio and httpx wait for the first delivery.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import msgspec
 from msgspec import Meta, Struct
 
-from . import otlp_protobuf, tlsconf, transport
+from .. import formats
+from ..formats.otlp_logs import attributes, log_record, otel_attributes, text
+from . import tlsconf, transport
 from .base import (
     REFUSED,
     Context,
@@ -77,7 +79,6 @@ from .base import (
     retryable,
 )
 from .headers_helper import HeadersHelper
-from .otlp_logs import attributes, log_record, otel_attributes, text
 from .tlsconf import Tls
 
 if TYPE_CHECKING:
@@ -104,6 +105,8 @@ class OtlpTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 Spec = OtlpTarget
 SECRET_FIELDS: tuple[str, ...] = ("headers",)
 BATCH_DEFAULT = (512, 0.2)  # (max_records, max_delay seconds) when the rule sets no batch
+FORMAT_FIELD = "encoding"
+FORMATS = {"json": "otlp_json", "protobuf": "otlp_protobuf"}  # encoding: the format sent
 
 LOGS_PATH = "/v1/logs"
 TRACES_PATH = "/v1/traces"
@@ -216,19 +219,12 @@ def traces_request(
 
 
 def encode(spec: OtlpTarget, batch: Sequence[Item], ctx: Context | None = None) -> bytes:
-    """The request body: UTF-8 JSON (or protobuf), gzip-compressed when the spec asks; b""
-    when a traces batch makes no span. msgspec writes the same bytes as json.dumps,
-    faster, and a batch is many records' worth of text."""
+    """The request body in the spec's encoding (formats/), gzip-compressed when the spec
+    asks; b"" when a traces batch makes no span."""
     req = traces_request(spec, batch, ctx) if spec.signal == "traces" else request(spec, batch)
     if req is None:
         return b""
-    if spec.encoding == "protobuf":
-        body = otlp_protobuf.encode(req)
-    else:
-        try:
-            body = msgspec.json.encode(req)
-        except Exception:  # whatever msgspec refuses, json writes
-            body = json.dumps(req, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    body = formats.request(FORMATS[spec.encoding]).encode(req)
     if spec.compression == "gzip":
         import gzip
 
@@ -240,26 +236,12 @@ def encode(spec: OtlpTarget, batch: Sequence[Item], ctx: Context | None = None) 
 
 
 def rejected_of(body: bytes, protobuf: bool = False) -> tuple[int, str]:
-    """(partialSuccess.rejectedLogRecords, or rejectedSpans for traces, and its
-    errorMessage cut to 200 characters) from a 2xx body; (0, "") for an empty, cut or
-    non-JSON body. The count may be a string. The answer to a protobuf request is
-    protobuf (a server that answers it in JSON anyway is read as JSON)."""
+    """(rejected records or spans, the error message) of a 2xx body's partial success,
+    read by the request's format; the answer to a protobuf request is protobuf (a server
+    that answers it in JSON anyway is read as JSON)."""
     if protobuf and not body.lstrip().startswith(b"{"):
-        return otlp_protobuf.partial(body)
-    try:
-        obj = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return 0, ""
-    partial = obj.get("partialSuccess") if isinstance(obj, dict) else None
-    if not isinstance(partial, dict):
-        return 0, ""
-    raw: Any = partial.get("rejectedLogRecords", partial.get("rejectedSpans", 0))
-    try:
-        count = int(raw) if not isinstance(raw, bool) else 0
-    except (TypeError, ValueError):
-        count = 0
-    message = partial.get("errorMessage")
-    return max(0, count), (message if isinstance(message, str) else "")[:200]
+        return formats.request("otlp_protobuf").partial(body)
+    return formats.request("otlp_json").partial(body)
 
 
 def classify(
@@ -285,7 +267,7 @@ def deliver(spec: OtlpTarget, batch: Sequence[Item], ctx: Context, deadline: flo
     if isinstance(headers, Outcome):
         return headers
     protobuf = spec.encoding == "protobuf"
-    headers["content-type"] = "application/x-protobuf" if protobuf else "application/json"
+    headers["content-type"] = formats.request(FORMATS[spec.encoding]).MEDIA_TYPE
     headers["accept-encoding"] = "identity"
     if spec.compression == "gzip":
         headers["content-encoding"] = "gzip"

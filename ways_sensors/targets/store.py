@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (512, 0.0)  # one transaction for a backlog, no wait when records come alone
+FORMAT_FIELD: str | None = None  # no choice: the records are kept as they are
+FORMATS = {"json": "json"}
 
 
 class StoreTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -116,6 +116,8 @@ class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
 Spec = SyslogTarget
 SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (256, 0.0)  # a backlog goes in one connection; a lone record at once
+FORMAT_FIELD = "format"
+FORMATS = {"json": "json", "ocsf": "ocsf", "ecs": "ecs"}  # MSG: the format each value sends
 
 DEFAULT_PORTS: Final = {"tcp": 514, "udp": 514, "tls": 6514, "relp": 2514, "relp-tls": 2514}
 UDP_MAX: Final = 65507  # the largest UDP payload over IPv4

@@ -48,8 +48,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .breaks import Break
 from .files import TooMany, expand, siblings
-from .links import Break, Chain, Others, check, ordered
+from .links import Chain, Others, check, ordered
 from .read import LINE_CAP, Entry, Key, scan
 from .rule import Known, UnknownRule, absent, against_heads, known
 
@@ -122,9 +123,8 @@ def _others(paths: list[str], named: list[str], k: Known | None) -> Others:
 
 def _one(path: str, others: Others, k: Known | None) -> Report:
     if k is None:
-        entries, bad_lines, count = scan(path, None)
+        entries, bad, count = scan(path, None)
         chains = list(check(entries, others, path).values())
-        bad = [Break(b.kind, b.line, None, b.message) for b in bad_lines]
         report = Report(chains, ordered(bad, chains), count, None, path)
     else:
         chains, breaks, count, about = against_heads(path, k, others)

@@ -16,27 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..pipeline import chain
+from .breaks import Break
 from .read import Entry, Key
-
-
-@dataclass
-class Break:
-    kind: str
-    line: int
-    rule_seq: int | None
-    message: str
-    session_id: str | None = None
-    file: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "line": self.line,
-            "rule_seq": self.rule_seq,
-            "message": self.message,
-            "session_id": self.session_id,
-            "file": self.file,
-        }
 
 
 @dataclass
@@ -158,7 +139,7 @@ def check(entries: list[Entry], others: Others | None = None, path: str = "") ->
         sid = key[2]
         if seq is None or not e.sealed:
             msg = f"line {n} (rule_seq {seq}) was changed after it was chained"
-            c.brk = Break("edited", n, seq, msg, sid)
+            c.brk = Break("edited", msg, line=n, rule_seq=seq, session_id=sid)
             continue
         if c.seen.get(seq) == e.hash:
             c.duplicates += 1  # at_least_once delivered it twice: same record
@@ -169,22 +150,22 @@ def check(entries: list[Entry], others: Others | None = None, path: str = "") ->
         if seq in c.seen:
             held = positions[key][seq]
             msg = f"line {n} claims rule_seq {seq}, which line {held} already holds"
-            c.brk = Break("inserted", n, seq, msg, sid)
+            c.brk = Break("inserted", msg, line=n, rule_seq=seq, session_id=sid)
             continue
         if seq < expected:
             msg = f"line {n} holds rule_seq {seq} after rule_seq {c.last}"
-            c.brk = Break("reordered", n, seq, msg, sid)
+            c.brk = Break("reordered", msg, line=n, rule_seq=seq, session_id=sid)
             continue
         if seq == expected:
             if e.prev != c.last_hash:
                 msg = f"line {n} (rule_seq {seq}) does not link to the record before it"
-                c.brk = Break("inserted", n, seq, msg, sid)
+                c.brk = Break("inserted", msg, line=n, rule_seq=seq, session_id=sid)
                 continue
         else:
             later = _later(positions[key], expected, seq, n)
             if later is not None:
                 msg = f"line {n} holds rule_seq {seq} before rule_seq {later}"
-                c.brk = Break("reordered", n, seq, msg, sid)
+                c.brk = Break("reordered", msg, line=n, rule_seq=seq, session_id=sid)
                 continue
             elsewhere = others.before(key, seq, path)
             if elsewhere is not None and elsewhere.seq is not None and elsewhere.seq >= expected:
@@ -194,14 +175,14 @@ def check(entries: list[Entry], others: Others | None = None, path: str = "") ->
                         f"line {n} (rule_seq {seq}) does not link to rule_seq "
                         f"{elsewhere.seq} in {elsewhere.path}:{elsewhere.line}"
                     )
-                    c.brk = Break("inserted", n, seq, msg, sid)
+                    c.brk = Break("inserted", msg, line=n, rule_seq=seq, session_id=sid)
                     continue
                 _note(c.continues_in, elsewhere.path)
                 if elsewhere.seq < seq - 1:
                     c.gaps.append((elsewhere.seq + 1, seq - 1))
             elif e.prev != c.last_hash:
                 msg = f"rule_seq {expected}..{seq - 1} missing before line {n}"
-                c.brk = Break("deleted", n, seq, msg, sid)
+                c.brk = Break("deleted", msg, line=n, rule_seq=seq, session_id=sid)
                 continue
             else:
                 c.gaps.append((expected, seq - 1))  # dropped by the dispatcher: link intact
@@ -228,7 +209,7 @@ def _end(c: Chain, key: Key, others: Others, path: str, line: int) -> None:
         f"the file ends at rule_seq {c.last} of session {c.session_id}; {nxt.path} goes "
         f"on at rule_seq {nxt.seq}, which does not link to it"
     )
-    c.brk = Break("truncated", line, c.last, msg, c.session_id)
+    c.brk = Break("truncated", msg, line=line, rule_seq=c.last, session_id=c.session_id)
 
 
 def _later(where: dict[int | None, int], low: int, high: int, line: int) -> int | None:
@@ -243,4 +224,4 @@ def _later(where: dict[int | None, int], low: int, high: int, line: int) -> int 
 def ordered(bad: list[Break], chains: list[Chain]) -> list[Break]:
     """Every break in file order (stable: a bad line before a chain's)."""
     found = bad + [c.brk for c in chains if c.brk]
-    return sorted(found, key=lambda b: b.line)
+    return sorted(found, key=lambda b: b.line or 0)

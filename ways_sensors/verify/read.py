@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 
 from ..index import MAX_PAYLOAD
 from ..pipeline import chain
+from .breaks import Break
 from .formats import from_text
 
 # A record is built from one hook payload (at most MAX_PAYLOAD) plus transcript text,
@@ -33,16 +34,6 @@ class Entry:
     hash: str
     sealed: bool  # its hash matches its content
     path: str = ""  # the file holding it
-
-
-@dataclass
-class Bad:
-    """A line that is no chained record (`torn`: the unfinished end of a line a writer
-    killed mid-line left, before a record that was read)."""
-
-    line: int
-    message: str
-    kind: str = "edited"
 
 
 RECORD_START = '{"schema":"ways.sensor.'
@@ -122,10 +113,10 @@ def text(value: Any) -> str:
     return f"<{type(value).__name__}>"
 
 
-def scan(path: str, want: Callable[[Key], bool] | None) -> tuple[list[Entry], list[Bad], int]:
+def scan(path: str, want: Callable[[Key], bool] | None) -> tuple[list[Entry], list[Break], int]:
     """(records `want` keeps, lines that are no records, non-blank lines)."""
     entries: list[Entry] = []
-    bad: list[Bad] = []
+    bad: list[Break] = []
     count = 0
     with open(path, "rb") as f:
         for n, line in bounded_lines(f):
@@ -133,17 +124,17 @@ def scan(path: str, want: Callable[[Key], bool] | None) -> tuple[list[Entry], li
                 continue
             count += 1
             if line is None:
-                bad.append(Bad(n, f"line {n} is over {LINE_CAP >> 20} MiB"))
+                bad.append(Break("edited", f"line {n} is over {LINE_CAP >> 20} MiB", line=n))
                 continue
             rec, why = _parse(n, line)
             if rec is None:
                 if why:
-                    bad.append(Bad(n, why))
+                    bad.append(Break("edited", why, line=n))
                 else:
                     count -= 1  # a checkpoint is no record
                 continue
             if why:  # a torn line before this record: reported, the record still read
-                bad.append(Bad(n, why, "torn"))
+                bad.append(Break("torn", why, line=n))
             key = (text(rec.get("sensor")), text(rec.get("rule")), text(rec.get("session_id")))
             if want is not None and not want(key):
                 continue

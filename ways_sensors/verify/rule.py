@@ -30,7 +30,8 @@ from typing import Any
 
 from ..state.layout import rule_label
 from . import heads
-from .links import Break, Chain, Others, check, ordered
+from .breaks import Break
+from .links import Chain, Others, check, ordered
 from .read import scan
 
 
@@ -70,14 +71,15 @@ def _tail(c: Chain, h: heads.Head, end: int, others: Others, path: str) -> Break
             after = min(x for x in c.seen if x > s)
             line = c.lines[after]
             msg = f"line {line} (rule_seq {after}) comes after session {sid}'s stored head"
-            return Break("inserted", line, after, msg, sid)
+            return Break("inserted", msg, line=line, rule_seq=after, session_id=sid)
     if c.last < h.rule_seq:
         msg = (
             f"the file ends at rule_seq {c.last} of session {sid}; "
             f"the stored head is at {h.rule_seq}"
         )
-        return Break("truncated", end, c.last, msg, sid)
-    return Break("edited", end, c.last, "the last record's hash is not the stored head", sid)
+        return Break("truncated", msg, line=end, rule_seq=c.last, session_id=sid)
+    msg = "the last record's hash is not the stored head"
+    return Break("edited", msg, line=end, rule_seq=c.last, session_id=sid)
 
 
 def against_heads(
@@ -85,9 +87,8 @@ def against_heads(
 ) -> tuple[list[Chain], list[Break], int, dict[str, Any]]:
     """(chains, breaks in file order, non-blank lines, what was looked at) of one file."""
     sensor, rule, stored, tmpl = k.sensor, k.rule, k.stored, k.tmpl
-    entries, bad_lines, count = scan(path, lambda k: (k[0], k[1]) == (sensor, rule))
-    bad = [Break(b.kind, b.line, None, b.message) for b in bad_lines]
-    end = max([e.line for e in entries] + [b.line for b in bad], default=0)
+    entries, bad, count = scan(path, lambda k: (k[0], k[1]) == (sensor, rule))
+    end = max([e.line for e in entries] + [b.line or 0 for b in bad], default=0)
     place = tmpl.match(path) if tmpl else None
     date = place["date"] if place else None  # only a {date} template that renders here
     chains = list(check(entries, others, path).values())
@@ -109,12 +110,12 @@ def against_heads(
                 f"{h.rule_seq} and the rule's path names this file"
             )
             c = Chain(sensor, rule, sid, head=h.as_json())
-            c.brk = Break("missing", end, None, msg, sid)
+            c.brk = Break("missing", msg, line=end, session_id=sid)
             chains.append(c)
     if owed is None and claimed and not present:
         label = rule_label(sensor, rule)
         msg = f"no record of {label} here, though {len(claimed)} session(s) wrote some"
-        bad.append(Break("missing", end, None, msg))
+        bad.append(Break("missing", msg, line=end))
     about = {
         "sensor": sensor,
         "rule": rule,
@@ -138,5 +139,5 @@ def absent(k: Known, seen: set[str]) -> list[Break]:
                 f"session {sid} has no record of {rule_label(sensor, rule)} in any file the rule "
                 f"wrote; its stored head is at rule_seq {h.rule_seq}"
             )
-            out.append(Break("missing", 0, None, msg, sid))
+            out.append(Break("missing", msg, line=0, session_id=sid))
     return out

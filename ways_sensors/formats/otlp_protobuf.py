@@ -1,6 +1,7 @@
-"""OTLP's protobuf encoding, by hand: the `otlp` target's `encoding: protobuf`.
+"""`otlp_protobuf`: OTLP's protobuf encoding, by hand (the otlp target's `encoding:
+protobuf`, media type application/x-protobuf).
 
-The target builds every request as OTLP's JSON mapping (otlp.py, traces/export.py);
+The target builds every request as OTLP's JSON mapping (targets/otlp.py, traces/export.py);
 `encode` writes that same mapping in the protobuf wire format of
 opentelemetry-proto's ExportLogsServiceRequest / ExportTraceServiceRequest, field by
 field from the table below (the field numbers of opentelemetry/proto/*/v1/*.proto). So
@@ -20,7 +21,9 @@ that does not parse reads as (0, "").
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, Final
+
+MEDIA_TYPE: Final = "application/x-protobuf"
 
 # message -> JSON key -> (field number, wire kind, sub-message)
 # kinds: msg (length-delimited message), str, hex (bytes from hex), var (varint: enums,

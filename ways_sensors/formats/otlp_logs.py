@@ -1,7 +1,8 @@
-"""A record as an OTLP/JSON LogRecord (the otlp target's `signal: logs`; otlp.py draws
-the whole request): its body the record as canonical JSON, its attributes the
-OpenTelemetry and GenAI names the record's fields map to, its severity the record's
-level (formats/severity.py), its trace and span the session's (traces/ids.py)."""
+"""A record as an OTLP/JSON LogRecord (the otlp target's `signal: logs`; targets/otlp.py
+draws the whole request, otlp_json.py or otlp_protobuf.py makes its bytes): its body the
+record as canonical JSON, its attributes the OpenTelemetry and GenAI names the record's
+fields map to, its severity the record's level (severity.py), its trace and span the
+session's (traces/ids.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from typing import Any
 
 import msgspec
 
-from ..formats.severity import OTEL, level
 from ..state.events import unix_nano
 from ..traces import ids
 from ..traces.context import parse
+from .severity import OTEL, level
 
 
 def text(v: str) -> str:
