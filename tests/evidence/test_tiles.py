@@ -1,0 +1,65 @@
+"""evidence/tiles.py: the tree as tlog-tiles, read back by the package and, over a real
+loopback static file server, by the client written from the spec (tile_reader.py)."""
+
+from __future__ import annotations
+
+import os
+import random
+
+from ways_sensors.evidence import merkle, tiles
+
+from . import independent as ind
+from . import tile_reader
+
+
+def _grow(prefix: str, root: str, entries: list[bytes], n: int) -> None:
+    new = [os.urandom(random.randint(0, 40)) for _ in range(n)]
+    size = tiles.append(prefix, root, len(entries), new)
+    entries += new
+    assert size == len(entries)
+    tiles.prune(prefix, size)
+
+
+def test_the_tiles_are_the_tree_and_the_spec_client_reads_them(tmp_path):
+    root = str(tmp_path)
+    prefix = root + "/log"
+    rng = random.Random(7)
+    chunks = [1, 1, 3, 250, 1, 300, rng.randint(1, 40), 65_536, 2]
+    entries: list[bytes] = []
+    for n in chunks:
+        before = len(entries)
+        _grow(prefix, root, entries, n)
+        if before:  # every proof from the tiles is the in-memory tree's
+            want = merkle.Tree(entries)
+            log = tiles.Tiles(prefix, len(entries))
+            assert log.root() == want.root()
+            old = rng.randint(1, before)
+            assert log.consistency_proof(old, len(entries)) == want.consistency_proof(
+                old, len(entries)
+            )
+            i = rng.randrange(len(entries))
+            assert log.inclusion_proof(i, len(entries)) == want.inclusion_proof(i, len(entries))
+            assert list(log.entries(before)) == entries[before:]
+    size = len(entries)  # 66,094: level 0, 1 and 2 tiles, partial at each
+    assert (tmp_path / "log/tile/2/000.p/1").exists()
+    assert not (tmp_path / "log/tile/0/000.p").exists()  # pruned once its full tile came
+    with tile_reader.serving(prefix) as base:
+        assert tile_reader.leaf_hashes(base, size) == [ind.sha256(b"\x00" + e) for e in entries]
+        assert tile_reader.entries(base, size) == entries
+        assert tile_reader.mth_of_hashes(tile_reader.leaf_hashes(base, size)) == ind.mth(entries)
+
+
+def test_an_append_killed_before_its_commit_is_written_again_the_same_way(tmp_path):
+    """The caller commits the size after the tiles: tiles of a size never committed are
+    overwritten by the next append from the committed size, and the tree is right."""
+    root = str(tmp_path)
+    prefix = root + "/log"
+    first = [b"a", b"b", b"c"]
+    tiles.append(prefix, root, 0, first)
+    tiles.append(prefix, root, 3, [b"lost"])  # never committed: size stays 3
+    tiles.append(prefix, root, 3, [b"d", b"e"])
+    log = tiles.Tiles(prefix, 5)
+    assert log.root() == ind.mth([*first, b"d", b"e"])
+    assert list(log.entries()) == [*first, b"d", b"e"]
+    assert oct(os.stat(prefix + "/tile/0/000.p/5").st_mode & 0o777) == "0o600"
+    assert oct(os.stat(prefix + "/tile/0").st_mode & 0o777) == "0o700"
