@@ -77,7 +77,7 @@ class Sealer:
             witnesses, problems = witness.configured()
             for p in problems:
                 events.log("evidence.witness_config", problem=p)
-        self.witnesses = witnesses
+        self.witnesses = [w for w in witnesses if w.log != "machine"]  # machinelog.py's
         self.timeout = min(timeout, witness.TIMEOUT)
         self.tree = merkle.Tree()
         self.base, self.edge = 0, list[bytes]()  # what the tree went on from (carry.py): none

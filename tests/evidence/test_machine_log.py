@@ -1,0 +1,103 @@
+"""The machine log (issue 35 item 6): real dispatchers append every session tree's
+checkpoints to one tlog-tiles log per install; a witness written from the tlog-witness
+text, configured with exactly one origin and one key (as a stock witness is), cosigns
+it across sessions and dispatcher restarts; the spec-written tile client reads it over
+a loopback static server and checks consistency."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+
+from . import independent as ind
+from . import tile_reader
+from .runs import EVERY_BATCH, session
+from .witness_server import Witness
+
+SESSIONS = 6
+
+
+def _machine_key(install) -> tuple[str, str, bytes]:
+    r = install.ways("keys", "show", "--json")
+    assert r.returncode == 0, r.stderr
+    log = json.loads(r.stdout)["machine_log"]
+    name, _, kind, public = ind.parse_vkey(log["verifier_key"])
+    assert kind == 1 and name == log["origin"]
+    return log["verifier_key"], name, public
+
+
+def _setup(install, tmp_path, w: Witness) -> None:
+    out = tmp_path / "audit" / "{session_id}.jsonl"
+    install.sensor(
+        "audit",
+        "enabled: true\nrules:\n  all:\n    chain: true\n    delivery: at_least_once\n"
+        f"    dispatch: {{file: {{path: '{out}'}}}}\n",
+    )
+    install.config(
+        "ways:\n"
+        + EVERY_BATCH
+        + "    machine_log_seconds: 0\n"
+        + f"  witness: {{url: '{w.url}', key: '{w.vkey}', log: machine}}\n"
+    )
+
+
+def _one_origin(name: str, public: bytes):
+    """A stock witness's configuration: one origin, one key; every other origin unknown."""
+    return lambda origin: [(name, public)] if origin == name else None
+
+
+def _verify(install, *args: str):
+    return install.ways("sensors", "verify", *args)
+
+
+def test_a_stock_witness_cosigns_the_machine_log_and_a_tile_client_reads_it(install, tmp_path):
+    _, name, public = _machine_key(install)
+    prefix = install.state_root / "machine-log"
+    with Witness("witness.test/stock", lambda origin: None) as w:
+        w.trust = _one_origin(name, public)
+        _setup(install, tmp_path, w)
+        sids = [f"s{i:02d}-machine-log" for i in range(SESSIONS)]
+        session(install, sids[0])
+        session(install, sids[1])
+        with tile_reader.serving(str(prefix)) as base:  # a static file server, as it lies
+            _, early_size, early_root, _ = tile_reader.read_log(base, name, public)
+        for sid in sids[2:]:
+            session(install, sid)  # each its own dispatcher: a restart for the log
+        assert 404 not in w.answers and w.answers.count(200) >= SESSIONS
+        assert w.answers == [200] * len(w.answers)
+        with tile_reader.serving(str(prefix)) as base:
+            note, size, root, entries = tile_reader.read_log(base, name, public)
+            assert tile_reader.consistent(base, early_size, early_root, size)
+        assert 0 < early_size < size
+        assert w.state[name] == (size, root)  # the witness follows the log to its end
+        assert ind.cosigned_by(note, w.name, w.public) is not None
+    # every entry is a session tree's signed checkpoint, every session in it
+    origins = {ind.checkpoint_body(e.decode())[0].rsplit("/", 1)[1] for e in entries}
+    assert origins == set(sids)
+    for folder, _, files in os.walk(prefix):
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        for f in files:
+            assert stat.S_IMODE(os.stat(os.path.join(folder, f)).st_mode) == 0o600
+
+
+def test_a_forked_machine_log_gets_the_witness_409_and_the_alarm(install, tmp_path):
+    """The log lost (or rewritten from scratch) on this machine: the witness, which
+    cosigned a larger tree of this origin, refuses the new history with 409; the
+    dispatcher counts and shows the alarm."""
+    _, name, public = _machine_key(install)
+    with Witness("witness.test/stock", _one_origin(name, public)) as w:
+        _setup(install, tmp_path, w)
+        session(install, "before-fork-1")
+        session(install, "before-fork-2")
+        witnessed = w.state[name][0]
+        shutil.rmtree(install.state_root / "machine-log")
+        (install.state_root / "machine-log.json").unlink()
+        session(install, "after-fork")
+        assert 409 in w.answers
+        assert w.state[name][0] == witnessed  # the fork was never cosigned
+    events = (install.state_root / "events.log").read_text()
+    assert "evidence.witness_conflict" in events and "machine" in events
+    r = install.ways("status")
+    assert "ALARM" in r.stdout, r.stdout
