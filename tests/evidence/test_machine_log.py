@@ -2,14 +2,18 @@
 checkpoints to one tlog-tiles log per install; a witness written from the tlog-witness
 text, configured with exactly one origin and one key (as a stock witness is), cosigns
 it across sessions and dispatcher restarts; the spec-written tile client reads it over
-a loopback static server and checks consistency."""
+a loopback static server and checks consistency; `ways sensors verify --machine-log`
+names a session whose file was deleted whole."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
 import stat
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from . import independent as ind
 from . import tile_reader
@@ -52,8 +56,10 @@ def _verify(install, *args: str):
     return install.ways("sensors", "verify", *args)
 
 
-def test_a_stock_witness_cosigns_the_machine_log_and_a_tile_client_reads_it(install, tmp_path):
-    _, name, public = _machine_key(install)
+def test_a_stock_witness_cosigns_the_machine_log_and_verify_names_a_deleted_session(
+    install, tmp_path
+):
+    vkey, name, public = _machine_key(install)
     prefix = install.state_root / "machine-log"
     with Witness("witness.test/stock", lambda origin: None) as w:
         w.trust = _one_origin(name, public)
@@ -80,6 +86,44 @@ def test_a_stock_witness_cosigns_the_machine_log_and_a_tile_client_reads_it(inst
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
         for f in files:
             assert stat.S_IMODE(os.stat(os.path.join(folder, f)).st_mode) == 0o600
+    audit = tmp_path / "audit"
+    args = (str(audit), "--machine-log", str(prefix), "--machine-key", vkey)
+    r = _verify(install, *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"machine log: {SESSIONS} session(s)" in r.stdout
+    r = _verify(install, *args, "--witness-key", w.vkey)  # the checkpoint the witness cosigned
+    assert r.returncode == 0 and "cosigned by the witness" in r.stdout, r.stdout
+    (audit / f"{sids[3]}.jsonl").unlink()  # a whole session's file deleted
+    assert _verify(install, str(audit)).returncode == 0  # the chains alone cannot tell
+    r = _verify(install, *args)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert f"not proven (missing): session {sids[3]}" in r.stdout
+    assert sum("not proven" in line for line in r.stdout.splitlines()) == 1
+    r = _verify(install, *args, "--json")
+    problems = json.loads(r.stdout)["machine_log"]["problems"]
+    assert [(p["kind"], p["session_id"]) for p in problems] == [("missing", sids[3])]
+    # another key: the log's checkpoint is not proven
+    pub = Ed25519PrivateKey.generate().public_key().public_bytes_raw()
+    kid = ind.ed25519_key_id(name, pub).hex()
+    other = f"{name}+{kid}+{base64.b64encode(bytes([1]) + pub).decode()}"
+    r = _verify(install, str(audit), "--machine-log", str(prefix), "--machine-key", other)
+    assert r.returncode == 3 and "no known key signed" in r.stdout, r.stdout
+
+
+def test_a_session_cut_at_its_end_is_named_by_the_machine_log(install, tmp_path):
+    """A session whose file lost its last records and their checkpoints: the machine
+    log still holds its closing checkpoint."""
+    _, name, public = _machine_key(install)
+    with Witness("witness.test/stock", _one_origin(name, public)) as w:
+        _setup(install, tmp_path, w)
+        session(install, "cut-at-end")
+    path = tmp_path / "audit" / "cut-at-end.jsonl"
+    lines = path.read_text().splitlines()
+    last_cp = max(i for i, x in enumerate(lines) if json.loads(x)["section"] == "checkpoint")
+    path.write_text("".join(x + "\n" for x in lines[:last_cp]))
+    r = _verify(install, str(path), "--machine-log", str(install.state_root / "machine-log"))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "not proven (absent): session cut-at-end" in r.stdout
 
 
 def test_a_forked_machine_log_gets_the_witness_409_and_the_alarm(install, tmp_path):
