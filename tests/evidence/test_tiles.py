@@ -63,3 +63,22 @@ def test_an_append_killed_before_its_commit_is_written_again_the_same_way(tmp_pa
     assert list(log.entries()) == [*first, b"d", b"e"]
     assert oct(os.stat(prefix + "/tile/0/000.p/5").st_mode & 0o777) == "0o600"
     assert oct(os.stat(prefix + "/tile/0").st_mode & 0o777) == "0o700"
+
+
+def test_partial_tiles_of_sizes_no_checkpoint_signed_are_dropped(tmp_path):
+    """Kept, they grew to 255 partial bundles per full one (a bundle's square); the
+    partials of a checkpointed size stay until their full tile comes."""
+    root = str(tmp_path)
+    prefix = root + "/log"
+    entries: list[bytes] = []
+    signed = 3
+    for _ in range(10):
+        old = len(entries)
+        _grow(prefix, root, entries, 1)
+        if old != signed:
+            tiles.drop(prefix, old, len(entries))
+    partials = sorted(p.name for p in (tmp_path / "log/tile/entries/000.p").iterdir())
+    assert partials == ["10", "3"]
+    assert sorted(p.name for p in (tmp_path / "log/tile/0/000.p").iterdir()) == ["10", "3"]
+    assert tiles.Tiles(prefix, 3).root() == ind.mth(entries[:3])  # an old checkpoint's
+    assert tiles.Tiles(prefix, 10).root() == ind.mth(entries)

@@ -158,6 +158,8 @@ def add(layout: Layout, notes: Sequence[str], tally: Tally | None = None) -> Non
         old = int(st["size"])
         st["size"] = tiles.append(prefix(layout), layout.root, old, entries)
         _commit(layout, st)
+        if old != int(st.get("signed", 0)):  # no checkpoint names the size it replaced
+            tiles.drop(prefix(layout), old, st["size"])
         tiles.prune(prefix(layout), st["size"])
         if time.time() - float(st.get("signed_at", 0)) >= cadence.configured().machine_log:
             _sign(layout, st, tally)

@@ -17,7 +17,8 @@ renamed: secure.replace_private), so a reader or a SIGKILL sees a tile whole or 
 all. A partial tile is written for each size the log reaches; the caller commits the
 size after the tiles (machinelog.py), and a size never committed is written again, the
 same way, by the next append. Partial tiles whose full tile exists are removed once the
-size past them is committed (`prune`), as the spec allows. Reading (`Tiles`): any root,
+size past them is committed (`prune`), as the spec allows, and those of a size no
+checkpoint signed once the next size is committed (`drop`). Reading (`Tiles`): any root,
 inclusion or consistency proof of the tree from its tiles alone, O(log n) tiles each.
 """
 
@@ -199,6 +200,24 @@ def append(prefix: str, root: str, size: int, entries: Sequence[bytes]) -> int:
                 added.append(fold(chunk))
         level, lo = level + 1, lo // WIDTH
     return new
+
+
+def drop(prefix: str, old: int, new: int) -> None:
+    """Remove the partial tiles and bundle of size `old`, no checkpoint's, that the
+    committed size `new` replaced (the spec asks only for those of checkpointed sizes:
+    kept, they would grow to 255 partial bundles per full one)."""
+    for level in range(8):
+        count_old, count_new = old // WIDTH**level, new // WIDTH**level
+        width = count_old % WIDTH
+        if not count_old:
+            break
+        if width and (count_old // WIDTH, width) != (count_new // WIDTH, count_new % WIDTH):
+            names: list[int | str] = ["entries", level] if level == 0 else [level]
+            for name in names:
+                try:
+                    os.unlink(tile_path(prefix, name, count_old // WIDTH, width))
+                except FileNotFoundError:
+                    pass
 
 
 def prune(prefix: str, size: int) -> None:
