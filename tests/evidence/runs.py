@@ -128,14 +128,7 @@ def gone(install, sid: str = SID) -> bool:
 
 def session(install, sid: str) -> None:
     """A session of five records and its end, one dispatcher run to its exit."""
-    events = [("SessionStart", payload("SessionStart"))]
-    events += [
-        ("PreToolUse", {**payload("PreToolUse"), "tool_use_id": f"toolu_{i}"}) for i in range(3)
-    ]
-    events += [("SessionEnd", payload("SessionEnd"))]
-    for event, p in events:
-        body = json.dumps({**p, "session_id": sid}).encode()
-        spool.append(sid, event, time.time_ns(), str(install.project), body, layout=install.layout)
+    spooled(install, sid)
     argv = [str(Path(PY).parent / "ways"), "sensors", "dispatch", "--idle", "0.5"]
     subprocess.run(
         [*argv, "--session", sid],
@@ -145,3 +138,15 @@ def session(install, sid: str) -> None:
         timeout=120,
         check=True,
     )
+
+
+def spooled(install, sid: str) -> None:
+    """`session`'s events in the session's spool, no dispatcher started."""
+    events = [("SessionStart", payload("SessionStart"))]
+    events += [
+        ("PreToolUse", {**payload("PreToolUse"), "tool_use_id": f"toolu_{i}"}) for i in range(3)
+    ]
+    events += [("SessionEnd", payload("SessionEnd"))]
+    for event, p in events:
+        body = json.dumps({**p, "session_id": sid}).encode()
+        spool.append(sid, event, time.time_ns(), str(install.project), body, layout=install.layout)

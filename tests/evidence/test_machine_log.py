@@ -12,15 +12,17 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from . import independent as ind
 from . import tile_reader
-from .runs import EVERY_BATCH, session
+from .runs import EVERY_BATCH, PY, session, spooled
 from .witness_server import Witness
 
-SESSIONS = 6
+SESSIONS = 20  # each its own dispatcher run: 20 restarts of the log's writer
 
 
 def _machine_key(install) -> tuple[str, str, bytes]:
@@ -145,3 +147,27 @@ def test_a_forked_machine_log_gets_the_witness_409_and_the_alarm(install, tmp_pa
     assert "evidence.witness_conflict" in events and "machine" in events
     r = install.ways("status")
     assert "ALARM" in r.stdout, r.stdout
+
+
+def test_dispatchers_running_at_once_append_one_log(install, tmp_path):
+    """Three sessions' dispatchers at the same time: the lock makes their appends one
+    history, which the tile client reads whole and verify finds every session of."""
+    _, name, public = _machine_key(install)
+    sids = [f"together-{i}" for i in range(3)]
+    with Witness("witness.test/stock", _one_origin(name, public)) as w:
+        _setup(install, tmp_path, w)
+        for sid in sids:
+            spooled(install, sid)
+        argv = [str(Path(PY).parent / "ways"), "sensors", "dispatch", "--idle", "0.5"]
+        procs = [
+            subprocess.Popen([*argv, "--session", sid], env=install.env, stdin=subprocess.DEVNULL)
+            for sid in sids
+        ]
+        assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+        assert 409 not in w.answers
+    prefix = install.state_root / "machine-log"
+    with tile_reader.serving(str(prefix)) as base:
+        _, _, _, entries = tile_reader.read_log(base, name, public)
+    assert {ind.checkpoint_body(e.decode())[0].rsplit("/", 1)[1] for e in entries} == set(sids)
+    r = _verify(install, str(tmp_path / "audit"), "--machine-log", str(prefix))
+    assert r.returncode == 0 and "machine log: 3 session(s)" in r.stdout, r.stdout
