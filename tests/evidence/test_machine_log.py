@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from . import independent as ind
 from . import tile_reader
-from .runs import EVERY_BATCH, PY, session, spooled
+from .runs import EVERY_BATCH, PY, root_vkey, session, spooled
 from .witness_server import Witness
 
 SESSIONS = 20  # each its own dispatcher run: 20 restarts of the log's writer
@@ -81,9 +81,18 @@ def test_a_stock_witness_cosigns_the_machine_log_and_verify_names_a_deleted_sess
         assert 0 < early_size < size
         assert w.state[name] == (size, root)  # the witness follows the log to its end
         assert ind.cosigned_by(note, w.name, w.public) is not None
-    # every entry is a session tree's signed checkpoint, every session in it
-    origins = {ind.checkpoint_body(e.decode())[0].rsplit("/", 1)[1] for e in entries}
-    assert origins == set(sids)
+    # every entry is a session tree's signed checkpoint, every session in it, or a key
+    # certificate: from those alone the independent verifier proves each checkpoint's
+    # key from the root key
+    notes = [e.decode() for e in entries]
+    certs = [n for n in notes if "/keys/" in ind.checkpoint_body(n)[0]]
+    cps = [n for n in notes if n not in certs]
+    assert {ind.checkpoint_body(n)[0].rsplit("/", 1)[1] for n in cps} == set(sids)
+    assert len(certs) == len(set(certs))  # each logged once
+    epochs = ind.key_tree(root_vkey(install), certs)
+    for n in cps:
+        origin = ind.checkpoint_body(n)[0]
+        assert any(ind.signed_by(n, origin, k) for k in epochs.values()), origin
     for folder, _, files in os.walk(prefix):
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
         for f in files:
@@ -104,6 +113,7 @@ def test_a_stock_witness_cosigns_the_machine_log_and_verify_names_a_deleted_sess
     r = _verify(install, *args, "--json")
     problems = json.loads(r.stdout)["machine_log"]["problems"]
     assert [(p["kind"], p["session_id"]) for p in problems] == [("missing", sids[3])]
+    assert json.loads(r.stdout)["machine_log"]["certificates"] == len(certs)
     # another key: the log's checkpoint is not proven
     pub = Ed25519PrivateKey.generate().public_key().public_bytes_raw()
     kid = ind.ed25519_key_id(name, pub).hex()
@@ -168,6 +178,7 @@ def test_dispatchers_running_at_once_append_one_log(install, tmp_path):
     prefix = install.state_root / "machine-log"
     with tile_reader.serving(str(prefix)) as base:
         _, _, _, entries = tile_reader.read_log(base, name, public)
-    assert {ind.checkpoint_body(e.decode())[0].rsplit("/", 1)[1] for e in entries} == set(sids)
+    origins = [ind.checkpoint_body(e.decode())[0] for e in entries]
+    assert {o.rsplit("/", 1)[1] for o in origins if "/keys/" not in o} == set(sids)
     r = _verify(install, str(tmp_path / "audit"), "--machine-log", str(prefix))
     assert r.returncode == 0 and "machine log: 3 session(s)" in r.stdout, r.stdout

@@ -5,7 +5,8 @@ what a static file server served of it).
 The log: its checkpoint (signed by `--machine-key` when given: `ways keys show` prints
 it; cosigned by `--witness-key` when given), its tiles and its entry bundles must all
 be one tree, the checkpoint's. Each entry is a session tree's signed checkpoint (origin
-`ways.sensors/<machine>/<sensor>/<rule>/<session>`). Then, for every entry (of `--rule
+`ways.sensors/<machine>/<sensor>/<rule>/<session>`), or a key certificate (origin
+`ways.sensors/<machine>/keys/<node>`: counted, left to `--key`). Then, for every entry (of `--rule
 SENSOR/RULE` only, when given):
 
     missing      the files hold no record of the entry's session: a session the
@@ -45,6 +46,7 @@ class Result:
     signed: bool = False  # the checkpoint verified under the key given
     cosigned: bool = False  # and carries the cosignature of the witness given
     sessions: int = 0  # sessions the log holds (of the rule, with --rule)
+    certificates: int = 0  # key certificates among its entries
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -59,6 +61,7 @@ class Result:
             "signed": self.signed,
             "cosigned": self.cosigned,
             "sessions": self.sessions,
+            "certificates": self.certificates,
             "problems": [p.as_json() for p in self.problems],
         }
 
@@ -114,6 +117,9 @@ def check(
             out.problems.append(Problem("log", None, "an entry is no signed checkpoint"))
             continue
         parts = body.origin.split("/")
+        if len(parts) == 4 and parts[2] == "keys":  # a key certificate (keytree.py)
+            out.certificates += 1
+            continue
         if len(parts) < 5:
             continue
         label, sid = f"{parts[-3]}/{parts[-2]}", parts[-1]

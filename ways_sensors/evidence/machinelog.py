@@ -1,5 +1,6 @@
 """The machine log: one witnessable log per install, whose entries are the signed
-checkpoints of every session tree delivered here.
+checkpoints of every session tree delivered here, and the key certificates that prove
+their keys from the root.
 
 Each session tree has its own origin and each dispatcher run its own epoch key, while a
 stock witness (the C2SP witness network, litewitness) is configured with one origin and
@@ -11,10 +12,13 @@ A verifier holding the log's checkpoint knows every session tree checkpointed up
 so a session whose file was deleted whole is named (`ways sensors verify --machine-log`).
 
     <state>/machine-log/             the log's prefix: `checkpoint` and `tile/`
-    <state>/machine-log.json         {"size", "signed", "signed_at", "witness": {url: size}}
+    <state>/machine-log.json         {"size", "signed", "signed_at", "witness": {url: size},
+                                     "certs": [the digests `_fresh` keeps]}
     <state>/machine-log.lock         flock'd by a writer for one append or checkpoint
 
-An entry is one checkpoint note exactly as its record's `checkpoint` field holds it.
+An entry is one checkpoint note exactly as its record's `checkpoint` field holds it, or
+one key certificate (keytree.py) as its `keys` list does, before the checkpoints that
+need it.
 The worker appends its batch's checkpoints once the batch is settled (worker.py), off
 the hook's path: a few small files under the lock. The tiles are written first, then
 machine-log.json names the new size (the commit point): a SIGKILL leaves the tiles of
@@ -29,6 +33,7 @@ tree's: counted `witness_conflicts`, logged `evidence.witness_conflict` (`log: m
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import time
@@ -45,6 +50,7 @@ from .keys import machine_name
 from .note import Note, Signer, checkpoint
 
 KEY_FILE = "machine-log.pem"
+CERTS_KEPT = 256  # digests of the key certificates logged or seen last (`_fresh`)
 SUFFIX = "/machine"
 
 
@@ -120,18 +126,20 @@ _touched: dict[str, tuple[Layout, Tally | None]] = {}  # the logs this process a
 
 
 def settled(layout: Layout, records: Sequence[dict[str, Any]], tally: Tally) -> None:
-    """A rule's batch is done with (worker.py): its checkpoints become entries. Never
-    raises: a log that cannot be written is counted and logged, the batch goes on."""
-    notes = [
-        r["checkpoint"]
+    """A rule's batch is done with (worker.py): its checkpoints, and the key
+    certificates they carry, become entries. Never raises: a log that cannot be written
+    is counted and logged, the batch goes on."""
+    cps = [
+        r
         for r in records
         if r.get("section") == "checkpoint" and isinstance(r.get("checkpoint"), str)
     ]
-    if not notes:
+    if not cps:
         return
+    certs = [k for r in cps for k in r.get("keys") or () if isinstance(k, str)]
     _touched[layout.root] = (layout, tally)
     try:
-        add(layout, notes, tally)
+        add(layout, [r["checkpoint"] for r in cps], tally, certs)
     except Exception as exc:
         tally.count("machine_log_errors")
         events.log("evidence.machine_log_failed", error=type(exc).__name__)
@@ -146,16 +154,21 @@ def close_all() -> None:
             events.log("evidence.machine_log_failed", error=type(exc).__name__)
 
 
-def add(layout: Layout, notes: Sequence[str], tally: Tally | None = None) -> None:
-    """Append checkpoint notes as entries; sign the log when its checkpoint is due."""
-    entries = [n.encode() for n in notes if len(n.encode()) <= tiles.MAX_ENTRY]
-    if len(entries) < len(notes):
-        events.log("evidence.machine_log_entry_too_large", dropped=len(notes) - len(entries))
+def add(
+    layout: Layout, notes: Sequence[str], tally: Tally | None = None, certs: Sequence[str] = ()
+) -> None:
+    """Append checkpoint notes as entries, after the key certificates among `certs` the
+    log has not taken lately (`_fresh`); sign the log when its checkpoint is due."""
+    wanted = [n.encode() for n in notes]
+    entries = [e for e in wanted if len(e) <= tiles.MAX_ENTRY]
+    if len(entries) < len(wanted):
+        events.log("evidence.machine_log_entry_too_large", dropped=len(wanted) - len(entries))
     if not entries:
         return
     with _locked(layout):
         st = read_state(layout)
         old = int(st["size"])
+        entries = _fresh(st, certs) + entries
         st["size"] = tiles.append(prefix(layout), layout.root, old, entries)
         _commit(layout, st)
         if old != int(st.get("signed", 0)):  # no checkpoint names the size it replaced
@@ -163,6 +176,26 @@ def add(layout: Layout, notes: Sequence[str], tally: Tally | None = None) -> Non
         tiles.prune(prefix(layout), st["size"])
         if time.time() - float(st.get("signed_at", 0)) >= cadence.configured().machine_log:
             _sign(layout, st, tally)
+
+
+def _fresh(st: dict[str, Any], certs: Sequence[str]) -> list[bytes]:
+    """The certificates of `certs` not among the CERTS_KEPT the log took or saw last
+    (their digests in the state, most recent last): each tree's first checkpoint
+    carries its epoch's whole path, the spine and top nodes every time, so they are
+    kept as they recur, while the set stays bounded; a certificate seen again only
+    after it fell out is logged again, which costs an entry, never a proof."""
+    recent: list[str] = [d for d in st.get("certs") or [] if isinstance(d, str)]
+    out = []
+    for c in dict.fromkeys(certs):
+        data = c.encode()
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        if digest in recent:
+            recent.remove(digest)
+        elif len(data) <= tiles.MAX_ENTRY:
+            out.append(data)
+        recent.append(digest)
+    st["certs"] = recent[-CERTS_KEPT:]
+    return out
 
 
 def close(layout: Layout, tally: Tally | None = None) -> None:
