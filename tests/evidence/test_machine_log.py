@@ -182,3 +182,25 @@ def test_dispatchers_running_at_once_append_one_log(install, tmp_path):
     assert {o.rsplit("/", 1)[1] for o in origins if "/keys/" not in o} == set(sids)
     r = _verify(install, str(tmp_path / "audit"), "--machine-log", str(prefix))
     assert r.returncode == 0 and "machine log: 3 session(s)" in r.stdout, r.stdout
+
+
+def test_a_machine_log_that_cannot_be_written_never_holds_the_records_back(install, tmp_path):
+    """A planted link where the log's folder goes: refused (secure.py), counted and shown
+    by `ways status`; the session's records and checkpoints reach the consumer all the
+    same."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    install.state_root.mkdir(parents=True, exist_ok=True)
+    os.symlink(elsewhere, install.state_root / "machine-log")
+    _, name, public = _machine_key(install)
+    with Witness("witness.test/stock", _one_origin(name, public)) as w:
+        _setup(install, tmp_path, w)
+        session(install, "unwritable")
+        assert w.answers == []
+    assert list(elsewhere.iterdir()) == []
+    out = tmp_path / "audit" / "unwritable.jsonl"
+    assert _verify(install, str(out)).returncode == 0
+    r = install.ways("status", "--json")
+    evidence = json.loads(r.stdout)["evidence"]
+    assert sum(e["machine_log_errors"] for e in evidence) >= 1, evidence
+    assert "not in the machine log" in install.ways("status").stdout
