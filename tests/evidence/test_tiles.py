@@ -82,3 +82,37 @@ def test_partial_tiles_of_sizes_no_checkpoint_signed_are_dropped(tmp_path):
     assert sorted(p.name for p in (tmp_path / "log/tile/0/000.p").iterdir()) == ["10", "3"]
     assert tiles.Tiles(prefix, 3).root() == ind.mth(entries[:3])  # an old checkpoint's
     assert tiles.Tiles(prefix, 10).root() == ind.mth(entries)
+
+
+def test_a_machine_log_append_killed_before_its_commit_leaves_one_tree(tmp_path, monkeypatch):
+    """The tiles of an append are on disk but its size was never committed (the process
+    died, or the disk filled, at the commit point): the next append starts from the
+    committed size, and the log is the tree of the committed entries and the new ones."""
+    from ways_sensors.evidence import machinelog
+    from ways_sensors.state import secure
+    from ways_sensors.state.layout import Layout
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    layout = Layout(str(tmp_path / "state"))
+    machinelog.add(layout, ["one\n"])
+    real = secure.replace_private
+
+    def dies_at_the_commit(path, data, root=""):
+        if path.endswith("machine-log.json"):
+            raise OSError(28, "No space left on device")
+        real(path, data, root)
+
+    monkeypatch.setattr(secure, "replace_private", dies_at_the_commit)
+    try:
+        machinelog.add(layout, ["lost\n"])
+    except OSError:
+        pass
+    monkeypatch.setattr(secure, "replace_private", real)
+    machinelog.add(layout, ["two\n", "three\n"])
+    machinelog.close(layout)
+    st = machinelog.read_state(layout)
+    assert st["size"] == st["signed"] == 3
+    log = tiles.Tiles(machinelog.prefix(layout), 3)
+    assert list(log.entries()) == [b"one\n", b"two\n", b"three\n"]
+    note = (tmp_path / "state/machine-log/checkpoint").read_text()
+    assert ind.checkpoint_body(note)[1:3] == (3, ind.mth([b"one\n", b"two\n", b"three\n"]))
