@@ -18,9 +18,12 @@ so a session whose file was deleted whole is named (`ways sensors verify --machi
 
 An entry is one checkpoint note exactly as its record's `checkpoint` field holds it, or
 one key certificate (keytree.py) as its `keys` list does, before the checkpoints that
-need it.
-The worker appends its batch's checkpoints once the batch is settled (worker.py), off
-the hook's path: a few small files under the lock. The tiles are written first, then
+need it. The worker appends its batch's checkpoints once the batch is settled
+(worker.py), off the hook's path: a few small files under the lock. Settled includes a
+batch parked for good (dead letters): its checkpoint is then in the log and not at the
+consumer, and `verify --machine-log` says so (`absent`), as it should. A dispatcher
+killed between an append and its cursor's commit sends the batch again, and the entry
+is appended again: a repeat, never a gap. The tiles are written first, then
 machine-log.json names the new size (the commit point): a SIGKILL leaves the tiles of
 a size never committed, written again by the next append. The log is checkpointed at
 most every `ways.evidence.machine_log_seconds` (cadence.py, default 60) while sessions
