@@ -204,3 +204,19 @@ def test_a_machine_log_that_cannot_be_written_never_holds_the_records_back(insta
     evidence = json.loads(r.stdout)["evidence"]
     assert sum(e["machine_log_errors"] for e in evidence) >= 1, evidence
     assert "not in the machine log" in install.ways("status").stdout
+
+
+def test_a_failing_witness_is_left_alone_by_the_next_dispatchers(install, tmp_path):
+    """A witness that does not know the log (404 here; a hung one costs the deadline)
+    is asked once, then rested across processes: the next dispatchers' exits do not
+    ask it again within the backoff, and their log is signed all the same."""
+    _, name, _ = _machine_key(install)
+    with Witness("witness.test/stock", lambda origin: None) as w:
+        _setup(install, tmp_path, w)
+        for sid in ("rest-1", "rest-2", "rest-3"):
+            session(install, sid)
+        assert w.answers == [404]
+    st = json.loads((install.state_root / "machine-log.json").read_text())
+    assert st["size"] == st["signed"] > 0 and list(st["resting"]) == [w.url]
+    note = (install.state_root / "machine-log" / "checkpoint").read_text()
+    assert ind.checkpoint_body(note)[:2] == (name, st["size"])

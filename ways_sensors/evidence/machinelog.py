@@ -13,7 +13,7 @@ so a session whose file was deleted whole is named (`ways sensors verify --machi
 
     <state>/machine-log/             the log's prefix: `checkpoint` and `tile/`
     <state>/machine-log.json         {"size", "signed", "signed_at", "witness": {url: size},
-                                     "certs": [the digests `_fresh` keeps]}
+                                     "resting": {url: wall time}, "certs": [digests]}
     <state>/machine-log.lock         flock'd by a writer for one append or checkpoint
 
 An entry is one checkpoint note exactly as its record's `checkpoint` field holds it, or
@@ -29,8 +29,10 @@ a size never committed, written again by the next append. The log is checkpointe
 most every `ways.evidence.machine_log_seconds` (cadence.py, default 60) while sessions
 deliver, and as each dispatcher leaves with entries not yet signed (`close`); the
 witnesses whose `log:` is `machine` (or `all`) are asked then, under the witness
-deadline (witness.py). A witness's 409 on this log is the same alarm as a session
-tree's: counted `witness_conflicts`, logged `evidence.witness_conflict` (`log: machine`).
+deadline (witness.py); one that failed is left alone for witness.BACKOFF seconds by
+every process (its old size kept, as sealer.py does). A witness's 409 on this log is
+the same alarm as a session tree's: counted `witness_conflicts`, logged
+`evidence.witness_conflict` (`log: machine`).
 """
 
 from __future__ import annotations
@@ -232,9 +234,13 @@ def witnesses() -> list[witness.Witness]:
 
 def _witness(log: tiles.Tiles, note: Note, st: dict[str, Any], tally: Tally | None) -> None:
     sizes: dict[str, int] = st["witness"]
+    resting: dict[str, float] = st.setdefault("resting", {})  # url -> asked again after
     deadline = time.monotonic() + witness.TIMEOUT
     size = log.size
     for w in witnesses():
+        if float(resting.get(w.url, 0)) > time.time():
+            continue  # it failed lately: the next dispatcher's exit need not wait on it
+        resting.pop(w.url, None)
         old = int(sizes.get(w.url, 0))
         old = old if old <= size else 0
         answer = witness.add_checkpoint(
@@ -263,6 +269,7 @@ def _witness(log: tiles.Tiles, note: Note, st: dict[str, Any], tally: Tally | No
             if tally is not None:
                 tally.count("witness_cosigned")
         elif answer.status == "error":
+            resting[w.url] = time.time() + witness.BACKOFF
             if tally is not None:
                 tally.count("witness_errors")
             events.log(

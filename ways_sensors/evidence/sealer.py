@@ -46,7 +46,7 @@ from .note import Note, b64, checkpoint
 
 SCHEMA = "ways.sensor.checkpoint/1"
 LEAVES_MAX = 512  # a batch's leaves ride in its checkpoint up to this many (22 KB base64)
-WITNESS_BACKOFF = 30.0  # seconds a failed witness is left alone (its old size is kept)
+WITNESS_BACKOFF = witness.BACKOFF
 
 
 def for_rule(session: Session, rule: LoadedRule, tally: Tally) -> Sealer:

@@ -58,6 +58,7 @@ from .note import (
 TIMEOUT = 5.0  # seconds for all of one checkpoint's requests; a rule's timeout caps it
 MAX_RESPONSE = 64 << 10
 MAX_PROOF = 63  # the spec's limit on proof lines
+BACKOFF = 30.0  # seconds a failed witness is left alone (its old size is kept)
 
 
 LOGS = ("sessions", "machine", "all")
