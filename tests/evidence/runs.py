@@ -8,9 +8,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
+
+from ways_sensors.state import spool
 
 from ..conftest import payload
 from ..helpers import SID
@@ -121,3 +124,29 @@ def hook(install, p: dict) -> None:
 
 def gone(install, sid: str = SID) -> bool:
     return not (install.sessions() / sid).exists()
+
+
+def session(install, sid: str) -> None:
+    """A session of five records and its end, one dispatcher run to its exit."""
+    spooled(install, sid)
+    argv = [str(Path(PY).parent / "ways"), "sensors", "dispatch", "--idle", "0.5"]
+    subprocess.run(
+        [*argv, "--session", sid],
+        env=install.env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+
+
+def spooled(install, sid: str) -> None:
+    """`session`'s events in the session's spool, no dispatcher started."""
+    events = [("SessionStart", payload("SessionStart"))]
+    events += [
+        ("PreToolUse", {**payload("PreToolUse"), "tool_use_id": f"toolu_{i}"}) for i in range(3)
+    ]
+    events += [("SessionEnd", payload("SessionEnd"))]
+    for event, p in events:
+        body = json.dumps({**p, "session_id": sid}).encode()
+        spool.append(sid, event, time.time_ns(), str(install.project), body, layout=install.layout)

@@ -7,38 +7,11 @@ dispatchers, the test witness on loopback, the real `ways` command."""
 from __future__ import annotations
 
 import json
-import subprocess
-import time
-from pathlib import Path
 
-from ways_sensors.state import spool
-
-from ..conftest import payload
-from .runs import PY, every_batch, root_vkey, trusting
+from .runs import every_batch, root_vkey, session, trusting
 from .witness_server import Witness
 
 SESSIONS = 4
-
-
-def session(install, sid: str) -> None:
-    """A session of five records and its end, one dispatcher run to its exit."""
-    events = [("SessionStart", payload("SessionStart"))]
-    events += [
-        ("PreToolUse", {**payload("PreToolUse"), "tool_use_id": f"toolu_{i}"}) for i in range(3)
-    ]
-    events += [("SessionEnd", payload("SessionEnd"))]
-    for event, p in events:
-        body = json.dumps({**p, "session_id": sid}).encode()
-        spool.append(sid, event, time.time_ns(), str(install.project), body, layout=install.layout)
-    argv = [str(Path(PY).parent / "ways"), "sensors", "dispatch", "--idle", "0.5"]
-    subprocess.run(
-        [*argv, "--session", sid],
-        env=install.env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=120,
-        check=True,
-    )
 
 
 def test_one_sessions_file_against_a_witness_whole_store(install, tmp_path):

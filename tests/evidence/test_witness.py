@@ -90,6 +90,11 @@ def test_the_config_takes_one_witness_or_a_list_and_says_what_it_refuses():
         }
     )
     assert ws == [] and len(problems) == 2 and "type 0x04" in problems[1]
+    entry = {"url": "http://x", "key": w.vkey}
+    ws, problems = witness.configured({"ways": {"witness": [{**entry, "log": "machine"}]}})
+    assert [x.log for x in ws] == ["machine"] and problems == []
+    ws, problems = witness.configured({"ways": {"witness": {**entry, "log": "everything"}}})
+    assert ws == [] and problems == ["ways.witness: log must be one of sessions, machine, all"]
 
 
 def test_a_witness_that_answers_a_byte_at_a_time_is_cut_off_at_the_deadline(install, tmp_path):

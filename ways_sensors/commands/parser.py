@@ -186,6 +186,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="a session the checkpoints sign with no record in the files is a break",
     )
+    ver.add_argument(
+        "--machine-log",
+        metavar="DIR",
+        help="a session the machine log (its tiles) holds with no record in the files is a break",
+    )
+    ver.add_argument(
+        "--machine-key", metavar="KEY", help="the machine log's verifier key (`ways keys show`)"
+    )
     ver.add_argument("--json", action="store_true")
     for name, helptext in (
         ("copy", "copy a sensor to a new name (rules start disabled)"),

@@ -15,6 +15,13 @@ nothing from the state root (evidence/offline.py; docs/evidence.md); `--witness-
 also asks for the witness's cosignatures. Their breaks are printed as `not proven
 (kind)` and the JSON gains `"evidence"` (offline.Result.as_json).
 
+With `--machine-log DIR` (a copy of the state root's `machine-log/`, the machine
+log's tiles: evidence/machinecheck.py) every session the log holds must have records in
+the files, and each of its checkpoints the log holds must be in them: a session deleted
+whole is `missing`, one cut at its end `absent`. `--machine-key` (the log's verifier key,
+`ways keys show`) checks the log's checkpoint signature, `--witness-key` its
+cosignature; the JSON gains `"machine_log"` (machinecheck.Result.as_json).
+
 Exit 0 when every chain is intact, 3 when a link is broken (each break named with its
 file, line, rule_seq and kind: edited, deleted, inserted, reordered, truncated,
 missing; or, with --key, a checkpoint that does not prove them), 2 on a usage error
@@ -78,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"no file of {args.rule} and no session with a head that wrote one")
         return 0
     proof = _evidence(args, files)
+    machine = _machine(args, files)
     brk = result.first
     single = len(files) == 1 and len(result.reports) == 1 and not os.path.isdir(files[0])
     if args.json:
@@ -95,8 +103,11 @@ def run(args: argparse.Namespace) -> int:
         if proof is not None:
             out["evidence"] = proof.as_json()
             out["ok"] = out["ok"] and proof.ok
+        if machine is not None:
+            out["machine_log"] = machine.as_json()
+            out["ok"] = out["ok"] and machine.ok
         print(json.dumps(out, indent=2))
-        return INVALID if brk or (proof is not None and not proof.ok) else 0
+        return 0 if out["ok"] else INVALID
     shown = 0
     for r in result.reports:
         shown += _print(r, args.rule, shown)
@@ -108,9 +119,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"... and {shown - SHOWN} more; --json lists them all")
     if proof is not None:
         _print_evidence(proof, brk is None)
+    if machine is not None:
+        _print_machine(machine)
     if not single:
         _summary(result, proof)
-    return INVALID if brk or (proof is not None and not proof.ok) else 0
+    bad = brk or (proof is not None and not proof.ok) or (machine is not None and not machine.ok)
+    return INVALID if bad else 0
 
 
 def _summary(result: Any, proof: Any) -> None:
@@ -137,7 +151,7 @@ def _summary(result: Any, proof: Any) -> None:
 def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
     """With --key: the signed checkpoints (evidence/offline.py), from the files alone."""
     if args.key is None:
-        if args.checkpoints or args.witness_key or args.all_present:
+        if args.checkpoints or args.all_present or (args.witness_key and not args.machine_log):
             raise UsageError("--checkpoints, --witness-key and --all-present need --key ROOTKEY")
         return None
     from ..evidence import note, offline
@@ -163,6 +177,46 @@ def _evidence(args: argparse.Namespace, files: list[str]) -> Any:
 
     offline.running(proof, lambda sid: os.path.isdir(Layout().session_dir(sid)))
     return proof
+
+
+def _machine(args: argparse.Namespace, files: list[str]) -> Any:
+    """With --machine-log: every session the machine log holds must be in the files
+    (evidence/machinecheck.py)."""
+    if args.machine_log is None:
+        if args.machine_key:
+            raise UsageError("--machine-key needs --machine-log DIR")
+        return None
+    from ..evidence import machinecheck, note, offline
+    from ..verify.files import expand, siblings
+
+    if not os.path.isdir(args.machine_log):
+        raise UsageError(f"{args.machine_log}: not a folder (the machine log's prefix)")
+    if not files:
+        raise UsageError("--machine-log checks files: name them")
+    try:
+        key = offline.read_key(args.machine_key, note.ED25519) if args.machine_key else None
+        witness = (
+            offline.read_key(args.witness_key, note.COSIGNATURE_V1) if args.witness_key else None
+        )
+    except (note.NoteError, OSError) as exc:
+        raise UsageError(f"not a verifier key: {exc}") from None
+    named = expand(files)
+    paths = list(dict.fromkeys([*named, *(s for p in named for s in siblings(p))]))
+    return machinecheck.check(paths, args.machine_log, key, args.rule, witness)
+
+
+def _print_machine(m: Any) -> None:
+    for p in m.problems[:SHOWN]:
+        print(f"machine log: not proven ({p.kind}): {p.message}")
+    if len(m.problems) > SHOWN:
+        print(f"... and {len(m.problems) - SHOWN} more; --json lists them all")
+    if m.ok:
+        signed = "signed by the key given" if m.signed else "its signature not checked"
+        signed += ", cosigned by the witness" if m.cosigned else ""
+        print(
+            f"machine log: {m.sessions} session(s) in {m.size} entries, every one in the "
+            f"files ({m.origin}, {signed})"
+        )
 
 
 def _print_evidence(proof: Any, intact: bool) -> None:

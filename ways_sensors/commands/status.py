@@ -12,7 +12,8 @@ JSON (stable): {"rules": [{"rule": "sensor/rule", "enabled", "mode", "delivery",
   "refused: <why>", "spool_faults": {"torn", "corrupt"}, "refused": [{"file", "line",
   "layer", "sensor", "rule", "enabled"}], "not_recording": [reason, ...],
   "evidence": [{"rule", "witness_conflicts", "witness_cosigned", "witness_resyncs",
-  "witness_errors", "checkpoint_errors", "trees_untracked"}] (rules with any)}
+  "witness_errors", "checkpoint_errors", "trees_untracked", "machine_log_errors"}]
+  (rules with any; the machine log's witness counts go to the rule whose worker asked)}
 
 Blocked recording comes first (fleet/policy.py): an agent's settings that keep its
 hooks from running ways (`allowManagedHooksOnly` over user-level wiring,
@@ -162,6 +163,11 @@ def run(args: argparse.Namespace) -> int:
                 f"{e['rule']}: {e['checkpoint_errors']} checkpoint(s) not signed, "
                 f"{e['witness_errors']} witness request(s) failed (events.log: evidence.*)"
             )
+        if e["machine_log_errors"]:
+            print(
+                f"{e['rule']}: {e['machine_log_errors']} batch(es) of checkpoints not in the "
+                "machine log (events.log: evidence.machine_log_failed)"
+            )
     print(f"failures are logged in {data['events_log']}")
     print(usage.describe(usage.usage()))
     gone = [r for r in snap.not_recording if r.endswith(" gone")]
@@ -177,6 +183,7 @@ EVIDENCE = (
     "witness_errors",
     "checkpoint_errors",
     "trees_untracked",
+    "machine_log_errors",
 )
 
 

@@ -127,9 +127,13 @@ class Crew:
         self.journal.drop_before(keep)
 
     def retire_keys(self) -> None:
-        """At the dispatcher's exit: the evidence keys its workers signed with are
+        """At the dispatcher's exit: the machine log signed up to its end (its entries
+        since its last checkpoint), then the evidence keys its workers signed with are
         destroyed (evidence/keyrings.py), so nothing left can sign as their epoch; nothing
         is imported when no chained rule ran."""
+        machinelog = sys.modules.get("ways_sensors.evidence.machinelog")
+        if machinelog is not None:  # its entries signed first (the log's key stays)
+            machinelog.close_all()
         keyrings = sys.modules.get("ways_sensors.evidence.keyrings")
         if keyrings is not None:
             keyrings.retire_keys()

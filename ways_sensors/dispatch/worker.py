@@ -245,6 +245,10 @@ class Worker(Collecting, OnDemand):
         )
         if not settled:
             return  # stopped: leave it pending on disk for the next dispatcher
+        if self.sealer is not None:  # its checkpoints, into the machine log
+            from ..evidence import machinelog
+
+            machinelog.settled(self.session.layout, recs, self.tally)
         self.state.pending = None
         self.lines = None
         self._save()

@@ -15,6 +15,7 @@ config.yaml (user only; numbers of seconds, 0 for every batch):
       evidence:
         checkpoint_seconds: 5    # the longest a delivered record waits for its signature
         witness_seconds: 60
+        machine_log_seconds: 60  # the machine log's checkpoints (machinelog.py)
 
 The unsigned window (docs/evidence.md, the threat model) is therefore at most
 `checkpoint_seconds` plus the dispatcher's one-second poke.
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 CHECKPOINT_SECONDS = 5.0
 WITNESS_SECONDS = 60.0
+MACHINE_LOG_SECONDS = 60.0
 _read: dict[str, Cadence] = {}
 
 
@@ -33,6 +35,7 @@ _read: dict[str, Cadence] = {}
 class Cadence:
     checkpoint: float = CHECKPOINT_SECONDS
     witness: float = WITNESS_SECONDS
+    machine_log: float = MACHINE_LOG_SECONDS
 
 
 def configured() -> Cadence:
@@ -46,6 +49,7 @@ def configured() -> Cadence:
         _read[path] = Cadence(
             _seconds("checkpoint_seconds", CHECKPOINT_SECONDS),
             _seconds("witness_seconds", WITNESS_SECONDS),
+            _seconds("machine_log_seconds", MACHINE_LOG_SECONDS),
         )
     return _read[path]
 

@@ -47,7 +47,7 @@ from .note import Note, b64, checkpoint
 
 SCHEMA = "ways.sensor.checkpoint/1"
 LEAVES_MAX = 512  # a batch's leaves ride in its checkpoint up to this many (22 KB base64)
-WITNESS_BACKOFF = 30.0  # seconds a failed witness is left alone (its old size is kept)
+WITNESS_BACKOFF = witness.BACKOFF
 
 
 def for_rule(session: Session, rule: LoadedRule, tally: Tally) -> Sealer:
@@ -78,7 +78,7 @@ class Sealer:
             witnesses, problems = witness.configured()
             for p in problems:
                 events.log("evidence.witness_config", problem=p)
-        self.witnesses = witnesses
+        self.witnesses = [w for w in witnesses if w.log != "machine"]  # machinelog.py's
         self.timeout = min(timeout, witness.TIMEOUT)
         self.tree = merkle.Tree()
         self.base, self.edge = 0, list[bytes]()  # what the tree went on from (carry.py): none

@@ -5,6 +5,9 @@ configured in config.yaml.
       witness:                       # one witness, or a list of them
         url: https://witness.example/submit     # the submission prefix
         key: witness.example/w1+<hex id>+<base64>  # its cosignature/v1 verifier key
+        log: sessions                  # what it witnesses: sessions (each session tree,
+                                       # the default), machine (the machine log alone:
+                                       # machinelog.py, a stock witness) or all
 
 The request, POST `<url>/add-checkpoint`:
 
@@ -56,16 +59,21 @@ from .note import (
 TIMEOUT = 5.0  # seconds for all of one checkpoint's requests; a rule's timeout caps it
 MAX_RESPONSE = 64 << 10
 MAX_PROOF = 63  # the spec's limit on proof lines
+BACKOFF = 30.0  # seconds a failed witness is left alone (its old size is kept)
+
+
+LOGS = ("sessions", "machine", "all")
 
 
 class Witness(Frozen):
-    FIELDS = ("url", "key")
+    FIELDS = ("url", "key", "log")
     __slots__ = FIELDS
     url: str
     key: Any  # note.Verifier of type cosignature/v1
+    log: str  # one of LOGS
 
-    def __init__(self, url: str, key: Any) -> None:
-        self._set(url, key)
+    def __init__(self, url: str, key: Any, log: str = "sessions") -> None:
+        self._set(url, key, log)
 
     @property
     def name(self) -> str:
@@ -114,7 +122,11 @@ def configured(config: dict[str, Any] | None = None) -> tuple[list[Witness], lis
         if key.kind != COSIGNATURE_V1:
             problems.append(f"{where}: key must be a cosignature/v1 key (type 0x04)")
             continue
-        out.append(Witness(url, key))
+        log = entry.get("log", "sessions")
+        if log not in LOGS:
+            problems.append(f"{where}: log must be one of {', '.join(LOGS)}")
+            continue
+        out.append(Witness(url, key, log))
     return out, problems
 
 

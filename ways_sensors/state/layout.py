@@ -99,6 +99,10 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         the CLI's unexpected errors, one write per entry, rotated past errors.LOG_MAX.
         SIGKILL: whole entries only.
     keys/                               evidence/keys.py (formats; SIGKILL)
+    machine-log/, machine-log.json, machine-log.lock   evidence/machinelog.py
+        the machine log's tiles and checkpoint (tiles.py), its committed size, its lock;
+        written by dispatchers, never deleted. SIGKILL: tiles of a size not committed,
+        written again by the next append.
     redaction.key                       redact.py
         32 random bytes, created O_EXCL by the first process that masks; never deleted.
         SIGKILL: a kill between its creation and its write leaves it short.
