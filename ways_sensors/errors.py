@@ -25,7 +25,7 @@ NOT_RECORDING = 6  # `status`: an enabled sensor file refused, or a rule gone wh
 NOT_DELIVERED = 7  # `sensors fire`: a test record was refused or timed out
 UNHEALTHY = 8  # `status`: dead letters wait, or a consumer owed records failed too long
 NOT_SIGNED = 9  # `status`: a chained rule's tree could not go on in a session (evidence/carry.py)
-NOT_CONFIRMED = 10  # `sensors fire`: sent, but nothing can confirm it (syslog over UDP)
+NOT_CONFIRMED = 10  # `sensors fire`, `deadletters replay`: sent, but nothing can confirm it (UDP)
 INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 BROKEN_PIPE = 141  # stdout's reader went away (`ways ... | head`): 128 + SIGPIPE
 

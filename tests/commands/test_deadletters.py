@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ways_sensors.errors import NOT_DELIVERED
+from ways_sensors.errors import NOT_CONFIRMED, NOT_DELIVERED
 
 from ..helpers import dispatcher_done, lines, status, wait_until
 from ..servers import Server
@@ -72,6 +72,7 @@ def test_replay_delivers_in_order_once_the_consumer_is_fixed_and_the_chain_verif
     assert res == {
         "rule": "remote/prompts",
         "delivered": len(before),
+        "unconfirmed": 0,
         "kept": 0,
         "failed": None,
         "removed": True,
@@ -121,3 +122,30 @@ def test_replay_of_a_rule_that_is_gone_is_refused_and_keeps_everything(install, 
     r = install.ways("deadletters", "replay", "remote/prompts")
     assert r.returncode == 2 and "no rule remote/prompts is configured" in r.stderr
     assert parked(install) == before
+
+
+def test_replay_over_udp_sends_each_record_once_and_keeps_them_all(install, tmp_path):
+    """UDP cannot say a record arrived: replay sends every parked record, removes none
+    and exits NOT_CONFIRMED, so nothing it could not deliver is dropped."""
+    import socket
+
+    out = tmp_path / "out.jsonl"
+    out.mkdir()
+    sensor(install, f"{{file: {{path: '{out}'}}}}")
+    before = park_a_session(install, tmp_path)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.settimeout(30)
+        port = sock.getsockname()[1]
+        sensor(install, f"{{syslog: {{host: 127.0.0.1, port: {port}, protocol: udp}}}}")
+        r = install.ways("deadletters", "replay", "remote/prompts", "--json")
+        got = [sock.recv(65535) for _ in before]
+    assert r.returncode == NOT_CONFIRMED, r.stdout + r.stderr
+    [res] = json.loads(r.stdout)
+    assert (res["delivered"], res["unconfirmed"], res["kept"]) == (0, len(before), len(before))
+    assert res["failed"] is None
+    assert all(b"remote/prompts" in g or b"prompts" in g for g in got)
+    assert parked(install) == before  # all kept
+    r = install.ways("deadletters", "replay", "remote/prompts")
+    assert r.returncode == NOT_CONFIRMED
+    assert "sent unconfirmed and kept" in r.stdout

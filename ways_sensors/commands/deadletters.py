@@ -10,11 +10,12 @@ first record not accepted); `drop` removes them.
 Exit codes: 0; USAGE (2) for an unknown rule, a rule gone (nothing to replay
 through), or another replay or drop of the rule running; NOT_DELIVERED (7) when
 `replay` kept a record because it was not accepted, or could not remove delivered
-ones (a file rotated meanwhile: replaying again sends them twice).
+ones (a file rotated meanwhile: replaying again sends them twice); NOT_CONFIRMED (10)
+when it sent records a target cannot confirm (syslog over UDP) and kept them.
 
 JSON (stable): list: [{"rule", "records", "sessions", "first_parked", "last_parked",
   "reasons": {reason: n}}]; show: [parked line]; replay: [{"rule", "delivered",
-  "kept", "failed", "removed"}]; drop: [{"rule", "dropped", "removed"}].
+  "unconfirmed", "kept", "failed", "removed"}]; drop: [{"rule", "dropped", "removed"}].
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections import Counter
 from typing import Any
 
 from .. import utf8
-from ..errors import NOT_DELIVERED
+from ..errors import NOT_CONFIRMED, NOT_DELIVERED
 from ..services import deadletters as service
 from ..services import table
 from ..state.layout import Layout, rule_label, split_rule_key
@@ -103,13 +104,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print("no dead letters to replay")
         for r in results:
             line = f"{r.rule}: {r.delivered} delivered"
-            if r.kept:
+            if r.unconfirmed:
+                line += (
+                    f", {r.unconfirmed} sent unconfirmed and kept (no acknowledgement over "
+                    "UDP: `ways deadletters drop` them once the consumer shows them)"
+                )
+            if r.failed:
                 line += f", {r.kept} kept (stopped at one {r.failed})"
             if r.delivered and not r.removed:
                 line += "; the delivered ones could not be removed (the file rotated meanwhile)"
             print(line)
-    ok = all(not r.kept and r.removed for r in results)
-    return 0 if ok else NOT_DELIVERED
+    if not all(not r.failed and r.removed for r in results):
+        return NOT_DELIVERED
+    return NOT_CONFIRMED if any(r.unconfirmed for r in results) else 0
 
 
 def cmd_drop(args: argparse.Namespace) -> int:

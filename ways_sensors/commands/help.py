@@ -55,7 +55,8 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, str]] = {
     ("deadletters", "replay"): (
         "ways deadletters replay remote/prompts",
         f"0 every selected record delivered (and removed); {USAGE}, or the rule is gone; "
-        "7 one was not accepted (it and those after it kept)",
+        "7 one was not accepted (it and those after it kept); "
+        "10 sent over UDP, unconfirmed, all kept",
     ),
     ("deadletters", "drop"): ("ways deadletters drop remote/prompts --session S", f"0; {USAGE}"),
     ("keys",): ("ways keys show", "0"),

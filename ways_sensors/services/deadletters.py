@@ -9,7 +9,10 @@ chained as the consumer would have received it), through the rule's current targ
 with delivery.attempt, one record per attempt, in order. A rule's replay stops at its
 first record that is not accepted: sending later ones past it would put the chain out
 of order at the consumer. Only the records the consumer accepted are removed; accepted
-ones count as `delivered` in the rule's counters (the consumer has them now).
+ones count as `delivered` in the rule's counters (the consumer has them now). A target
+that cannot confirm a record (syslog over UDP: base.unconfirmed) gets every record sent
+once, and keeps them all: nothing says they arrived, so `ways deadletters drop` removes
+them once the consumer shows them.
 
 Removal rewrites the files under the dead-letter file's flock (the lock every parker
 takes), keeping every line not removed and everything parked since the files were read;
@@ -118,7 +121,8 @@ def loaded(cat: Catalog, key: str) -> LoadedRule:
 class Replayed:
     rule: str
     delivered: int = 0
-    kept: int = 0  # not attempted: after a failure
+    unconfirmed: int = 0  # sent where nothing can confirm it (UDP): kept all the same
+    kept: int = 0  # not attempted after a failure, or unconfirmed
     failed: str = ""  # the failure that stopped it: "refused (HTTP 503, retryable)"
     removed: bool = True  # the delivered ones were removed from the files
 
@@ -126,6 +130,7 @@ class Replayed:
         return {
             "rule": self.rule,
             "delivered": self.delivered,
+            "unconfirmed": self.unconfirmed,
             "kept": self.kept,
             "failed": self.failed or None,
             "removed": self.removed,
@@ -148,6 +153,9 @@ def replay(cat: Catalog, key: str, session: str | None, layout: Layout) -> Repla
                     why = f"{got.cause or 'error'}: {got.detail}, {got.status}"
                     out.failed, out.kept = why, len(snap.parked) - i
                     break
+                if got.unconfirmed:
+                    out.unconfirmed += 1  # sent, and kept: nothing says it arrived
+                    continue
                 done.append(p)
         finally:
             delivery.close(rule)
@@ -161,6 +169,7 @@ def replay(cat: Catalog, key: str, session: str | None, layout: Layout) -> Repla
             sensor=rule.sensor,
             rule=rule.name,
             delivered=out.delivered,
+            unconfirmed=out.unconfirmed,
             kept=out.kept,
             removed=out.removed,
         )
