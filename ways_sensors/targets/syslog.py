@@ -13,7 +13,9 @@ Transport:
           certificate for receivers that ask for one.
     relp  RELP (relp.py): each message acknowledged by the receiver (rsyslog's imrelp),
           the batch delivered only once all were; port 2514 by default. relp-tls: the
-          same inside TLS, with tls's files.
+          same inside TLS, with tls's files. `relay_flush: N`: through rsyslog relays,
+          N flush messages after each batch, so a relay's acknowledgement covers the
+          next hop's (relp.py says why; N = the relay's windowSize per relay hop).
     udp   one message per datagram (RFC 5426), port 514. A lost datagram cannot be seen:
           UDP is fire-and-forget whatever `delivery:` says; use tcp or tls for
           at_least_once. A message too large for a datagram is permanent.
@@ -98,6 +100,16 @@ class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     server_name: str | None = None
     cert_file: str | None = None
     key_file: str | None = None
+    relay_flush: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=4096,
+            description="relp: flush messages sent after each batch, so that through "
+            "rsyslog relays a batch counts as delivered only once the hop after the last "
+            "relay has it: each relay's omrelp windowSize, summed over the relays",
+        ),
+    ] = 0
 
     def __post_init__(self) -> None:
         tls_only = (self.ca_file, self.server_name, self.cert_file, self.key_file)
@@ -105,6 +117,8 @@ class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
             raise ValueError(
                 "ca_file, server_name, cert_file and key_file need protocol: tls or relp-tls"
             )
+        if self.relay_flush and self.protocol not in ("relp", "relp-tls"):
+            raise ValueError("relay_flush needs protocol: relp or relp-tls")
         if (self.cert_file is None) != (self.key_file is None):
             raise ValueError("cert_file and key_file go together")
 
@@ -268,7 +282,10 @@ def deliver(spec: SyslogTarget, batch: Sequence[Item], ctx: Context, deadline: f
             tls = _tls_context(spec) if spec.protocol == "relp-tls" else None
         except (OSError, ssl.SSLError) as exc:
             return permanent(ERROR, f"TLS set-up: {type(exc).__name__}")
-        return relp.deliver((spec.host, port_of(spec)), msgs, deadline, tls, spec.server_name)
+        pri = FACILITIES[spec.facility] * 8 + SEVERITIES["debug"]
+        flush = [relp.flush_message(pri)] * spec.relay_flush
+        address = (spec.host, port_of(spec))
+        return relp.deliver(address, msgs, deadline, tls, spec.server_name, flush)
     return _stream(spec, b"".join(frame(m) for m in msgs), deadline)
 
 
