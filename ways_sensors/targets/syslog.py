@@ -25,15 +25,17 @@ nothing lingers between attempts and `close` has nothing to do. After the batch 
 written the connection is half-closed and the target waits, within the deadline, for
 the receiver to close its side: a receiver closes only after reading every byte it was
 sent, so acceptance means the receiver has read the whole batch (for TLS: its
-close_notify, or the connection's end). A receiver that keeps the connection open
-after reading is taken at its TCP's word: once its kernel has acknowledged every byte
-(Linux's SIOCOUTQ) and CLOSE_GRACE passed without a close, the batch is accepted
-(detail `acknowledged, not closed`), never sent again and again; one that does not
-read (its buffers fill) is still cut at the deadline. A receiver that dies before
-reading it resets the connection: retryable, and at_least_once sends the batch again
-(a record may then arrive twice, with the same rule_seq and chain hash). What a receiver does after
-reading (its own queues, its disk) is its business: rsyslog's queue settings decide
-whether it keeps messages across its own crash.
+close_notify, and only that: a receiver that refused our client certificate answers
+our data with an alert or a dropped connection, and is retried). A receiver that
+keeps the connection open after reading is taken at its TCP's word: once its kernel
+has acknowledged every byte (Linux's SIOCOUTQ) and CLOSE_GRACE passed without a
+close, the batch is accepted (detail `acknowledged, not closed`), never sent again and
+again; one that does not read (its buffers fill) is still cut at the deadline. A
+receiver that dies before reading it resets the connection: retryable, and
+at_least_once sends the batch again (a record may then arrive twice, with the same
+rule_seq and chain hash). What a receiver does after reading (its own queues, its
+disk) is its business: rsyslog's queue settings decide whether it keeps messages
+across its own crash.
 
 Failures: a refused or reset connection, a timeout, DNS and TLS errors are retryable; a
 `ca_file` or client certificate that cannot be read, and a message too large for UDP,
@@ -179,7 +181,8 @@ def _stream(spec: SyslogTarget, data: bytes, deadline: float) -> Outcome:
         sock = socket.create_connection((spec.host, port_of(spec)), timeout=remaining)
         if ctx is not None:
             sock.settimeout(max(0.001, deadline - time.monotonic()))
-            sock = ctx.wrap_socket(sock, server_hostname=spec.server_name or spec.host)
+            name = spec.server_name or spec.host
+            sock = ctx.wrap_socket(sock, server_hostname=name, suppress_ragged_eofs=False)
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         sock.sendall(data)
         if not _finish(sock, deadline):
@@ -205,19 +208,7 @@ def _finish(sock: socket.socket, deadline: float) -> bool:
     import ssl
 
     if isinstance(sock, ssl.SSLSocket):
-        sock.settimeout(max(0.001, deadline - time.monotonic()))
-        try:
-            sock.unwrap()  # our close_notify, then the receiver's
-        except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-            pass  # it closed the connection after reading: done
-        except TimeoutError:
-            if _unacknowledged(sock) != 0:
-                raise
-            return False
-        except OSError as exc:
-            if exc.errno not in (0, None):
-                raise
-        return True
+        return _finish_tls(sock, deadline)
     sock.shutdown(socket.SHUT_WR)
     while True:
         now = time.monotonic()
@@ -232,6 +223,50 @@ def _finish(sock: socket.socket, deadline: float) -> bool:
                 return False
             if time.monotonic() >= deadline:
                 raise
+
+
+def _finish_tls(sock: ssl.SSLSocket, deadline: float) -> bool:
+    """TLS's half-close: our close_notify, then the receiver's. Only its close_notify
+    proves it read everything: a receiver that refused our certificate (TLS 1.3 checks
+    it after our side of the handshake, and our data, went out) answers with an alert,
+    which Python's unwrap() takes as a completed shutdown, or drops the connection. So
+    the alert is looked for before and after our close_notify, with reads, which raise
+    on it; a shutdown that completed in between is not taken as proof either."""
+    import ssl
+
+    sock.setblocking(False)
+    try:
+        if sock.recv(1) == b"":  # an alert already here raises; b"": it closed first
+            return True
+        raise ssl.SSLError("the receiver sent data")
+    except ssl.SSLWantReadError:
+        pass  # nothing yet: the usual case
+    except ssl.SSLZeroReturnError:
+        return True  # its close_notify, before ours
+    while True:
+        try:
+            sock.unwrap()  # our close_notify; theirs is read below
+            raise ssl.SSLError("the receiver ended TLS before our close_notify")
+        except ssl.SSLWantReadError:
+            break  # sent
+        except ssl.SSLWantWriteError:  # its buffers are full: wait, within the deadline
+            import select
+
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [sock], [], left)[1]:
+                raise TimeoutError from None
+    sock.settimeout(max(0.001, deadline - time.monotonic()))
+    try:
+        while sock.recv(4096):  # until its close_notify (a ragged EOF raises)
+            if time.monotonic() >= deadline:
+                raise TimeoutError
+    except ssl.SSLZeroReturnError:
+        pass  # its close_notify: it read everything
+    except TimeoutError:
+        if _unacknowledged(sock) != 0:
+            raise
+        return False
+    return True
 
 
 def _unacknowledged(sock: socket.socket) -> int | None:
