@@ -11,9 +11,9 @@
 A file "of ours" holds nothing but our wiring and is deleted by `--remove`; a merged
 file is the administrator's, edited in place (its other keys, hooks and order kept).
 Each agent runs these hooks as managed: Claude Code even under
-`allowManagedHooksOnly`, Codex without the /hooks trust review (only the requirements
-layer's hooks skip it; /etc/codex/hooks.json is a config layer's, and waits for each
-user's trust), Copilot CLI even under `disableAllHooks`. Gemini CLI runs hooks only
+`allowManagedHooksOnly`, Codex without the /hooks trust review (requirements are its
+administrator-enforced layer, requirements.py), Copilot CLI even under
+`disableAllHooks`. Gemini CLI runs hooks only
 while its hooks system is on: `hooksConfig.enabled` (on by default in current
 releases, off in earlier ones; a user could turn it off) and, in builds before that
 key, `tools.enableHooks`; both are set in the system settings, which outrank the

@@ -1,10 +1,12 @@
 """Codex's managed hooks: a block of ours in the administrator's `requirements.toml`.
 
-Codex runs hooks from every config layer, but only managed ones (the requirements
-layer: cloud, MDM, then `/etc/codex/requirements.toml`) without the `/hooks` trust
-review; a hook in `/etc/codex/hooks.json` or `config.toml` is skipped, silently,
-until each user trusts it. So `ways reconcile --managed --agent codex` writes
-inline hook tables (Codex's hooks.json schema in TOML) into requirements.toml:
+Requirements are Codex's administrator-enforced layer (cloud, MDM, then
+`/etc/codex/requirements.toml`; a user's config cannot override them), and the hooks
+they hold are managed hooks, run without the `/hooks` trust review a user's hook
+needs (tests/e2e/test_codex_managed.py, Codex 0.169: as are, in that release, the
+hooks of the system config layer, `/etc/codex/hooks.json`, which `--managed` wrote
+before). So `ways reconcile --managed --agent codex` writes inline hook tables
+(Codex's hooks.json schema in TOML) into requirements.toml:
 
     # >>> ways sensors: managed hooks (ways reconcile --managed; --remove takes them out)
     [[hooks.SessionStart]]
