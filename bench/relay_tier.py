@@ -5,7 +5,7 @@ sensors verify --key` says of it. Three tiers (tests/relay.py): `relp`, the refe
 configurations of docs/fleet/ (a relay without a queue of its own); `relp-disk`, the
 same relay with a queue on disk; `tcp`, plain TCP syslog with the queue on disk.
 
-    .venv/bin/python bench/relay_tier.py [--per-session N] [--kills K]
+    .venv/bin/python bench/relay_tier.py [--per-session N] [--kills K] [--protocols relp,tcp]
 
 Needs rsyslog and rsyslog-relp (scripts/setup.sh installs them as root). Prints one
 Markdown row per protocol for bench/RESULTS.md.
@@ -42,12 +42,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-session", type=int, default=2500)
     ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--protocols", default="relp,relp-disk,tcp", help="comma-separated")
     args = ap.parse_args()
     head = ["protocol", "sent", "distinct at central", "missing", "duplicates"]
     head += ["kills (relay, central)", "verify", "verify names", "seconds"]
     print("| " + " | ".join(head) + " |")
     print("|---|---:|---:|---:|---:|---|---|---:|---:|")
-    for protocol in ("relp", "relp-disk", "tcp"):
+    for protocol in args.protocols.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             install = Install(Path(tmp))
             try:

@@ -308,18 +308,20 @@ def run_gemini(s: Session, prompts: list[str] = PROMPTS, timeout: float = 180) -
 
 
 def run_codex(
-    s: Session, prompts: list[str] = PROMPTS, timeout: float = 180, agents: bool = False
+    s: Session,
+    prompts: list[str] = PROMPTS,
+    timeout: float = 180,
+    agents: bool = False,
+    trust_every_hook: bool = True,
 ) -> Session:
+    """`trust_every_hook`: --dangerously-bypass-hook-trust (else a hook that is not
+    managed runs only once trusted in /hooks: never, here)."""
     exe = codex_bin()
     server, url = codex_api.serve()
     (s.home / ".codex" / "config.toml").write_text(codex_config(url, agents))
     env = dict(s.env, MOCK_API_KEY="e2e-codex-key")
-    flags = [
-        "--skip-git-repo-check",
-        "--dangerously-bypass-approvals-and-sandbox",
-        "--dangerously-bypass-hook-trust",
-        "--json",
-    ]
+    flags = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"]
+    flags += ["--dangerously-bypass-hook-trust"] if trust_every_hook else []
     try:
         for prompt in prompts:
             cmd = [exe, "exec", *(["resume", s.session_id] if s.session_id else []), *flags, prompt]

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 FILES = (
     "claude-code/managed-settings.d/50-ways-sensors.json",
-    "codex/hooks.json",
+    "codex/requirements.toml",
     "gemini-cli/settings.json",
     "cursor/hooks.json",
     "github-copilot/policy.d/ways-sensors.json",

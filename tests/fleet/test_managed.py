@@ -11,6 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import tomllib
+
 from ways_sensors import agents
 from ways_sensors.agents.wired import is_our_command
 
@@ -18,7 +21,7 @@ from ..conftest import payload
 
 FILES = {
     "claude-code": "etc/claude-code/managed-settings.d/50-ways-sensors.json",
-    "codex": "etc/codex/hooks.json",
+    "codex": "etc/codex/requirements.toml",
     "gemini": "etc/gemini-cli/settings.json",
     "cursor": "etc/cursor/hooks.json",
     "copilot": "etc/github-copilot/policy.d/ways-sensors.json",
@@ -35,8 +38,11 @@ ADMIN = {
     "etc/cursor/hooks.json": (
         '{"hooks": {"beforeShellExecution": [{"command": "/usr/local/bin/dlp"}]}, "version": 1}'
     ),
-    "etc/codex/hooks.json": '{\n\t"hooks": {\n\t\t"Stop": [{"hooks": [{"type": "command",'
-    ' "command": "notify"}]}]\n\t}\n}\n',
+    "etc/codex/requirements.toml": (
+        "# the administrator's\nallowed_approval_policies = [ \"untrusted\", 'on-request' ]\n\n"
+        '[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = "command"\ncommand = "notify"\n\n'
+        "[features]\nweb_search = false"  # no newline at the end
+    ),
     "etc/claude-code/managed-settings.json": '{"allowManagedHooksOnly": true}\n',
 }
 
@@ -62,6 +68,12 @@ def stage(tmp_path: Path, admin: dict[str, str] = ADMIN) -> Path:
     return root
 
 
+def load(path: Path) -> dict:
+    """A wiring file's data: JSON, or Codex's TOML requirements."""
+    text = path.read_text()
+    return tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+
+
 def commands_of(data, key: str = "command") -> list[str]:
     """Every handler command in a hooks file of either shape."""
     out = []
@@ -81,7 +93,7 @@ def test_all_five_agents_staged_0644_with_every_event(install, tmp_path):
     for agent, rel in FILES.items():
         path = root / rel
         assert stat.S_IMODE(path.stat().st_mode) in (0o644, 0o640), rel
-        data = json.loads(path.read_text())
+        data = load(path)
         key = "bash" if agent == "copilot" else "command"
         ours = [c for c in commands_of(data, key) if is_our_command(c, agent)]
         events = agents.adapter(agent).WIRED_EVENTS
@@ -97,6 +109,13 @@ def test_all_five_agents_staged_0644_with_every_event(install, tmp_path):
     assert "/opt/guard é" in commands_of(gemini)
     assert "/usr/local/bin/dlp" in commands_of(json.loads((root / FILES["cursor"]).read_text()))
     assert stat.S_IMODE((root / FILES["codex"]).stat().st_mode) == 0o640  # a merged file's mode
+    codex = load(root / FILES["codex"])
+    assert codex["features"] == {"web_search": False}
+    assert codex["allowed_approval_policies"] == ["untrusted", "on-request"]
+    assert commands_of(codex)[0] == "notify"  # the administrator's hook first, then ours
+    # Gemini CLI's hooks system switched on, in the key of each generation of it
+    assert gemini["hooksConfig"] == {"enabled": True}
+    assert gemini["tools"] == {"enableHooks": True}
 
 
 def test_a_second_run_changes_nothing(install, tmp_path):
@@ -201,3 +220,83 @@ def test_the_staged_claude_code_command_records(install, tmp_path):
     assert wait_until(lambda: out.exists() and out.read_text().strip(), timeout=30)
     assert json.loads(out.read_text().splitlines()[0])["section"] == "session_start"
     assert sys.executable  # the interpreter the command names is this environment's
+
+
+def test_gemini_hooks_switched_on_and_put_back_as_they_were(install, tmp_path):
+    """An administrator who had turned the hooks system off, and had other `tools`
+    keys: wiring turns it on; --remove after an edit puts back their `false` and
+    their `tools` as they were, and keeps the edit."""
+    admin = '{"hooksConfig": {"enabled": false}, "tools": {"sandbox": "docker"}}\n'
+    root = stage(tmp_path, {FILES["gemini"]: admin})
+    path = root / FILES["gemini"]
+    install.ways("reconcile", "--managed", "--agent", "gemini", "--root", str(root))
+    data = load(path)
+    assert data["hooksConfig"] == {"enabled": True}
+    assert data["tools"] == {"sandbox": "docker", "enableHooks": True}
+    data["ui"] = {"theme": "Dark"}  # the administrator's edit after ways wired it
+    path.write_text(json.dumps(data))
+    r = install.ways("reconcile", "--managed", "--agent", "gemini", "--root", str(root), "--remove")
+    assert "not restored as it was" in r.stdout
+    assert load(path) == {
+        "hooksConfig": {"enabled": False},
+        "tools": {"sandbox": "docker"},
+        "ui": {"theme": "Dark"},
+    }
+
+
+def test_gemini_switches_leave_with_the_objects_wiring_made(install, tmp_path):
+    root = stage(tmp_path, {FILES["gemini"]: '{"ui": {"theme": "Default"}}\n'})
+    path = root / FILES["gemini"]
+    install.ways("reconcile", "--managed", "--agent", "gemini", "--root", str(root))
+    data = load(path)
+    assert (data["hooksConfig"], data["tools"]) == ({"enabled": True}, {"enableHooks": True})
+    data["ui"]["theme"] = "Dark"
+    path.write_text(json.dumps(data))
+    install.ways("reconcile", "--managed", "--agent", "gemini", "--root", str(root), "--remove")
+    assert load(path) == {"ui": {"theme": "Dark"}}  # no empty hooksConfig, tools or hooks
+
+
+def test_codex_requirements_keep_the_administrators_text_and_edits(install, tmp_path):
+    root = stage(tmp_path)
+    path = root / FILES["codex"]
+    install.ways("reconcile", "--managed", "--agent", "codex", "--root", str(root))
+    text = path.read_text()
+    assert text.startswith(ADMIN[FILES["codex"]])  # their text, untouched, then our block
+    path.write_text(text.replace("web_search = false", "web_search = true"))
+    r = install.ways("reconcile", "--managed", "--agent", "codex", "--root", str(root), "--remove")
+    assert "not restored as it was" in r.stdout
+    after = load(path)
+    assert after["features"] == {"web_search": True}
+    assert commands_of(after) == ["notify"]
+
+
+@pytest.mark.parametrize(
+    "admin",
+    [
+        "hooks = { Stop = [] }\n",  # an inline table cannot take [[hooks.X]] tables
+        "[hooks]\nSessionStart = []\n",  # nor can a static array
+        "[features\n",  # not TOML
+    ],
+    ids=["inline-table", "static-array", "not-toml"],
+)
+def test_codex_requirements_that_cannot_take_our_hooks_are_left_untouched(install, tmp_path, admin):
+    root = stage(tmp_path, {FILES["codex"]: admin})
+    before = tree(root)
+    r = install.ways("reconcile", "--managed", "--agent", "codex", "--root", str(root))
+    assert r.returncode == 5, r.stdout
+    assert "left untouched" in r.stderr and "requirements.toml" in r.stderr
+    assert tree(root) == before
+
+
+def test_status_sees_codex_wired_in_the_requirements(install, tmp_path):
+    """Codex's managed wiring counts as wiring: an installed Codex is not named
+    `not-wired` once the requirements carry our hooks."""
+    root = stage(tmp_path, {})
+    install.env["WAYS_SYSTEM_ROOT"] = str(root)
+    (install.home / ".codex").mkdir()
+    install.ways("reconcile", "--managed", "--agent", "claude-code", "--root", str(root))
+    found = json.loads(install.ways("status", "--json").stdout)["blocked"]
+    assert [(f["agent"], f["kind"]) for f in found] == [("codex", "not-wired")]
+    install.ways("reconcile", "--managed", "--agent", "codex", "--root", str(root))
+    assert [c for c in commands_of(load(root / FILES["codex"])) if is_our_command(c, "codex")]
+    assert json.loads(install.ways("status", "--json").stdout)["blocked"] == []

@@ -22,7 +22,7 @@ import os
 from typing import Any
 
 from .. import __version__, agents, roots
-from .places import PLACES, path_of
+from .places import PLACES, path_of, read_wiring
 
 
 def _file_hash(path: str) -> str | None:
@@ -52,12 +52,9 @@ def sensors_hash(project: str) -> str:
 
 
 def _hooks(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
+    if not os.path.exists(path):
         return None
-    return data.get("hooks") if isinstance(data, dict) else None
+    return read_wiring(path).get("hooks")
 
 
 def hooks_hashes() -> dict[str, str]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from .. import agents
 from ..agents.wired import is_our_command
-from .places import CLAUDE_DROPINS, CLAUDE_MANAGED, PLACES, system_root
+from .places import CLAUDE_DROPINS, CLAUDE_MANAGED, PLACES, read_wiring, system_root
 
 BINARIES = {
     "claude-code": "claude",
@@ -104,7 +104,8 @@ def findings(project: str | None = None, root: str | None = None) -> list[Findin
     for name in PLACES:
         adapter = agents.adapter(name)
         for path in (adapter.settings_path(None), os.path.join(root, PLACES[name].path)):
-            wired.setdefault(name, []).extend((path, c) for c in ours_in(name, _read(path)))
+            data = read_wiring(path)
+            wired.setdefault(name, []).extend((path, c) for c in ours_in(name, data))
     out += _codex(root, bool(wired["codex"]))
     for name, found in wired.items():
         gone = {(path, g) for path, c in found if (g := _missing(c))}

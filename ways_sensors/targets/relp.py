@@ -18,11 +18,23 @@ connection per batch:
     -> N close 0
     <- N rsp 0
 
-The batch is accepted when every message got its 200. A connection that breaks, a
+The batch is accepted when every message got its 200, and then every flush message
+(`flush`, below). A connection that breaks, a
 `serverclose`, a timeout or a refusal before that makes the whole batch retryable: what
 the server had acknowledged is sent again (the chain's duplicates, which `ways sensors
 verify` reports as duplicates), never dropped. Responses are read with a bound on every
 field (RSP_MAX), so a hostile server cannot make the reader grow without end.
+
+Through a relay, a 200 is not the next hop's: rsyslog's `omrelp` hands a message to its
+send window and the relay's `imrelp` acknowledges it at once, while up to the window's
+size (`windowSize`; librelp ignores 1 and keeps its default of 128) wait for the next
+hop's answer in the relay's memory. A relay killed then loses them, acknowledged: the
+tail of a batch, since a batch cut earlier is sent again whole. `flush` closes that
+gap: after the batch, `flush` FLUSH messages (MSGID `ways-flush`, no record) go the same
+way, and the batch is accepted only when they were acknowledged too. A relay with a
+window of W sends the W-th of them only once the next hop acknowledged the batch's last
+message, so `flush` = W per relay hop proves the batch reached the hop after the last
+relay (docs/fleet.md). The central server drops them (docs/fleet/rsyslog-central.conf).
 """
 
 from __future__ import annotations
@@ -41,6 +53,12 @@ OFFER = b"relp_version=0\nrelp_software=ways\ncommands=syslog"
 WINDOW = 64  # messages sent and not yet answered; librelp's own client keeps 128
 RSP_MAX = 64 * 1024
 TOKEN_MAX = 32
+FLUSH_MSGID = "ways-flush"
+
+
+def flush_message(pri: int) -> bytes:
+    """A flush: an RFC 5424 message that carries no record (MSGID ways-flush)."""
+    return b"<%d>1 - - ways - %s - -" % (pri, FLUSH_MSGID.encode())
 
 
 class Broken(Exception):
@@ -117,8 +135,10 @@ def deliver(
     deadline: float,
     tls: ssl.SSLContext | None = None,
     server_name: str | None = None,
+    flush: Sequence[bytes] = (),
 ) -> Outcome:
-    """Send `msgs` over one RELP session; accepted only when all were acknowledged."""
+    """Send `msgs`, then the `flush` messages, over one RELP session; accepted only when
+    all were acknowledged."""
     import ssl
 
     remaining = deadline - time.monotonic()
@@ -134,7 +154,7 @@ def deliver(
         sock.sendall(frame(1, b"open", OFFER))
         _answer(reader, 1)
         sent = answered = 1
-        for msg in msgs:
+        for msg in [*msgs, *flush]:
             sent += 1
             sock.settimeout(max(0.001, deadline - time.monotonic()))
             sock.sendall(frame(sent, b"syslog", msg))

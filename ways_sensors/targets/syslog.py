@@ -13,7 +13,9 @@ Transport:
           certificate for receivers that ask for one.
     relp  RELP (relp.py): each message acknowledged by the receiver (rsyslog's imrelp),
           the batch delivered only once all were; port 2514 by default. relp-tls: the
-          same inside TLS, with tls's files.
+          same inside TLS, with tls's files. `relay_flush: N`: through rsyslog relays,
+          N flush messages after each batch, so a relay's acknowledgement covers the
+          next hop's (relp.py says why; N = the relay's windowSize per relay hop).
     udp   one message per datagram (RFC 5426), port 514. A lost datagram cannot be seen:
           UDP is fire-and-forget whatever `delivery:` says; use tcp or tls for
           at_least_once. A message too large for a datagram is permanent. A batch
@@ -26,15 +28,17 @@ nothing lingers between attempts and `close` has nothing to do. After the batch 
 written the connection is half-closed and the target waits, within the deadline, for
 the receiver to close its side: a receiver closes only after reading every byte it was
 sent, so acceptance means the receiver has read the whole batch (for TLS: its
-close_notify, or the connection's end). A receiver that keeps the connection open
-after reading is taken at its TCP's word: once its kernel has acknowledged every byte
-(Linux's SIOCOUTQ) and CLOSE_GRACE passed without a close, the batch is accepted
-(detail `acknowledged, not closed`), never sent again and again; one that does not
-read (its buffers fill) is still cut at the deadline. A receiver that dies before
-reading it resets the connection: retryable, and at_least_once sends the batch again
-(a record may then arrive twice, with the same rule_seq and chain hash). What a receiver does after
-reading (its own queues, its disk) is its business: rsyslog's queue settings decide
-whether it keeps messages across its own crash.
+close_notify, and only that: a receiver that refused our client certificate answers
+our data with an alert or a dropped connection, and is retried). A receiver that
+keeps the connection open after reading is taken at its TCP's word: once its kernel
+has acknowledged every byte (Linux's SIOCOUTQ) and CLOSE_GRACE passed without a
+close, the batch is accepted (detail `acknowledged, not closed`), never sent again and
+again; one that does not read (its buffers fill) is still cut at the deadline. A
+receiver that dies before reading it resets the connection: retryable, and
+at_least_once sends the batch again (a record may then arrive twice, with the same
+rule_seq and chain hash). What a receiver does after reading (its own queues, its
+disk) is its business: rsyslog's queue settings decide whether it keeps messages
+across its own crash.
 
 Failures: a refused or reset connection, a timeout, DNS and TLS errors are retryable; a
 `ca_file` or client certificate that cannot be read, and a message too large for UDP,
@@ -102,6 +106,16 @@ class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
     server_name: str | None = None
     cert_file: str | None = None
     key_file: str | None = None
+    relay_flush: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=4096,
+            description="relp: flush messages sent after each batch, so that through "
+            "rsyslog relays a batch counts as delivered only once the hop after the last "
+            "relay has it: each relay's omrelp windowSize, summed over the relays",
+        ),
+    ] = 0
 
     def __post_init__(self) -> None:
         tls_only = (self.ca_file, self.server_name, self.cert_file, self.key_file)
@@ -109,6 +123,8 @@ class SyslogTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
             raise ValueError(
                 "ca_file, server_name, cert_file and key_file need protocol: tls or relp-tls"
             )
+        if self.relay_flush and self.protocol not in ("relp", "relp-tls"):
+            raise ValueError("relay_flush needs protocol: relp or relp-tls")
         if (self.cert_file is None) != (self.key_file is None):
             raise ValueError("cert_file and key_file go together")
 
@@ -172,7 +188,8 @@ def _stream(spec: SyslogTarget, data: bytes, deadline: float) -> Outcome:
         sock = socket.create_connection((spec.host, port_of(spec)), timeout=remaining)
         if ctx is not None:
             sock.settimeout(max(0.001, deadline - time.monotonic()))
-            sock = ctx.wrap_socket(sock, server_hostname=spec.server_name or spec.host)
+            name = spec.server_name or spec.host
+            sock = ctx.wrap_socket(sock, server_hostname=name, suppress_ragged_eofs=False)
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         sock.sendall(data)
         if not _finish(sock, deadline):
@@ -198,19 +215,7 @@ def _finish(sock: socket.socket, deadline: float) -> bool:
     import ssl
 
     if isinstance(sock, ssl.SSLSocket):
-        sock.settimeout(max(0.001, deadline - time.monotonic()))
-        try:
-            sock.unwrap()  # our close_notify, then the receiver's
-        except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-            pass  # it closed the connection after reading: done
-        except TimeoutError:
-            if _unacknowledged(sock) != 0:
-                raise
-            return False
-        except OSError as exc:
-            if exc.errno not in (0, None):
-                raise
-        return True
+        return _finish_tls(sock, deadline)
     sock.shutdown(socket.SHUT_WR)
     while True:
         now = time.monotonic()
@@ -225,6 +230,50 @@ def _finish(sock: socket.socket, deadline: float) -> bool:
                 return False
             if time.monotonic() >= deadline:
                 raise
+
+
+def _finish_tls(sock: ssl.SSLSocket, deadline: float) -> bool:
+    """TLS's half-close: our close_notify, then the receiver's. Only its close_notify
+    proves it read everything: a receiver that refused our certificate (TLS 1.3 checks
+    it after our side of the handshake, and our data, went out) answers with an alert,
+    which Python's unwrap() takes as a completed shutdown, or drops the connection. So
+    the alert is looked for before and after our close_notify, with reads, which raise
+    on it; a shutdown that completed in between is not taken as proof either."""
+    import ssl
+
+    sock.setblocking(False)
+    try:
+        if sock.recv(1) == b"":  # an alert already here raises; b"": it closed first
+            return True
+        raise ssl.SSLError("the receiver sent data")
+    except ssl.SSLWantReadError:
+        pass  # nothing yet: the usual case
+    except ssl.SSLZeroReturnError:
+        return True  # its close_notify, before ours
+    while True:
+        try:
+            sock.unwrap()  # our close_notify; theirs is read below
+            raise ssl.SSLError("the receiver ended TLS before our close_notify")
+        except ssl.SSLWantReadError:
+            break  # sent
+        except ssl.SSLWantWriteError:  # its buffers are full: wait, within the deadline
+            import select
+
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [sock], [], left)[1]:
+                raise TimeoutError from None
+    sock.settimeout(max(0.001, deadline - time.monotonic()))
+    try:
+        while sock.recv(4096):  # until its close_notify (a ragged EOF raises)
+            if time.monotonic() >= deadline:
+                raise TimeoutError
+    except ssl.SSLZeroReturnError:
+        pass  # its close_notify: it read everything
+    except TimeoutError:
+        if _unacknowledged(sock) != 0:
+            raise
+        return False
+    return True
 
 
 def _unacknowledged(sock: socket.socket) -> int | None:
@@ -275,7 +324,10 @@ def deliver(spec: SyslogTarget, batch: Sequence[Item], ctx: Context, deadline: f
             tls = _tls_context(spec) if spec.protocol == "relp-tls" else None
         except (OSError, ssl.SSLError) as exc:
             return permanent(ERROR, f"TLS set-up: {type(exc).__name__}")
-        return relp.deliver((spec.host, port_of(spec)), msgs, deadline, tls, spec.server_name)
+        pri = FACILITIES[spec.facility] * 8 + SEVERITIES["debug"]
+        flush = [relp.flush_message(pri)] * spec.relay_flush
+        address = (spec.host, port_of(spec))
+        return relp.deliver(address, msgs, deadline, tls, spec.server_name, flush)
     return _stream(spec, b"".join(frame(m) for m in msgs), deadline)
 
 

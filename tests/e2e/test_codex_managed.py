@@ -1,0 +1,66 @@
+"""The real Codex CLI (0.169.0) without --dangerously-bypass-hook-trust: wired at user
+level, ways' hook waits for a trust review in /hooks and nothing is recorded; wired by
+`ways reconcile --managed` in /etc/codex/requirements.toml (and no user-level file),
+Codex reads our TOML block, runs the hooks as managed, untrusted, and the turn is
+recorded. Each session runs in a private mount namespace
+over an overlay of /etc (needs root, as a managed install does), so the machine's /etc
+is never written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from . import agents_harness as harness
+
+pytestmark = pytest.mark.slow
+
+
+def in_namespace(root: Path, mode: str) -> tuple[Path, Path]:
+    """Run codex_managed_session in its own mount namespace; returns (its folder, the
+    overlay's upper folder: what it wrote to /etc)."""
+    upper, work = root / "etc-upper", root / "etc-work"
+    upper.mkdir(parents=True)
+    work.mkdir()
+    harness.codex_bin()  # installed outside the namespace, once
+    script = (
+        f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} /etc"
+        f" && exec {sys.executable} -m tests.e2e.codex_managed_session {root / 'run'} {mode}"
+    )
+    r = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+        cwd=harness.REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return root / "run", upper
+
+
+def records(run: Path) -> list[dict]:
+    sid = json.loads((run / "session.json").read_text())["session_id"]
+    path = run / "audit" / f"all-{sid}.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [r for r in map(json.loads, lines) if r.get("section") != "checkpoint"]
+
+
+def test_managed_hooks_run_without_a_trust_review(tmp_path):
+    run, upper = in_namespace(tmp_path / "managed", "managed")
+    assert "hook sensors --agent codex" in (upper / "codex" / "requirements.toml").read_text()
+    got = records(run)
+    sections = {r["section"] for r in got}
+    assert {"session_start", "user_prompt"} <= sections, sections
+    assert [r["data"]["prompt"] for r in got if r["section"] == "user_prompt"] == [
+        "[plain] just talk"
+    ]
+
+
+def test_user_level_hooks_wait_for_a_trust_review(tmp_path):
+    run, upper = in_namespace(tmp_path / "user", "user")
+    assert not (upper / "codex").exists()
+    assert records(run) == []
