@@ -23,7 +23,8 @@ GENESIS = "0" * 64
 
 
 def canonical(record: dict[str, Any]) -> bytes:
-    body = {k: v for k, v in record.items() if k != "chain"}
+    # a record is sealed before it has a `chain` (seal below): copied only to verify one
+    body = {k: v for k, v in record.items() if k != "chain"} if "chain" in record else record
     return jsoncore.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8", ERRORS
     )
