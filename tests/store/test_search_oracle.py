@@ -12,13 +12,13 @@ import time
 
 import pytest
 
-from ways_sensors.store import query
+from ways_sensors.store import candidates, query
 from ways_sensors.store.sqlite import connect
 from ways_sensors.targets import Context, Item
 from ways_sensors.targets import store as target
 
 from .oracle import corpus as generated
-from .oracle import matches, oracle_columns, random_filters, random_query
+from .oracle import matches, oracle_columns, random_filters, random_query, text
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +106,32 @@ def test_the_command_answers_what_the_scan_finds(corpus, install):
         for h in json.loads(r.stdout):
             for a, b in h["highlights"]:
                 assert h["snippet"][a:b].lower() == q.lower()
+
+
+def test_short_queries_through_the_index_equal_the_scan(corpus, monkeypatch):
+    """A query of one or two ASCII characters, its walk of the newest records cut at
+    once (a budget of nothing), is answered through the trigrams it begins: the same
+    records as the scan, those holding it only at a text's end and texts of one or two
+    characters among them (the index holds each text with schema.PAD after it)."""
+    path, recs = corpus
+    monkeypatch.setattr(candidates, "BUDGET", 0.0)
+    conn = connect(str(path), create=False)
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    rng = random.Random(11)
+    texts = [text(r["data"]) for r in recs]
+    ends = {t[-2:] for t in texts if t} | {t[-1:] for t in texts if t}
+    assert {"x", "ok"} <= {t for t in texts}  # whole texts of one and two characters
+    queries = [*sorted(q for q in ends if q.isascii()), "x", "OK", "%", '"', "\t", "é!", "zz"]
+    queries += [t[i : i + n] for t in rng.sample(texts, 40) for n in (1, 2) for i in (0, 5)]
+    checked = 0
+    for q in dict.fromkeys(queries):
+        if not q or not q.isascii():
+            continue
+        for f in (query.Filters(), random_filters(rng, recs)):
+            got = {(h["session_id"], h["seq"]) for h in query.search(conn, q, f)}
+            want = {(r["session_id"], r["seq"]) for r in recs if matches(r, q, f)}
+            assert got == want, (q, f)
+            checked += 1
+    assert checked > 100
+    assert any("records_vocab" in s for s in seen)  # the index's plan answered them

@@ -272,4 +272,3 @@ def write(
         if new:  # one after the other, as SQLite's are: the session row's sums agree
             cur.executemany(UPSERT_SESSION, new)
     return len(new)
-

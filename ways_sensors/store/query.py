@@ -6,7 +6,9 @@ substring, letters compared case-insensitively, and every filter given holds. An
 query folds A-Z on both sides (SQLite's lower()); any other, Python's lower(); accents
 are kept. A query of three characters or more asks the FTS5 trigram index for the
 records holding its rare trigrams (store/candidates.py says which), then checks the
-substring; a shorter one scans the records. Results come most recently
+substring; a shorter ASCII one walks the newest records for a moment, then asks the
+index for the trigrams it begins (candidates.short); a shorter one with another letter
+scans the records. Results come most recently
 stored first (the index's rowid order, walked backwards, so a search stops at its limit
 instead of sorting every match: the trigram index keeps no positions, so FTS5's bm25
 would rank by little more than length).
@@ -165,26 +167,24 @@ def search(
     else:  # Python's lower() on both sides, as the oracle's
         conn.create_function("ways_lower", 1, _lower, deterministic=True)
         folded = "ways_lower(r.text)"
-    if len(query) >= 3:  # the records holding every trigram, then the substring itself
-        sql = (
-            f"SELECT {cols} FROM records_fts JOIN records r ON r.id = records_fts.rowid "
-            f"WHERE records_fts MATCH ? AND instr({folded}, ?) > 0"
-        )
-        args = [query.lower(), *args]  # the MATCH, first, is candidates.rows'
-        order = " ORDER BY records_fts.rowid DESC"  # FTS5 walks its index that way
-    else:
-        sql = f"SELECT {cols} FROM records r WHERE instr({folded}, ?) > 0"
-        args = [query.lower(), *args]
-        order = " ORDER BY r.id DESC"
-    if conds:
-        sql += " AND " + " AND ".join(conds)
-    sql += order
-    if limit > 0:
-        sql += f" LIMIT {int(limit)}"
+    # the records holding the query's trigrams (store/candidates.py), then the
+    # substring itself; or every record, newest first
+    fts = (
+        f"SELECT {cols} FROM records_fts JOIN records r ON r.id = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND instr({folded}, ?) > 0"
+    )
+    scan = f"SELECT {cols} FROM records r WHERE instr({folded}, ?) > 0"
+    tail = "".join(" AND " + c for c in conds)
+    cap = f" LIMIT {int(limit)}" if limit > 0 else ""
+    fts += tail + " ORDER BY records_fts.rowid DESC" + cap  # FTS5 walks its index that way
+    scan += tail + " ORDER BY r.id DESC" + cap
+    args = [query.lower(), *args]  # the MATCH, before them, is candidates'
     if len(query) >= 3:
-        found = candidates.rows(conn, sql, query, args)
+        found = candidates.rows(conn, fts, query, args)
+    elif query.isascii():
+        found = candidates.short(conn, fts, scan, query, args)
     else:
-        found = conn.execute(sql, args).fetchall()
+        found = conn.execute(scan, args).fetchall()
     return [hit(row, query) for row in found]
 
 

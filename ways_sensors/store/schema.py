@@ -5,7 +5,11 @@
                  delivered). UNIQUE (sensor, rule, session_id, rule_seq): a batch
                  delivered again after a crash (at-least-once) is stored once.
     records_fts  FTS5 over records.text with the `trigram` tokenizer (substrings of
-                 three characters or more, case folded), kept in step by triggers
+                 three characters or more, case folded), kept in step by triggers; it
+                 indexes each text with PAD after it (its content is the view
+                 `records_indexed`), so every character of a text begins a trigram: a
+                 query of one or two characters finds its records among the trigrams
+                 it begins (store/candidates.py)
     sessions     one row per session, updated with each new record: its span, counts,
                  first prompt, model, cost (the sum of its replies') and how it ended
     checkpoints  the signed checkpoints a chained rule delivers after its records
@@ -25,7 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = 3
+VERSION = 4
+PAD = "\n\n"  # after each indexed text (records_indexed, the triggers): char(10, 10)
 TEXT_MAX = 1 << 20
 # data's fields search does not read: the client's bookkeeping (`extra`: its transcript
 # path, working folder, modes, the same in every record), a call's id, and the tool's
@@ -44,14 +49,17 @@ CREATE TABLE IF NOT EXISTS records (
   UNIQUE (sensor, rule, session_id, rule_seq)
 );
 CREATE INDEX IF NOT EXISTS records_session ON records (session_id, ts, seq);
+CREATE VIEW IF NOT EXISTS records_indexed AS
+  SELECT id, text || char(10, 10) AS text FROM records;
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5 (
-  text, content='records', content_rowid='id', tokenize='trigram', detail='none'
+  text, content='records_indexed', content_rowid='id', tokenize='trigram', detail='none'
 );
 CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
-  INSERT INTO records_fts (rowid, text) VALUES (new.id, new.text);
+  INSERT INTO records_fts (rowid, text) VALUES (new.id, new.text || char(10, 10));
 END;
 CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
-  INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  INSERT INTO records_fts (records_fts, rowid, text)
+    VALUES ('delete', old.id, old.text || char(10, 10));
 END;
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT PRIMARY KEY, agent TEXT NOT NULL, project TEXT,
