@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ways_sensors.store import postgres, query
+from ways_sensors.store import pgquery, postgres, query
 from ways_sensors.store.pgquery import Team
 from ways_sensors.store.sqlite import connect
 from ways_sensors.targets import Context, Item
@@ -101,6 +101,20 @@ def test_the_team_store_answers_what_the_local_store_and_the_scan_answer(stores)
         limited = remote.search(q, f, 7)  # a limit: the newest of the same set
         assert len(limited) == min(7, len(want)) and keys(limited) <= want
     assert found > 120
+
+
+def test_the_trigram_index_plan_answers_the_same(stores, monkeypatch):
+    """PostgreSQL's own plan cut at once (no budget): every query of three characters or
+    more through the pg_trgm index, rows sorted after: the same records."""
+    lite, remote, recs = stores
+    monkeypatch.setattr(pgquery, "BUDGET_MS", 0)
+    for q, f in QUERIES:
+        f = query.Filters(**f)
+        want = {(r["session_id"], r["seq"]) for r in recs if matches(r, q, f)}
+        assert keys(remote.search(q, f)) == keys(lite.search(q, f)) == want, q
+        newest = remote.search(q, f, 5)
+        assert [h["id"] for h in newest] == sorted((h["id"] for h in newest), reverse=True)
+        assert keys(newest) <= want and len(newest) == min(5, len(want))
 
 
 def test_list_and_show_are_the_same_on_both(stores):
