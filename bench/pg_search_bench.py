@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -64,7 +65,8 @@ def main() -> int:
     server = Server().start()
     try:
         url = server.url(server.database())
-        lite_path = os.path.join(tempfile.mkdtemp(), "sessions.db")
+        folder = tempfile.mkdtemp()
+        lite_path = os.path.join(folder, "sessions.db")
         lite_conn = sqlite.connect(lite_path, 60)
         pg_conn = postgres.connect(postgres.params(url), 60)
         took = {"sqlite": 0.0, "postgres": 0.0}
@@ -92,6 +94,8 @@ def main() -> int:
                 + ("same records" if same else "DIFFERENT RECORDS")
             )
         pg_conn.close()
+        lite_conn.close()
+        shutil.rmtree(folder)
     finally:
         server.stop()
     return 0
