@@ -39,11 +39,17 @@ WORDS = (
 )
 COMMANDS = ("git push origin", "pytest -x", "grep -rn", "rm -rf build/", "npm test --", "make")
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "copilot")
+RARE_EVERY = 9973  # about one record in this many holds `zq` and `#` (short rare queries)
 QUERIES = [  # (label, query, filters)
     ("rare path", "module_4242.py", {}),
     ("common word", "refactor", {}),
     ("command", "git push origin", {}),
-    ("two characters", "zq", {}),
+    ("two characters, rare", "zq", {}),
+    ("two characters, rare, one agent", "zq", {"agent": "codex"}),
+    ("two characters, common", "ok", {}),
+    ("one character, nowhere", "~", {}),
+    ("one character, rare", "#", {}),
+    ("one character, rare, other case", "Q", {}),
     ("rare, one agent", "module_777.py", {"agent": "codex"}),
     (
         "common, tool calls since a date",
@@ -74,6 +80,8 @@ def record(rng: random.Random, sid: str, agent: str, n: int, day: int) -> dict:
         data = {"tool_name": "Bash", "tool_kind": "shell", "status": "success", "output": out}
     else:
         section, data = "assistant_response", {"text": f"I changed {module} and ran the tests."}
+    if (n * 7919 + len(sid) * 31 + int(sid[-5:])) % RARE_EVERY == 0:  # rng left as it was
+        data["note"] = "zq #1"
     return {
         "section": section,
         "seq": n,

@@ -53,6 +53,15 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } \
     || echo "could not install chromium (apt-get install chromium); tests/store/test_replay_chromium.py needs it" >&2
 fi
+# the team store's tests (tests/store/test_postgres.py) start Debian's PostgreSQL server
+# themselves (initdb in a temporary folder, a private socket); pg_trgm comes with it
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  echo "setup: installing postgresql with apt-get (the team store's tests)" >&2
+  apt-get install -y -q postgresql >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q postgresql >/dev/null 2>&1; } \
+    || echo "could not install postgresql (apt-get install postgresql); tests/store/test_postgres.py needs it" >&2
+fi
 # byte-compile the package as a wheel install would: the hook runs on every tool call
 echo "setup: byte-compiling the package" >&2
 .venv/bin/python -m compileall -q ways_sensors

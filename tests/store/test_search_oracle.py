@@ -12,168 +12,27 @@ import time
 
 import pytest
 
-from ways_sensors.store import query
+from ways_sensors.store import candidates, query
 from ways_sensors.store.sqlite import connect
 from ways_sensors.targets import Context, Item
 from ways_sensors.targets import store as target
 
-WORDS = (
-    "git push origin main --force",
-    "pytest -x tests/store",
-    "rm -rf build/",
-    "café",
-    "naïve Ünïcode",
-    "SELECT * FROM users;",
-    "/home/dev/project/src/app.py",
-    "50% done",
-    "under_score",
-    'say "hi"',
-    "a\\b",
-    "TODO: fix",
-    "deploy.sh --prod",
-    "npm install",
-    "Traceback (most recent call last)",
-    "ok",
-    "x",
-    "ÉCOLE",
-    "tab\there",
-    "ñandú",
-)
-AGENTS = ("claude-code", "codex", "gemini", "cursor", "copilot")
-SECTIONS = ("user_prompt", "assistant_response", "tool_call", "tool_result", "session_end")
-TOOLS = (("Bash", "shell"), ("Read", "read"), ("Edit", "edit"), ("mcp__x__y", "mcp"))
-PROJECTS = ("/p/a", "/p/b", "/p/c")
-
-
-def strings(value) -> list[str]:
-    """The oracle's own walk: every non-empty string, depth first."""
-    if isinstance(value, str):
-        return [value] if value else []
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in strings(v)]
-    return []
-
-
-def text(data: dict) -> str:
-    """The oracle's record text: distinct strings outside `extra`, the call's id and the
-    tool's name and kind, first seen first."""
-    seen: list[str] = []
-    skip = ("extra", "tool_use_id", "tool_name", "tool_kind")
-    for s in strings({k: v for k, v in data.items() if k not in skip}):
-        if s not in seen:
-            seen.append(s)
-    return "\n".join(seen)
-
-
-def phrase(rng: random.Random) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
-
-
-def record(rng: random.Random, sid: str, agent: str, project: str, n: int, t0: float) -> dict:
-    section = rng.choice(SECTIONS)
-    tool, kind = rng.choice(TOOLS)
-    data: dict = {}
-    if section == "user_prompt":
-        data = {"prompt": phrase(rng), "origin": "human"}
-    elif section == "assistant_response":
-        data = {"text": phrase(rng), "model": rng.choice(("m-1", "m-2"))}
-    elif section == "tool_call":
-        data = {"tool_name": tool, "tool_kind": kind, "input": {"command": phrase(rng)}}
-    elif section == "tool_result":
-        status = rng.choice(("success", "failure"))
-        data = {"tool_name": tool, "tool_kind": kind, "status": status}
-        data["output" if status == "success" else "error"] = [phrase(rng), {"k": phrase(rng)}]
-    else:
-        data = {"reason": rng.choice(("exit", "other"))}
-    if rng.random() < 0.5:  # the client's bookkeeping: never searched
-        data["extra"] = {"cwd": "/home/dev/extra-only", "note": phrase(rng)}
-    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t0 + n * 7)) + ".000Z"
-    return {
-        "section": section,
-        "seq": n,
-        "session_id": sid,
-        "agent": agent,
-        "agent_id": None,
-        "timestamp": ts,
-        "project": project,
-        "data": data,
-        "sensor": "store",
-        "rule": "all",
-        "rule_seq": n,
-    }
+from .oracle import corpus as generated
+from .oracle import matches, oracle_columns, random_filters, random_query, text
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    rng = random.Random(38)
     path = tmp_path_factory.mktemp("oracle") / "s.db"
     spec = target.StoreTarget(path=str(path))
     recs: list[dict] = []
-    t0 = 1_764_000_000.0
-    for i in range(80):
-        sid, agent, project = f"s{i:03d}", rng.choice(AGENTS), rng.choice(PROJECTS)
-        start = t0 + rng.randint(0, 86400 * 20)
-        batch = [record(rng, sid, agent, project, n, start) for n in range(1, 41)]
+    for batch in generated():
         items = [Item(r, json.dumps(r).encode()) for r in batch]
         out = target.deliver(spec, items, Context("store", "all"), time.monotonic() + 30)
         assert out.accepted
         recs += batch
     target.close()
     return path, recs
-
-
-def oracle_columns(r: dict) -> dict:
-    d = r["data"]
-    outcome = {"tool_result": d.get("status"), "session_end": d.get("reason")}.get(r["section"])
-    return {
-        "agent": r["agent"],
-        "section": r["section"],
-        "tool": d.get("tool_name"),
-        "tool_kind": d.get("tool_kind"),
-        "project": r["project"],
-        "session": r["session_id"],
-        "model": d.get("model"),
-        "outcome": outcome,
-    }
-
-
-def matches(r: dict, q: str, f: query.Filters) -> bool:
-    whole = text(r["data"])
-    if q.isascii():  # A-Z folded alone, as SQLite's lower() does for an ASCII query
-        whole = "".join(c.lower() if "A" <= c <= "Z" else c for c in whole)
-    else:
-        whole = whole.lower()
-    if q.lower() not in whole:
-        return False
-    cols = oracle_columns(r)
-    for name, value in cols.items():
-        wanted = getattr(f, name)
-        if wanted is not None and value != wanted:
-            return False
-    if f.since is not None and r["timestamp"] < f.since:
-        return False
-    return not (f.until is not None and r["timestamp"][: len(f.until)] > f.until)
-
-
-def random_filters(rng: random.Random, recs: list[dict]) -> query.Filters:
-    pick = rng.choice(recs)
-    cols = oracle_columns(pick)
-    chosen = {k: cols[k] for k in cols if rng.random() < 0.25 and cols[k] is not None}
-    if rng.random() < 0.3:
-        chosen["since"] = rng.choice(recs)["timestamp"][: rng.choice((10, 19, 24))]
-    if rng.random() < 0.3:
-        chosen["until"] = rng.choice(recs)["timestamp"][: rng.choice((10, 19, 24))]
-    return query.Filters(**chosen)
-
-
-def random_query(rng: random.Random, recs: list[dict]) -> str:
-    whole = text(rng.choice(recs)["data"])
-    size = rng.choice((1, 2, 3, 4, 6, 9, 14))
-    start = rng.randrange(max(len(whole) - size, 1))
-    q = whole[start : start + size]
-    return q.upper() if rng.random() < 0.3 else q
 
 
 def test_search_equals_a_brute_force_scan(corpus):
@@ -247,3 +106,32 @@ def test_the_command_answers_what_the_scan_finds(corpus, install):
         for h in json.loads(r.stdout):
             for a, b in h["highlights"]:
                 assert h["snippet"][a:b].lower() == q.lower()
+
+
+def test_short_queries_through_the_index_equal_the_scan(corpus, monkeypatch):
+    """A query of one or two ASCII characters, its walk of the newest records cut at
+    once (a budget of nothing), is answered through the trigrams it begins: the same
+    records as the scan, those holding it only at a text's end and texts of one or two
+    characters among them (the index holds each text with schema.PAD after it)."""
+    path, recs = corpus
+    monkeypatch.setattr(candidates, "BUDGET", 0.0)
+    conn = connect(str(path), create=False)
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    rng = random.Random(11)
+    texts = [text(r["data"]) for r in recs]
+    ends = {t[-2:] for t in texts if t} | {t[-1:] for t in texts if t}
+    assert {"x", "ok"} <= {t for t in texts}  # whole texts of one and two characters
+    queries = [*sorted(q for q in ends if q.isascii()), "x", "OK", "%", '"', "\t", "é!", "zz"]
+    queries += [t[i : i + n] for t in rng.sample(texts, 40) for n in (1, 2) for i in (0, 5)]
+    checked = 0
+    for q in dict.fromkeys(queries):
+        if not q or not q.isascii():
+            continue
+        for f in (query.Filters(), random_filters(rng, recs)):
+            got = {(h["session_id"], h["seq"]) for h in query.search(conn, q, f)}
+            want = {(r["session_id"], r["seq"]) for r in recs if matches(r, q, f)}
+            assert got == want, (q, f)
+            checked += 1
+    assert checked > 100
+    assert any("records_vocab" in s for s in seen)  # the index's plan answered them

@@ -275,6 +275,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 SESSION_FILTERS = (  # `ways sessions list|search`: store/query.py's Filters
     ("agent", "only this agent's: claude-code, codex, gemini, cursor or copilot"),
     ("project", "only this project folder's"),
+    ("user", "only this user's (the user id of the records' identity)"),
     ("section", "only records of this section (list: sessions holding one)"),
     ("tool", "only this tool's records (Bash, Read, mcp__server__tool, ...)"),
     ("tool-kind", "only this kind of tool: shell, read, edit, write, search, web, mcp, agent"),
@@ -291,7 +292,11 @@ def _sessions_parsers(sub: Any) -> None:
     """`ways sessions list|show|search|replay` (commands/sessions.py)."""
 
     def store_args(p: Any) -> None:
-        p.add_argument("--store", metavar="PATH", help="another store than the data root's")
+        p.add_argument(
+            "--store",
+            metavar="PATH|URL",
+            help="another store than the data root's; postgresql://... for a team store",
+        )
         p.add_argument("--json", action="store_true")
 
     def filter_args(p: Any) -> None:

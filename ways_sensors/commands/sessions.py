@@ -1,6 +1,8 @@
 """`ways sessions list|show|search|replay`: the session store read back
 (docs/sessions.md).
 
+    (list, show, search and replay read the store --store names: a path, or a
+    postgresql:// URL for the team store; store/postgres.py)
     list            sessions newest first: id, agent, start, end, records, prompts,
                     tools, cost, how it ended, its first prompt
     show SID        the timeline: every record, one line each, a subagent's indented
@@ -29,8 +31,8 @@ import json
 import sys
 from typing import Any
 
-from ..errors import FAILED, InvalidError, WriteError
-from ..services.sessions import describe, open_store
+from ..errors import FAILED, InvalidError, UsageError, WriteError
+from ..services.sessions import describe, open_reader
 from ..services.table import paint, printable_line, render
 from ..store import query
 
@@ -56,8 +58,7 @@ def filters(args: argparse.Namespace) -> query.Filters:
 
 
 def list_(args: argparse.Namespace) -> int:
-    conn = open_store(args.store)
-    rows = query.sessions(conn, filters(args), args.limit)
+    rows = open_reader(args.store).sessions(filters(args), args.limit)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0 if rows else FAILED
@@ -87,12 +88,12 @@ def list_(args: argparse.Namespace) -> int:
 def _one_session(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """The session `args.sid` names and its records; None (said on stderr) when the
     store has no such session."""
-    conn = open_store(args.store)
-    head = query.session(conn, args.sid)
+    store = open_reader(args.store)
+    head = store.session(args.sid)
     if head is None:
         print(f"no session {args.sid} in the store", file=sys.stderr)
         return None
-    return head, query.records(conn, args.sid)
+    return head, store.records(args.sid)
 
 
 def show(args: argparse.Namespace) -> int:
@@ -128,8 +129,7 @@ def _highlighted(hit: dict[str, Any]) -> str:
 
 
 def search(args: argparse.Namespace) -> int:
-    conn = open_store(args.store)
-    hits = query.search(conn, args.query, filters(args), args.limit)
+    hits = open_reader(args.store).search(args.query, filters(args), args.limit)
     if args.json:
         print(json.dumps(hits, indent=2))
         return 0 if hits else FAILED
@@ -167,8 +167,12 @@ def import_(args: argparse.Namespace) -> int:
     import os
 
     from ..services import session_import
-    from ..store import default_path, sqlite
+    from ..store import default_path, postgres, sqlite
 
+    if postgres.is_url(args.store):
+        raise UsageError(
+            "import writes a local store; a team store is filled by a store rule's deliveries"
+        )
     files = session_import.plan(args.agent, args.paths)
     if not files:
         print("no session files found", file=sys.stderr)

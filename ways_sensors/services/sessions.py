@@ -2,16 +2,19 @@
 for reading, and one line of text per record of a timeline.
 
 Reading never creates a store: a missing one is a NoStore (the command says how to
-turn the store on), a file that is not a store of this schema an InvalidError.
+turn the store on), a file that is not a store of this schema an InvalidError. A
+postgresql:// URL in place of a path reads the team store (store/postgres.py), through
+the same Reader.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import InvalidError, WaysError
+from ..store.query import Filters
 from ..store.schema import strings
 
 TURN_ON = "ways settings set ways.sensors.store.enabled true"
@@ -39,6 +42,51 @@ def open_store(path: str | None = None) -> sqlite3.Connection:
         raise InvalidError(f"{where}: {exc}") from None
     except sqlite.Busy:
         raise WaysError(f"{where} stayed locked by a writer; try again") from None
+
+
+class Reader(Protocol):
+    """What `ways sessions` asks a store (store/query.py's Local, store/pgquery.py's Team)."""
+
+    def sessions(self, f: Filters, limit: int = 0) -> list[dict[str, Any]]: ...
+    def session(self, sid: str) -> dict[str, Any] | None: ...
+    def records(self, sid: str) -> list[dict[str, Any]]: ...
+    def search(self, q: str, f: Filters, limit: int = 0) -> list[dict[str, Any]]: ...
+
+
+def open_reader(store: str | None = None) -> Reader:
+    """The store `--store` names (a path, a postgresql:// URL) or the data root's."""
+    from ..store import postgres
+
+    if not postgres.is_url(store):
+        from ..store.query import Local
+
+        return Local(open_store(store))
+    from ..store.pgquery import Team
+
+    try:
+        import psycopg
+    except ImportError:
+        raise WaysError(
+            "a postgresql:// store needs the postgres extra",
+            hint="pip install 'ways-sensors[postgres]'",
+        ) from None
+    try:
+        conn = postgres.connect(postgres.params(str(store)), create=False)
+    except FileNotFoundError:
+        raise NoStore(
+            "no session store in that database yet",
+            hint="a store rule with `store: {url: ...}` makes it at its first delivery",
+        ) from None
+    except postgres.StoreError as exc:
+        raise InvalidError(str(exc)) from None
+    except psycopg.Error as exc:
+        raise WaysError(f"the team store cannot be reached: {_pg_reason(exc)}") from None
+    return Team(conn)
+
+
+def _pg_reason(exc: Exception) -> str:
+    """psycopg's message names host and user, never the password (never in the URL)."""
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,13 @@
-"""The session store: delivered records kept in SQLite to be read back (issue 38).
+"""The session store: delivered records kept in SQLite (or a team's PostgreSQL) to be
+read back (issue 38).
 
-    store/schema.py   the tables, and what one record becomes as a row
-    store/sqlite.py   the embedded store: open (WAL, 0600 in 0700), write, prune
-    store/query.py    what `ways sessions` reads: sessions, a timeline, a search
+    store/schema.py      the tables, and what one record becomes as a row
+    store/sqlite.py      the embedded store: open (WAL, 0600 in 0700), write, prune
+    store/query.py       what `ways sessions` reads: sessions, a timeline, a search
+    store/candidates.py  which trigrams a search asks the index for
+    store/proof.py       a stored record's inclusion proof
+    store/postgres.py    the team store on PostgreSQL: connect, tables, write
+    store/pgquery.py     what `ways sessions --store postgresql://...` reads
 
 Written only by the `store` target (targets/store.py), so only records that passed
 the rule's projection and masking reach it; read by `ways sessions` and the services

@@ -12,7 +12,20 @@ for with all its trigrams read a dozen lists of a million entries (390 ms). So:
 3. Cut at the budget: the trigrams are counted up to PROBES[1]; the rarest under it are
    asked, or all when none is (every trigram common: the limit ends the walk).
 
-The budget is a choice of plan, never of answer: a slow machine takes the third step
+A query of one or two ASCII characters has no trigram of its own (short()):
+
+1. The records are walked newest first for at most BUDGET seconds: a common text (`ok`,
+   `e`) fills its limit at once, and is done.
+2. Cut at the budget: the index's vocabulary (fts5vocab, read by a range of terms) lists
+   the trigrams that begin with the query, folded as the tokenizer folds ASCII; the
+   records holding any of them are asked for, the substring checked on each. Every
+   occurrence begins a trigram, even at a text's end: the index holds each text with
+   schema.PAD after it. No such trigram: no record holds the query.
+3. The vocabulary itself cut at VOCAB_BUDGET (the query's trigrams list most of the
+   index: a common letter under a narrow filter), or more than TERMS_MAX of them: the
+   walk of step 1 runs to its end.
+
+The budget is a choice of plan, never of answer: a slow machine takes the later steps
 more often and gets the same records.
 """
 
@@ -26,6 +39,12 @@ PROBES = (1000, 16_000)
 RARE_MAX = 4  # trigrams asked for at most
 BUDGET = 0.025  # seconds the query with every trigram may run before step 3
 STEPS = 20  # SQLite VM steps between looks at the clock (FTS5 walks inside one)
+VOCAB_BUDGET = 0.1  # seconds the vocabulary may take to list a short query's trigrams
+TERMS_MAX = 4000  # trigrams a short query's OR may name
+VOCAB = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.records_vocab "
+    "USING fts5vocab(main, records_fts, 'row')"
+)
 
 
 def trigrams(query: str) -> list[str]:
@@ -53,6 +72,38 @@ def rows(conn: sqlite3.Connection, sql: str, query: str, args: list[Any]) -> lis
         pass
     rare = _rarest(conn, grams, PROBES[1])
     return conn.execute(sql, [match(rare or grams), *args]).fetchall()
+
+
+def short(conn: sqlite3.Connection, fts: str, scan: str, query: str, args: list[Any]) -> list[Any]:
+    """The rows of `scan` (every record, newest first) for a query of one or two ASCII
+    characters, or the same rows through `fts` (its first parameter the MATCH), as the
+    module docstring says."""
+    try:
+        return _within(conn, scan, args, BUDGET)
+    except _Slow:
+        pass
+    try:
+        grams = _beginning(conn, query.lower())
+    except _Slow:
+        grams = None
+    if grams is None or len(grams) > TERMS_MAX:
+        return conn.execute(scan, args).fetchall()
+    if not grams:
+        return []
+    return conn.execute(fts, [any_of(grams), *args]).fetchall()
+
+
+def _beginning(conn: sqlite3.Connection, prefix: str) -> list[str]:
+    """The index's trigrams that begin with `prefix` (ASCII, folded)."""
+    conn.execute(VOCAB)
+    stop = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    sql = "SELECT term FROM temp.records_vocab WHERE term >= ? AND term < ?"
+    return [t for (t,) in _within(conn, sql, [prefix, stop], VOCAB_BUDGET)]
+
+
+def any_of(grams: list[str]) -> str:
+    """An FTS5 query for the records holding any one of `grams`."""
+    return " OR ".join('"' + g.replace('"', '""') + '"' for g in grams)
 
 
 def _rarest(conn: sqlite3.Connection, grams: list[str], cap: int) -> list[str]:

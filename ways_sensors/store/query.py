@@ -6,13 +6,17 @@ substring, letters compared case-insensitively, and every filter given holds. An
 query folds A-Z on both sides (SQLite's lower()); any other, Python's lower(); accents
 are kept. A query of three characters or more asks the FTS5 trigram index for the
 records holding its rare trigrams (store/candidates.py says which), then checks the
-substring; a shorter one scans the records. Results come most recently
+substring; a shorter ASCII one walks the newest records for a moment, then asks the
+index for the trigrams it begins (candidates.short); a shorter one with another letter
+scans the records. Results come most recently
 stored first (the index's rowid order, walked backwards, so a search stops at its limit
 instead of sorting every match: the trigram index keeps no positions, so FTS5's bm25
 would rank by little more than length).
 
 Filters are exact matches on the columns of schema.py, `since`/`until` compare ISO UTC
-timestamps (a prefix such as `2026-12-01` works), `rule` is `sensor/rule`.
+timestamps (a prefix such as `2026-12-01` works), `rule` is `sensor/rule`, `user` the
+user id of the record's identity (fleet/identity.py). The team store on PostgreSQL
+(store/pgquery.py) answers the same questions with the same semantics.
 """
 
 from __future__ import annotations
@@ -30,9 +34,24 @@ CONTEXT = 80  # characters of text kept either side of a search's first match
 
 
 RECORD_COLUMNS = frozenset(
-    {"agent", "section", "tool", "tool_kind", "project", "session_id", "model", "outcome"}
+    {
+        "agent",
+        "section",
+        "tool",
+        "tool_kind",
+        "project",
+        "session_id",
+        "model",
+        "outcome",
+        "user_id",
+    }
 )
-SESSION_COLUMNS = frozenset({"agent", "project", "session_id", "model", "outcome"})
+SESSION_COLUMNS = frozenset({"agent", "project", "session_id", "model", "outcome", "user_id"})
+# what a search reads of each hit (hit() takes them in this order, the text last)
+HIT_COLUMNS = (
+    "r.id, r.session_id, r.ts, r.agent, r.sensor, r.rule, r.section, r.tool, "
+    "r.seq, r.rule_seq, r.imported, r.text"
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +61,7 @@ class Filters:
     tool: str | None = None
     tool_kind: str | None = None
     project: str | None = None
+    user: str | None = None
     session: str | None = None
     model: str | None = None
     outcome: str | None = None
@@ -76,7 +96,7 @@ class Filters:
                 args.extend([sensor, rule])
                 continue
             else:
-                column = "session_id" if f.name == "session" else f.name
+                column = {"session": "session_id", "user": "user_id"}.get(f.name, f.name)
                 if column not in columns:
                     continue
                 conds.append(f"{table}.{column} = ?")
@@ -141,55 +161,61 @@ def search(
     """Records matching `query` and the filters, the most recently stored first (the
     module docstring)."""
     conds, args = f.where("r")
-    cols = (
-        "r.id, r.session_id, r.ts, r.agent, r.sensor, r.rule, r.section, r.tool, "
-        "r.seq, r.rule_seq, r.imported"
-    )
+    cols = HIT_COLUMNS
     if query.isascii():  # SQLite's own lower() folds A-Z, all an ASCII query can match
         folded = "lower(r.text)"
     else:  # Python's lower() on both sides, as the oracle's
         conn.create_function("ways_lower", 1, _lower, deterministic=True)
         folded = "ways_lower(r.text)"
-    if len(query) >= 3:  # the records holding every trigram, then the substring itself
-        sql = (
-            f"SELECT {cols}, r.text FROM records_fts JOIN records r ON r.id = records_fts.rowid "
-            f"WHERE records_fts MATCH ? AND instr({folded}, ?) > 0"
-        )
-        args = [query.lower(), *args]  # the MATCH, first, is candidates.rows'
-        order = " ORDER BY records_fts.rowid DESC"  # FTS5 walks its index that way
-    else:
-        sql = f"SELECT {cols}, r.text FROM records r WHERE instr({folded}, ?) > 0"
-        args = [query.lower(), *args]
-        order = " ORDER BY r.id DESC"
-    if conds:
-        sql += " AND " + " AND ".join(conds)
-    sql += order
-    if limit > 0:
-        sql += f" LIMIT {int(limit)}"
-    hits = []
+    # the records holding the query's trigrams (store/candidates.py), then the
+    # substring itself; or every record, newest first
+    fts = (
+        f"SELECT {cols} FROM records_fts JOIN records r ON r.id = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND instr({folded}, ?) > 0"
+    )
+    scan = f"SELECT {cols} FROM records r WHERE instr({folded}, ?) > 0"
+    tail = "".join(" AND " + c for c in conds)
+    cap = f" LIMIT {int(limit)}" if limit > 0 else ""
+    fts += tail + " ORDER BY records_fts.rowid DESC" + cap  # FTS5 walks its index that way
+    scan += tail + " ORDER BY r.id DESC" + cap
+    args = [query.lower(), *args]  # the MATCH, before them, is candidates'
     if len(query) >= 3:
-        found = candidates.rows(conn, sql, query, args)
+        found = candidates.rows(conn, fts, query, args)
+    elif query.isascii():
+        found = candidates.short(conn, fts, scan, query, args)
     else:
-        found = conn.execute(sql, args).fetchall()
-    for row in found:
-        rid, sid, ts, agent, sensor, rule, section, tool, seq, rule_seq, imported, text = row
-        marked = _mark(text, query)
-        hits.append(
-            {
-                "id": rid,
-                "session_id": sid,
-                "timestamp": ts,
-                "agent": agent,
-                "rule": f"{sensor}/{rule}",
-                "section": section,
-                "tool": tool,
-                "seq": seq,
-                "rule_seq": rule_seq,
-                "imported": bool(imported),
-                **snippet(marked),
-            }
-        )
-    return hits
+        found = conn.execute(scan, args).fetchall()
+    return [hit(row, query) for row in found]
+
+
+def hit(row: Any, query: str) -> dict[str, Any]:
+    """A search's answer for one record (HIT_COLUMNS' row): where it is, and its text
+    around the first match."""
+    rid, sid, ts, agent, sensor, rule, section, tool, seq, rule_seq, imported, text = row
+    return {
+        "id": rid,
+        "session_id": sid,
+        "timestamp": ts,
+        "agent": agent,
+        "rule": f"{sensor}/{rule}",
+        "section": section,
+        "tool": tool,
+        "seq": seq,
+        "rule_seq": rule_seq,
+        "imported": bool(imported),
+        **snippet(_mark(text, query)),
+    }
+
+
+def folds(text: str, query: str) -> bool:
+    """The match itself, as the SQL above checks it: an ASCII query folds A-Z alone on
+    both sides (SQLite's lower()), any other Python's lower()."""
+    if query.isascii():
+        return query.lower() in text.translate(ASCII_LOWER)
+    return query.lower() in text.lower()
+
+
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def _lower(text: object) -> str | None:
@@ -241,3 +267,26 @@ def snippet(marked: str) -> dict[str, Any]:
         "snippet": prefix + "".join(text) + suffix,
         "highlights": [[a + shift, b + shift] for a, b in spans],
     }
+
+
+class Local:
+    """The embedded store's answers (services/sessions.py's Reader; store/pgquery.py's
+    Team gives the team store's)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def sessions(self, f: Filters, limit: int = 0) -> list[dict[str, Any]]:
+        return sessions(self.conn, f, limit)
+
+    def session(self, sid: str) -> dict[str, Any] | None:
+        return session(self.conn, sid)
+
+    def records(self, sid: str) -> list[dict[str, Any]]:
+        return records(self.conn, sid)
+
+    def search(self, q: str, f: Filters, limit: int = 0) -> list[dict[str, Any]]:
+        return search(self.conn, q, f, limit)

@@ -5,7 +5,11 @@
                  delivered). UNIQUE (sensor, rule, session_id, rule_seq): a batch
                  delivered again after a crash (at-least-once) is stored once.
     records_fts  FTS5 over records.text with the `trigram` tokenizer (substrings of
-                 three characters or more, case folded), kept in step by triggers
+                 three characters or more, case folded), kept in step by triggers; it
+                 indexes each text with PAD after it (its content is the view
+                 `records_indexed`), so every character of a text begins a trigram: a
+                 query of one or two characters finds its records among the trigrams
+                 it begins (store/candidates.py)
     sessions     one row per session, updated with each new record: its span, counts,
                  first prompt, model, cost (the sum of its replies') and how it ended
     checkpoints  the signed checkpoints a chained rule delivers after its records
@@ -25,7 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = 2
+VERSION = 4
+PAD = "\n\n"  # after each indexed text (records_indexed, the triggers): char(10, 10)
 TEXT_MAX = 1 << 20
 # data's fields search does not read: the client's bookkeeping (`extra`: its transcript
 # path, working folder, modes, the same in every record), a call's id, and the tool's
@@ -38,26 +43,29 @@ CREATE TABLE IF NOT EXISTS records (
   id INTEGER PRIMARY KEY,
   sensor TEXT NOT NULL, rule TEXT NOT NULL, session_id TEXT NOT NULL,
   rule_seq INTEGER, seq INTEGER, ts TEXT NOT NULL, section TEXT NOT NULL,
-  agent TEXT NOT NULL, agent_id TEXT, agent_type TEXT, project TEXT,
+  agent TEXT NOT NULL, agent_id TEXT, agent_type TEXT, project TEXT, user_id TEXT,
   tool TEXT, tool_kind TEXT, tool_use_id TEXT, model TEXT, cost REAL, outcome TEXT,
   imported INTEGER NOT NULL DEFAULT 0, text TEXT NOT NULL, record TEXT NOT NULL,
   UNIQUE (sensor, rule, session_id, rule_seq)
 );
 CREATE INDEX IF NOT EXISTS records_session ON records (session_id, ts, seq);
+CREATE VIEW IF NOT EXISTS records_indexed AS
+  SELECT id, text || char(10, 10) AS text FROM records;
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5 (
-  text, content='records', content_rowid='id', tokenize='trigram', detail='none'
+  text, content='records_indexed', content_rowid='id', tokenize='trigram', detail='none'
 );
 CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
-  INSERT INTO records_fts (rowid, text) VALUES (new.id, new.text);
+  INSERT INTO records_fts (rowid, text) VALUES (new.id, new.text || char(10, 10));
 END;
 CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
-  INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  INSERT INTO records_fts (records_fts, rowid, text)
+    VALUES ('delete', old.id, old.text || char(10, 10));
 END;
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT PRIMARY KEY, agent TEXT NOT NULL, project TEXT,
   first_ts TEXT NOT NULL, last_ts TEXT NOT NULL, records INTEGER NOT NULL,
   prompts INTEGER NOT NULL, tools INTEGER NOT NULL, model TEXT, cost REAL,
-  outcome TEXT, first_prompt TEXT, imported INTEGER NOT NULL DEFAULT 0
+  outcome TEXT, first_prompt TEXT, imported INTEGER NOT NULL DEFAULT 0, user_id TEXT
 );
 CREATE INDEX IF NOT EXISTS sessions_last ON sessions (last_ts);
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -80,6 +88,7 @@ COLUMNS = (
     "agent_id",
     "agent_type",
     "project",
+    "user_id",
     "tool",
     "tool_kind",
     "tool_use_id",
@@ -96,8 +105,8 @@ INSERT = (
 # a new record's share of its session's row (only when the record row was new)
 UPSERT_SESSION = """
 INSERT INTO sessions (session_id, agent, project, first_ts, last_ts, records, prompts,
-  tools, model, cost, outcome, first_prompt, imported)
-VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
+  tools, model, cost, outcome, first_prompt, imported, user_id)
+VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (session_id) DO UPDATE SET
   first_ts = min(first_ts, excluded.first_ts),
   last_ts = max(last_ts, excluded.last_ts),
@@ -110,7 +119,8 @@ ON CONFLICT (session_id) DO UPDATE SET
   first_prompt = CASE WHEN first_prompt IS NULL OR excluded.first_ts < first_ts
     THEN coalesce(excluded.first_prompt, first_prompt) ELSE first_prompt END,
   imported = min(imported, excluded.imported),
-  project = coalesce(project, excluded.project)
+  project = coalesce(project, excluded.project),
+  user_id = coalesce(user_id, excluded.user_id)
 """
 # keyed by the tree size it signs too: the tree's end (sealer.py: an end leaf after the
 # last record) signs one more leaf at the same last_rule_seq, and the proof needs both
@@ -171,6 +181,14 @@ def outcome_of(section: str, data: dict[str, Any]) -> str | None:
     return None
 
 
+def user_of(record: dict[str, Any]) -> str | None:
+    """Who made the record: its identity's user id (fleet/identity.py), the filter that
+    tells a team's users apart in a shared store."""
+    identity = record.get("identity")
+    user = identity.get("user") if isinstance(identity, dict) else None
+    return _str(user.get("id")) if isinstance(user, dict) else None
+
+
 def row(record: dict[str, Any], line: str) -> tuple[Any, ...]:
     """The `records` row of a delivered record (COLUMNS' order)."""
     data = record.get("data")
@@ -190,6 +208,7 @@ def row(record: dict[str, Any], line: str) -> tuple[Any, ...]:
         _str(record.get("agent_id")),
         _str(record.get("agent_type")),
         _str(record.get("project")),
+        user_of(record),
         _str(data.get("tool_name")),
         _str(data.get("tool_kind")),
         _str(data.get("tool_use_id")),
@@ -222,4 +241,5 @@ def session_values(r: tuple[Any, ...]) -> tuple[Any, ...]:
         c["outcome"] if section == "session_end" else None,
         prompt,
         c["imported"],
+        c["user_id"],
     )

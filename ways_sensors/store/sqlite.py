@@ -103,7 +103,7 @@ def write(
     try:
         for record, line in records:
             if record.get("section") == "checkpoint":
-                conn.execute(schema.INSERT_CHECKPOINT, _checkpoint(record, line))
+                conn.execute(schema.INSERT_CHECKPOINT, checkpoint_row(record, line))
                 continue
             r = schema.row(record, line)
             if conn.execute(schema.INSERT, r).rowcount == 1:
@@ -117,7 +117,7 @@ def write(
     return new
 
 
-def _checkpoint(record: dict[str, Any], line: str) -> tuple[Any, ...]:
+def checkpoint_row(record: dict[str, Any], line: str) -> tuple[Any, ...]:
     last = record.get("last_rule_seq")
     note = str(record.get("checkpoint") or "").split("\n")
     size = int(note[1]) if len(note) > 1 and note[1].isdecimal() else -1  # the signed size

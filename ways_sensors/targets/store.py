@@ -8,6 +8,15 @@ them: projected and masked before they arrive, never here. A batch is one
 transaction; a record delivered again (at-least-once after a crash) is stored once
 (store/sqlite.py says how, and what survives a SIGKILL).
 
+`url: postgresql://user@host/db` writes the team store on PostgreSQL instead
+(store/postgres.py: psycopg, the `postgres` extra, imported only then): the password
+from `password_env` (a variable's name), `password_file` (0600) or libpq's own
+PGPASSWORD and ~/.pgpass, never the URL; a server off this machine over verified TLS
+(`tls: {ca_file, cert_file, key_file}` for a private CA and a client certificate).
+Its failures: the server unreachable or refusing the credentials, a statement past the
+deadline, are retryable (the records wait until it is fixed); a URL refused (a password
+in it, TLS not verified off this machine), a database of another schema, are permanent.
+
 Failures: another writer holding the database until the deadline is a retryable
 timeout; a path that is a folder, runs through a file or is refused by permissions, and
 a file that is not a store of this schema, are permanent; anything else (a full disk,
@@ -26,11 +35,10 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
-
-from msgspec import Meta, Struct
+from typing import TYPE_CHECKING, Any
 
 from .base import ERROR, TIMEOUT, Context, Item, Outcome, accepted, permanent, retryable
+from .store_spec import StoreTarget
 
 if TYPE_CHECKING:
     from .base import Advice
@@ -39,20 +47,6 @@ SECRET_FIELDS: tuple[str, ...] = ()
 BATCH_DEFAULT = (512, 0.0)  # one transaction for a backlog, no wait when records come alone
 FORMAT_FIELD: str | None = None  # no choice: the records are kept as they are
 FORMATS = {"json": "json"}
-
-
-class StoreTarget(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Keep records in the session store (SQLite) for `ways sessions`; `path` names
-    another database than the default one under the data root."""
-
-    path: Annotated[
-        str,
-        Meta(description="the database file (absolute or ~); default: the data root's"),
-    ] = ""
-
-    def __post_init__(self) -> None:
-        if self.path and not (self.path.startswith("/") or self.path.startswith("~")):
-            raise ValueError("a store target's path must be absolute or start with ~")
 
 
 Spec = StoreTarget
@@ -83,6 +77,10 @@ def _connection(path: str, timeout: float) -> Any:
 
 
 def deliver(spec: StoreTarget, batch: Sequence[Item], ctx: Context, deadline: float) -> Outcome:
+    if spec.url:
+        from .store_pg import deliver as to_postgres
+
+        return to_postgres(spec, batch, deadline)
     import sqlite3
 
     from ..store import sqlite as store
@@ -123,14 +121,29 @@ def close() -> None:
     """Close this thread's connections; the next attempt opens them again."""
     for path in list(_local.__dict__.get("conns", {})):
         _drop(path)
+    from . import store_pg  # its own connections (psycopg is not imported by this)
+
+    store_pg.close()
 
 
 def destination(spec: StoreTarget) -> str:
+    if spec.url:
+        return f"store {spec.url}"
     return f"store {spec.path or database(spec)}"
 
 
 def off_machine(spec: StoreTarget) -> bool:
-    return False
+    if not spec.url:
+        return False
+    from urllib.parse import urlsplit
+
+    from .store_pg import loopback
+
+    try:
+        host = urlsplit(spec.url).hostname or ""
+    except ValueError:
+        return True
+    return not loopback(host)
 
 
 def warnings(spec: StoreTarget, at_least_once: bool) -> list[Advice]:
@@ -139,7 +152,11 @@ def warnings(spec: StoreTarget, at_least_once: bool) -> list[Advice]:
 
 def unreachable(spec: StoreTarget, timeout: float) -> str | None:
     """The database's folder, or the nearest one that exists on the way to it, must be
-    one this process can write in."""
+    one this process can write in; a team store must answer."""
+    if spec.url:
+        from .store_pg import unreachable as postgres_unreachable
+
+        return postgres_unreachable(spec, timeout)
     folder = os.path.dirname(database(spec))
     while not os.path.lexists(folder):
         folder = os.path.dirname(folder)
