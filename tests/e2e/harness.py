@@ -237,3 +237,26 @@ def wait_for_dispatchers(s: Session, timeout: float = 60) -> None:
         if not sessions.exists() or not any(sessions.iterdir()):
             return
         time.sleep(0.2)
+
+
+def in_etc_overlay(root: Path, module: str, mode: str) -> Path:
+    """`python -m tests.e2e.<module> <root>/run <mode>` in a mount namespace of its own,
+    with /etc overlaid (a managed install writes there as root, and the machine's /etc
+    stays as it was); returns the overlay's upper folder: what the session wrote to
+    /etc. The client is installed before, outside the namespace."""
+    upper, work = root / "etc-upper", root / "etc-work"
+    upper.mkdir(parents=True)
+    work.mkdir()
+    script = (
+        f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} /etc"
+        f" && exec {sys.executable} -m tests.e2e.{module} {root / 'run'} {mode}"
+    )
+    r = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return upper

@@ -9,37 +9,21 @@ is never written."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from . import agents_harness as harness
+from .harness import in_etc_overlay
 
 pytestmark = pytest.mark.slow
 
 
 def in_namespace(root: Path, mode: str) -> tuple[Path, Path]:
-    """Run codex_managed_session in its own mount namespace; returns (its folder, the
-    overlay's upper folder: what it wrote to /etc)."""
-    upper, work = root / "etc-upper", root / "etc-work"
-    upper.mkdir(parents=True)
-    work.mkdir()
+    """Run codex_managed_session with /etc overlaid; returns (its folder, what it wrote
+    to /etc)."""
     harness.codex_bin()  # installed outside the namespace, once
-    script = (
-        f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} /etc"
-        f" && exec {sys.executable} -m tests.e2e.codex_managed_session {root / 'run'} {mode}"
-    )
-    r = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
-        cwd=harness.REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    return root / "run", upper
+    return root / "run", in_etc_overlay(root, "codex_managed_session", mode)
 
 
 def records(run: Path) -> list[dict]:

@@ -7,8 +7,6 @@ does), so the machine's /etc is never written."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -28,25 +26,9 @@ FILES = (
 
 
 def in_namespace(root: Path, mode: str) -> Path:
-    """Run managed_session in its own mount namespace; returns the overlay's upper
-    folder (what the session wrote to /etc)."""
-    upper, work = root / "etc-upper", root / "etc-work"
-    upper.mkdir(parents=True)
-    work.mkdir()
+    """Run managed_session with /etc overlaid; returns what it wrote to /etc."""
     harness.claude_bin()  # installed outside the namespace, once
-    script = (
-        f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} /etc"
-        f" && exec {sys.executable} -m tests.e2e.managed_session {root / 'run'} {mode}"
-    )
-    r = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
-        cwd=harness.REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    return upper
+    return harness.in_etc_overlay(root, "managed_session", mode)
 
 
 def truth(run: Path) -> list[dict]:

@@ -27,8 +27,10 @@ def all_spans(receiver) -> list:
     ]
 
 
-def rule(install, server: Server, batch: str = "") -> None:
-    """`tr/spans`: every section, at_least_once, as spans to `server`."""
+def rule(install, server: Server, batch: str = "", **fields: str) -> None:
+    """`tr/spans`: every section, at_least_once, as spans to `server`; `batch` a line
+    of its own, `fields` more of the rule's fields."""
+    extra = "".join(f"    {k}: {v}\n" for k, v in fields.items())
     install.sensor(
         "tr",
         "rules:\n"
@@ -36,5 +38,5 @@ def rule(install, server: Server, batch: str = "") -> None:
         f"    sections: [{', '.join(ALL_SECTIONS)}]\n"
         "    delivery: at_least_once\n"
         f"    dispatch: {{otlp: {{endpoint: 'http://127.0.0.1:{server.port}', "
-        "signal: traces}}\n" + batch,
+        "signal: traces}}\n" + batch + extra,
     )

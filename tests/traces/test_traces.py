@@ -14,11 +14,10 @@ from ways_sensors.state.layout import Layout
 from ways_sensors.traces import export
 from ways_sensors.traces import ids as spans
 
-from ..conftest import ALL_SECTIONS
 from ..helpers import wait_until
 from ..servers import Server
 from ..sessions import AGENT_ID, EXPECTED, KNOWN, SID, ScriptedSession, span_records
-from .receive import all_spans, attrs
+from .receive import all_spans, attrs, rule
 
 HEX64 = set("0123456789abcdef")
 
@@ -31,17 +30,7 @@ def receiver():
 
 
 def traced(install, receiver, **fields) -> None:
-    extra = "".join(f"    {k}: {v}\n" for k, v in fields.items())
-    install.sensor(
-        "tr",
-        "rules:\n"
-        "  spans:\n"
-        f"    sections: [{', '.join(ALL_SECTIONS)}]\n"
-        "    delivery: at_least_once\n"
-        "    chain: true\n"
-        f"    dispatch: {{otlp: {{endpoint: 'http://127.0.0.1:{receiver.port}', "
-        "signal: traces}}\n" + extra,
-    )
+    rule(install, receiver, chain="true", **fields)
 
 
 def test_a_session_is_one_trace_of_genai_spans(install, receiver, tmp_path):
