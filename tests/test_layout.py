@@ -145,8 +145,8 @@ def test_a_torn_journal_is_cut_back_in_process_under_an_explicit_root(tmp_path, 
     first.recover()
     first.journal.stage({"seq": 1})
     first.journal.commit()
-    committed = first.build["journal"]
-    assert committed == [FIRST_SEGMENT, len(frame(b'{"seq":1}'))]
+    committed = first.build.journal
+    assert tuple(committed) == (FIRST_SEGMENT, len(frame(b'{"seq":1}')))
     seg = os.path.join(lay.journal_dir(SID), FIRST_SEGMENT)
     with open(seg, "ab") as f:  # the torn append the kill left behind
         f.write(frame(b'{"seq":2}')[:7])
