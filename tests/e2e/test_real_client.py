@@ -122,7 +122,7 @@ def test_every_reply_carries_model_and_the_sum_of_its_api_calls(session):
         t = by_text[r["data"]["text"]]
         path = Path(t["agent_transcript_path"])
         if not path.exists():  # 2.1.332 keeps no file for its compaction agents
-            assert r["data"]["usage"] is None and r["data"]["usage_missing"] == "unreadable"
+            assert r["data"]["usage"] is None and r["data"]["usage_missing"] == "absent"
             continue
         want = usage_truth.agent(path)
         assert usage_truth.tokens(r["data"]) == want
