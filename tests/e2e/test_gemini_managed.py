@@ -2,8 +2,9 @@
 (`hooksConfig.enabled: false` in ~/.gemini/settings.json): a turn runs no hook at all;
 with the system settings `ways reconcile --managed --agent gemini` staged (read through
 GEMINI_CLI_SYSTEM_SETTINGS_PATH), the managed switch outranks the user's and the next
-turn is recorded. Gemini CLI skips a system settings file whose folders others can
-write, so the staged tree is under the repository's .e2e folder, not /tmp."""
+turn is recorded. Gemini CLI skips a system settings file any of whose folders, up to
+/, is not root's or others can write, so the staged tree is under the repository's
+.e2e folder, or under the home folder's cache when the clone is in /tmp."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -19,10 +21,28 @@ from . import agents_harness as harness
 pytestmark = pytest.mark.slow
 
 
+def _safe(folder: Path) -> bool:
+    """Gemini CLI's test for a system settings file's folders: the folder and each one
+    above it owned by root and writable by no group or other."""
+    for p in (folder, *folder.parents):
+        st = p.stat()
+        if st.st_uid != 0 or st.st_mode & 0o022:
+            return False
+    return True
+
+
 @pytest.fixture
 def system_root():
-    parent = harness.REPO / ".e2e"
-    parent.mkdir(exist_ok=True)
+    """A staged system tree Gemini CLI will read: under the repository's .e2e folder, or,
+    where the clone lies below a folder others can write (a clone in /tmp), under the
+    home folder's cache."""
+    candidates = [harness.REPO / ".e2e", Path.home() / ".cache" / "ways-e2e"]
+    for parent in candidates:
+        parent.mkdir(parents=True, exist_ok=True)
+        if _safe(parent):
+            break
+    else:
+        pytest.fail(f"no folder Gemini CLI trusts for system settings among {candidates}")
     root = tempfile.mkdtemp(prefix="gemini-system-", dir=parent)
     os.chmod(root, 0o755)
     yield root
