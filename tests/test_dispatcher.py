@@ -20,6 +20,7 @@ from .helpers import (
     dispatcher_alive,
     dispatcher_pid,
     lines,
+    logged,
     no_checkpoints,
     play,
     sections_list,
@@ -498,3 +499,35 @@ def test_an_idle_dispatcher_sleeps(install, tmp_path):
     after = proc.cpu_times()
     used = (after.user - before.user) + (after.system - before.system)
     assert used < 0.05, f"{used:.3f} s of CPU in 3 s idle"
+
+
+def _plant(install, tmp_path, rel: str):
+    """A link at `rel` under the state root to a bait file (its folders made private)."""
+    at = install.state_root / rel
+    at.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    for p in [install.state_root, *at.parents]:
+        if p.is_relative_to(install.state_root):
+            p.chmod(0o700)
+    bait = tmp_path / "bait.json"
+    bait.write_text("{}")
+    at.symlink_to(bait)
+    return bait
+
+
+def test_a_refused_counters_file_never_holds_a_rules_records(install, tmp_path):
+    """The rule's counters file is a planted link: the counts stay in memory (the refusal
+    is logged), and the records are delivered all the same, the tree closed."""
+    install.config("ways:\n  dispatch_idle_seconds: 1\n")
+    install.sensor(
+        "f",
+        f"rules:\n  r:\n    sections: [tool_call, session_end]\n    chain: true\n"
+        f"    dispatch: {{file: {{path: '{tmp_path}/o.jsonl'}}}}\n",
+    )
+    bait = _plant(install, tmp_path, "counters/f.r.json")
+    play(install)
+    out = tmp_path / "o.jsonl"
+    assert wait_until(lambda: lines(out) and lines(out)[-1].get("end") is True)
+    assert [r["section"] for r in lines(out) if r["section"] != "checkpoint"][-1] == "session_end"
+    assert wait_until(lambda: not dispatcher_alive(install), timeout=60)
+    assert bait.read_text() == "{}"
+    assert not logged(install, "dispatch.worker_error")

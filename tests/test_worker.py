@@ -133,3 +133,40 @@ def test_a_save_that_fails_leaves_cursor_chain_and_tree_as_they_were(tmp_path, m
     # nothing differs; only the end is unproven: no dispatcher left to close the tree here
     assert {b["kind"] for b in evidence["breaks"]} <= {"end"}, r.stdout + r.stderr
     assert evidence["trees"][0]["signed_size"] == 3
+
+
+def test_a_step_that_fails_again_and_again_does_not_hold_the_dispatcher(tmp_path):
+    """A disk that stays full: every commit's cursor save fails (ENOSPC, at the filesystem
+    seam). The worker tries again after each pause, and meanwhile counts as backing off,
+    as a worker whose consumer is down does, so the dispatcher (which leaves once every
+    worker is idle: dispatcher.py) is not held for as long as the disk stays full. Room
+    again: the record goes."""
+    import errno
+    import threading
+
+    from .helpers import lines, wait_until
+
+    out = tmp_path / "o.jsonl"
+    worker, journal, _ = _worker(tmp_path, {"file": {"path": str(out)}})
+    real = worker.cursors.save
+
+    def full_disk(rid, st, batch):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    worker.cursors.save = full_disk
+    _add(journal, "a")
+    assert not worker.idle  # a record owed
+    t = threading.Thread(target=worker.burst)
+    t.start()
+    try:
+        assert wait_until(lambda: worker.failing)
+        assert worker.backing_off and worker.idle and not worker.done()
+    finally:
+        worker.halt()
+        journal.wake()  # as the crew does: the worker's nap ends
+        t.join(10)
+    assert not t.is_alive()
+    worker.cursors.save = real
+    worker.stop.clear()
+    worker.burst()  # until nothing is left to do
+    assert not worker.failing and [r["data"]["reason"] for r in lines(out)] == ["a"]

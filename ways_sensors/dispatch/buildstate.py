@@ -45,6 +45,20 @@ class BuildCursor:
             cost=b.get("cost"),
         )
 
+    @classmethod
+    def parse(cls, value: object) -> BuildCursor | None:
+        """What a reader in another process (`ways status`, retention) found in
+        `build.json`: the build cursor, or None when it is not one (missing, torn, a
+        hand edit)."""
+        if not isinstance(value, dict):
+            return None
+        try:
+            b = cls.from_json(value)
+            b.spool, b.journal = _position(b.spool), _position(b.journal)
+        except (KeyError, TypeError, ValueError):
+            return None
+        return b
+
     def as_json(self) -> dict[str, Any]:
         return {
             "project": self.project,
@@ -56,3 +70,11 @@ class BuildCursor:
             "traceparent": self.traceparent,
             "cost": self.cost,
         }
+
+
+def _position(at: tuple[Any, Any]) -> tuple[str, int]:
+    """A (segment, offset) pair of the right types, or a TypeError."""
+    seg, off = at
+    if not isinstance(seg, str) or type(off) is not int:  # `type`: never a bool
+        raise TypeError("not a position")
+    return seg, off

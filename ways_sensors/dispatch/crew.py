@@ -105,7 +105,7 @@ class Crew:
         busy = False
         for rid, w in self.workers.items():
             s = w.sealer
-            if s is None or w.retrying:
+            if s is None or w.backing_off:
                 continue  # a consumer that is down: the next dispatcher closes it
             if s.closing:
                 busy = True

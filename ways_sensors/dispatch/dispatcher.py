@@ -161,10 +161,10 @@ class Dispatcher(Building):
                 late = now - ended_at > 2 * self.idle  # an end that cannot be written
                 if done and (not self.crew.close_trees() or late):  # each tree's end first
                     return "session_end"
-                # a worker retrying, not one that became done since `done` was read; and
+                # a worker backing off, not one that became done since `done` was read; and
                 # whatever holds it (a tree's end that cannot be written: a refused state
                 # path), never past twice the idle time: a dispatcher always leaves
-                stuck = any(w.retrying for w in workers) or late
+                stuck = any(w.backing_off for w in workers) or late
                 if stuck and now - ended_at > self.idle and all(w.idle for w in workers):
                     return "retrying_after_end"
             else:

@@ -46,10 +46,11 @@ import time
 from typing import Any
 
 from ..config import userconfig
-from ..state import cursorread, events, secure, spool
+from ..state import cursorstate, events, secure, spool
 from ..state.layout import Layout, rule_label
 from ..state.session import Session, read_json
 from .ages import STORE_KEPT, abandoned_after, parse_age
+from .buildstate import BuildCursor
 from .spoolread import Reader
 from .usage import usage_of
 
@@ -208,29 +209,20 @@ def owes(s: Session) -> bool:
     layout = s.layout
     if os.path.lexists(layout.pending_marker(s.id)):
         return True
-    build = read_json(s.build, None)
-    if build is None:
+    value = read_json(s.build, None)
+    if value is None:
         return bool(spool.segment_names(layout.spool_dir(s.id)))
-    try:
-        j_seg, j_off = build["journal"]
-        p_seg, p_off = build["spool"]
-        end = (str(j_seg), int(j_off))
-    except (KeyError, TypeError, ValueError):
-        return True
-    if not Reader(s.id, layout).drained(str(p_seg), int(p_off)):
+    build = BuildCursor.parse(value)
+    if build is None or not Reader(s.id, layout).drained(*build.spool):
         return True
     try:
-        cursors = cursorread.read_states(s.cursors, strict=True)  # the log, older `.json`s
+        cursors = cursorstate.read_all(s.cursors, strict=True)  # the log, older `.json`s
     except OSError:
         return True
     for cur in cursors.values():
-        if not cur.get("active", True):
-            continue
-        try:
-            at = (str(cur.get("segment")), int(cur.get("offset") or 0))
-        except (TypeError, ValueError):
-            return True
-        if cursorread.has_pending(cur) or at < end:
+        if cur is None:
+            return True  # not a cursor: counted as owing
+        if cur.active and (cur.in_flight or cur.position < build.journal):
             return True
     return False
 

@@ -81,7 +81,8 @@ class Worker(Collecting, OnDemand):
         self.budget0 = unfinished.mask_budget(rule, 0)  # a first try's: once, not per record
         # until `after` exits its cursor is its own: read it, never write it
         self.state: Cursor = after.state if after is not None else self._load_state()
-        self.retrying = False
+        self.retrying = False  # a consumer that refused for now: backing off (delivery.py)
+        self.failing = False  # the last step raised: it is tried again after a pause
         self.held: tuple[str, int] | None = None  # (cause, tries) of the record held back
         self.hold_backoff = delivery.BACKOFF_FIRST
         self.collecting = False  # records taken from the journal, not yet committed
@@ -150,11 +151,16 @@ class Worker(Collecting, OnDemand):
         while not self.stop.is_set():
             seen = self.journal.generation
             try:
-                if not self.step():
+                more = self.step()
+                self.failing = False
+                if not more:
                     return  # nothing to do: a commit pokes it again
             except Exception as exc:  # a bug must not kill the rule silently
                 self._log("dispatch.worker_error", error=type(exc).__name__)
                 self._rewind()
+                # a step that fails again and again (a refused state path) holds the
+                # dispatcher no longer than a consumer that is down: it may leave
+                self.failing = True
                 self.clock.sleep(self.stop, 1.0)
                 self.journal.wait(seen, self.stop, NAP)  # then again, when it grows
 
@@ -268,9 +274,14 @@ class Worker(Collecting, OnDemand):
         )
 
     @property
+    def backing_off(self) -> bool:
+        """Waiting to try again: a consumer that refused for now, or a step that raised."""
+        return self.retrying or self.failing
+
+    @property
     def idle(self) -> bool:
         closing = self.sealer is not None and self.sealer.closing  # crew.close_trees
-        return self.retrying or (self.done() and not closing)
+        return self.backing_off or (self.done() and not closing)
 
     @property
     def owes(self) -> bool:

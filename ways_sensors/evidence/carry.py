@@ -38,8 +38,7 @@ import hashlib
 import os
 from typing import Any
 
-from ..state import secure
-from ..state.cursorread import read_cursor
+from ..state import cursorstate, secure
 from ..state.layout import SMALL_STATE_CAP, Layout, read_state, rule_key, rule_label
 from . import merkle
 
@@ -110,22 +109,22 @@ def ledger_trees(layout: Layout, sid: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for sensor, rule in layout.cursor_rules(sid):
         key = rule_key(sensor, rule)
-        cur = read_cursor(layout.cursors_dir(sid), key)
-        tree = cur.get("tree") if isinstance(cur, dict) else None
-        if not isinstance(cur, dict) or not isinstance(tree, dict):
+        cur = cursorstate.read(layout.cursors_dir(sid), key)
+        tree = cur.tree if cur is not None else None
+        if cur is None or tree is None:
             continue
         try:
             size = int(tree["size"])
             base, edge = base_of(tree)
             stored = read_leaves(layout.leaves(sid, key), layout.root)
-            leaves = kept_leaves(stored, size, base, cur.get("pending"))
+            leaves = kept_leaves(stored, size, base, cur.pending)
             if leaves is None:
                 continue
             t = grown(base, edge, leaves)
         except (KeyError, TypeError, ValueError, LookupError):
             continue
         out[rule_label(sensor, rule)] = {
-            "rule_seq": int(cur.get("rule_seq") or 0),
+            "rule_seq": cur.rule_seq,
             "size": t.size,
             "edge": [h.hex() for h in t.edge()],
             "epoch": tree.get("epoch", -1),

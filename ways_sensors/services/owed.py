@@ -21,9 +21,10 @@ from datetime import datetime
 from typing import Any
 
 from ..config.rules import LoadedRule
+from ..dispatch.buildstate import BuildCursor
 from ..dispatch.journal import Journal
 from ..pipeline.stages import match
-from ..state.cursorread import read_cursor
+from ..state import cursorstate
 from ..state.layout import Layout, read_state
 
 SCAN_BYTES = 64 << 20  # journal bytes read per session before the count is a floor
@@ -65,12 +66,11 @@ def _takes(rule: LoadedRule, record: Any) -> bool:
 
 def _pending(folder: str, key: str) -> tuple[int, float | None, tuple[str, int] | None]:
     """(records in the rule's in-flight batch, the first one's time, its cursor's position)."""
-    st = read_cursor(folder, key)
-    if not isinstance(st, dict) or not st.get("active", True):
+    st = cursorstate.read(folder, key)
+    if st is None or not st.active:
         return 0, None, None
-    pending = [r for r in st.get("pending") or () if r.get("section") != "checkpoint"]
-    at = (str(st.get("segment", "")), int(st.get("offset", 0)))
-    return len(pending), (epoch(pending[0]) if pending else None), at
+    pending = [r for r in st.pending or () if r.get("section") != "checkpoint"]
+    return len(pending), (epoch(pending[0]) if pending else None), st.position
 
 
 def scan(rules: list[LoadedRule], layout: Layout | None = None) -> dict[str, Owed]:
@@ -78,12 +78,11 @@ def scan(rules: list[LoadedRule], layout: Layout | None = None) -> dict[str, Owe
     layout = layout or Layout()
     out = {r.key: Owed() for r in rules}
     for sid in layout.sessions():
-        build = read_state(layout.build_cursor(sid))
-        end = build.get("journal") if isinstance(build, dict) else None
-        if not (isinstance(end, list) and len(end) == 2):
+        build = BuildCursor.parse(read_state(layout.build_cursor(sid)))
+        if build is None:
             continue
         journal = Journal(layout.journal_dir(sid), sid)
-        journal.end = (str(end[0]), int(end[1]))
+        journal.end = build.journal
         cursors = layout.cursors_dir(sid)
         for rule in rules:
             n, first, at = _pending(cursors, rule.key)

@@ -103,8 +103,12 @@ def committed(tally: Tally, sid: str, seq: int | None, counts: dict[str, int]) -
         totals["marks"] = dict(list(marks.items())[-MARKS:])
         return True
 
-    secure.ensure_private_dir(layout.counters_dir(), layout.root)
-    update_json_locked(layout.counters(tally.rid), change)
+    try:
+        secure.ensure_private_dir(layout.counters_dir(), layout.root)
+        update_json_locked(layout.counters(tally.rid), change)
+    except OSError:  # a refused path (logged by secure.py), a full disk: never the batch
+        for kind, n in counts.items():
+            tally.count(kind, n)  # the tally's flush tries the file again
 
 
 def uncounted(tally: Tally, sid: str, st: Cursor) -> None:

@@ -120,11 +120,6 @@ def read_states(folder: str, strict: bool = False) -> dict[str, dict[str, Any]]:
     return {**{k: dict(v) for k, v in states.items()}, **legacy}
 
 
-def has_pending(st: dict[str, Any]) -> bool:
-    """A batch in flight: a `batch` named (the log), or a `pending` (an older `.json`)."""
-    return bool(st.get("batch") or st.get("pending"))
-
-
 def read_batch(folder: str, key: str, token: str) -> list[dict[str, Any]] | None:
     """A batch file's records; None when it is missing or does not parse."""
     raw = read_bytes(folder + "/" + batch_name(key, token))

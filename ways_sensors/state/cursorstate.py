@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from . import cursorread
+
 
 @dataclass
 class Cursor:
@@ -28,6 +30,8 @@ class Cursor:
     finished_as: str | None = None  # how `pending` was finished (dispatch/refinish.py)
     pending: list[dict[str, Any]] | None = None  # the batch in flight; never empty
     unreadable: bool = False  # its batch file could not be read (never written)
+    batch: str | None = None  # the pending batch's file token, as another process reads
+    # the log (cursorread.read_states: `pending` not read)
 
     @classmethod
     def from_json(cls, st: dict[str, Any]) -> Cursor:
@@ -49,7 +53,26 @@ class Cursor:
             finished_as=st.get("finished_as"),
             pending=pending,
             unreadable=bool(st.get("unreadable", False)),
+            batch=st.get("batch") if isinstance(st.get("batch"), str) else None,
         )
+
+    @classmethod
+    def parse(cls, st: object) -> Cursor | None:
+        """What a reader in another process found for a rule: its cursor, or None when
+        it is not one (a hand edit, a line no version wrote)."""
+        if not isinstance(st, dict):
+            return None
+        try:
+            c = cls.from_json(st)
+        except (KeyError, TypeError):
+            return None
+        typed = isinstance(c.segment, str) and type(c.offset) is int  # never a bool
+        return c if typed and type(c.rule_seq) is int and isinstance(c.hash, str) else None
+
+    @property
+    def in_flight(self) -> bool:
+        """A batch in flight: one the log names, or one read with the cursor."""
+        return bool(self.batch or self.pending)
 
     def as_json(self) -> dict[str, Any]:
         """The line's fields with `pending` (cursorlog.save writes it to a batch file, and
@@ -81,3 +104,15 @@ class Cursor:
     @property
     def position(self) -> tuple[str, int]:
         return self.segment, self.offset
+
+
+def read(folder: str, key: str) -> Cursor | None:
+    """One rule's cursor in a session's `cursors/` folder as another process reads it,
+    its pending batch read (None: no cursor, or one that is not a cursor)."""
+    return Cursor.parse(cursorread.read_cursor(folder, key))
+
+
+def read_all(folder: str, strict: bool = False) -> dict[str, Cursor | None]:
+    """Every rule's cursor in the folder, pending batches not read ({key: None} for one
+    that is not a cursor); `strict`: cursorread.read_states's."""
+    return {k: Cursor.parse(v) for k, v in cursorread.read_states(folder, strict).items()}
