@@ -2,8 +2,10 @@
 
   drain       N spooled PreToolUse records, masking on, `at_least_once`, to a file target,
               one dispatcher from its start to the last record at the consumer (batch_
-              bench.py's install and records). Three settings of the same rule:
-                off        `chain: false`: no chain, no tree, no checkpoint
+              bench.py's install and records). Four settings of the same rule:
+                unchained  `chain: false`: no chain, no tree, no checkpoint
+                off        `chain: true`, `ways.evidence.checkpoints: false`: the hash
+                           chain alone (checkpoints off; the ratios are to this)
                 cadence    `chain: true`, `checkpoint_seconds` at its default (5)
                 per batch  `chain: true`, `checkpoint_seconds: 0` (a checkpoint per
                            batch: what every chained rule did before the cadence)
@@ -35,10 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import batch_bench as bb
 
-SETTINGS = {
-    "off": ("chain: false", None),
+SETTINGS = {  # the rule's chain line, and config.yaml's `ways.evidence` (None: defaults)
+    "unchained": ("chain: false", None),
+    "off": ("chain: true", "checkpoints: false"),
     "cadence": ("chain: true", None),
-    "per batch": ("chain: true", 0),
+    "per batch": ("chain: true", "checkpoint_seconds: 0"),
 }
 
 
@@ -67,17 +70,15 @@ def first_key() -> float:
 def drain(records: int, single: bool, setting: str) -> tuple[float, int, float]:
     """(records per second from the dispatcher's start to the last record's arrival,
     checkpoint lines the consumer got, the dispatcher's CPU seconds until then)."""
-    chain, seconds = SETTINGS[setting]
+    chain, evidence = SETTINGS[setting]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env, count = bb.install(root, "file", single, None)
         rule = root / "config" / "agent-ways" / "sensors" / "bench.yaml"
         rule.write_text(rule.read_text().replace("chain: true", chain))
-        if seconds is not None:
+        if evidence is not None:
             config = root / "config" / "agent-ways" / "config.yaml"
-            config.write_text(
-                config.read_text() + f"  evidence:\n    checkpoint_seconds: {seconds}\n"
-            )
+            config.write_text(config.read_text() + f"  evidence:\n    {evidence}\n")
         os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
         from ways_sensors.evidence import machinelog
         from ways_sensors.evidence.keys import Keyring

@@ -12,7 +12,17 @@ from pathlib import Path
 
 from ..conftest import payload
 from ..helpers import SID, dispatcher_alive, records, spool_directly, start_dispatcher, wait_until
-from .runs import audited, calls, dispatch, every_batch, gone, hook, root_vkey, trusting
+from .runs import (
+    audited,
+    calls,
+    dispatch,
+    every_batch,
+    gone,
+    hook,
+    private_keys_under,
+    root_vkey,
+    trusting,
+)
 from .witness_server import Witness
 
 UNPROVEN = re.compile(r"the end (of audit/all in session \S+ )?is not proven")
@@ -129,3 +139,35 @@ def test_a_quiet_session_of_40_records_gets_a_few_checkpoints_and_an_end(install
     assert len(asked) <= 10 and set(asked) == {200}, asked
     assert cps[-1].get("end") is True and is_checkpoint(got[-1])  # closed at the end
     assert rc == 0 and "signed: 40 records" in text, text
+
+
+def test_checkpoints_off_keeps_the_chain_alone(install, tmp_path):
+    """`ways.evidence.checkpoints: false` (docs/evidence.md): a chained rule's records go
+    with their hash chain and nothing signed: no checkpoint line, no key made, `verify`
+    finds the file intact."""
+    install.config("ways:\n  evidence:\n    checkpoints: false\n")
+    out = tmp_path / "audit.jsonl"
+    audited(install, out, batch="{max_records: 3}")
+    spool_directly(install, [("SessionStart", payload("SessionStart")), *calls(0, 7)])
+    spool_directly(install, [("SessionEnd", payload("SessionEnd"))])
+    dispatch(install)
+    got = [json.loads(x) for x in lines_of(out)]
+    assert [r["section"] for r in got].count("checkpoint") == 0 and len(got) == 9
+    assert all(isinstance(r.get("chain"), dict) for r in got)
+    assert install.ways("sensors", "verify", str(out)).returncode == 0
+    assert private_keys_under(install.state_root) == []
+    assert not (install.state_root / "machine-log").exists()
+
+
+def test_lint_knows_every_key_of_the_docs_evidence_block(install):
+    """The `ways.evidence` settings docs/evidence.md shows are ones lint accepts (it
+    refused `machine_log_seconds` as unknown while the dispatcher read it)."""
+    import yaml
+
+    text = (Path(__file__).parents[2] / "docs" / "evidence.md").read_text()
+    [block] = re.findall(r"```yaml\n# ~/.config/agent-ways/config.yaml\n(.*?)```", text, re.S)
+    evidence = yaml.safe_load(block)["ways"]["evidence"]
+    assert {"machine_log_seconds", "checkpoints"} <= set(evidence)
+    install.config(yaml.safe_dump({"ways": {"evidence": evidence}}))
+    r = install.ways("sensors", "lint")
+    assert r.returncode == 0 and "unknown key" not in r.stdout + r.stderr, r.stdout + r.stderr

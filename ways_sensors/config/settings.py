@@ -75,6 +75,19 @@ CONFIG_KEYS: dict[str, tuple[Any, str, str]] = {
         "how often a witness is asked per tree at most; always at the tree's end "
         "(evidence/cadence.py; user config.yaml only)",
     ),
+    "ways.evidence.machine_log_seconds": (
+        60,
+        "a number of seconds, 0 to 86400 (0: every append)",
+        "how often the machine log is signed at most; always at a dispatcher's exit "
+        "(evidence/machinelog.py; user config.yaml only)",
+    ),
+    "ways.evidence.checkpoints": (
+        True,
+        "true or false",
+        "false: chained rules keep their hash chain alone, with no signed checkpoint, "
+        "key or machine-log entry (`verify --key` then says unsigned; user config.yaml "
+        "only; default true)",
+    ),
     "ways.witness": (
         None,
         "a list of {url, key} (a tlog-witness URL and its cosignature/v1 vkey)",

@@ -295,6 +295,10 @@ def _sealer(session: Session, rule: LoadedRule, tally: counters.Tally) -> Any:
     """A chained rule's tree signer (evidence/sealer.py); none for the hook's (blocking)."""
     if not rule.spec.chain or rule.spec.mode == "blocking":
         return None
+    from ..evidence import cadence
+
+    if not cadence.configured().checkpoints:  # the chain alone (docs/evidence.md)
+        return None
     from ..evidence.sealer import for_rule  # cryptography: only a chaining rule pays for it
 
     return for_rule(session, rule, tally)

@@ -16,6 +16,8 @@ config.yaml (user only; numbers of seconds, 0 for every batch):
         checkpoint_seconds: 5    # the longest a delivered record waits for its signature
         witness_seconds: 60
         machine_log_seconds: 60  # the machine log's checkpoints (machinelog.py)
+        checkpoints: true        # false: chained rules keep their hash chain alone (no
+                                 # tree, no key, no checkpoint, no machine-log entry)
 
 The unsigned window (docs/evidence.md, the threat model) is therefore at most
 `checkpoint_seconds` plus the dispatcher's one-second poke.
@@ -36,6 +38,7 @@ class Cadence:
     checkpoint: float = CHECKPOINT_SECONDS
     witness: float = WITNESS_SECONDS
     machine_log: float = MACHINE_LOG_SECONDS
+    checkpoints: bool = True  # false: no chained rule is signed (worker.py's _sealer)
 
 
 def configured() -> Cadence:
@@ -50,20 +53,27 @@ def configured() -> Cadence:
             _seconds("checkpoint_seconds", CHECKPOINT_SECONDS),
             _seconds("witness_seconds", WITNESS_SECONDS),
             _seconds("machine_log_seconds", MACHINE_LOG_SECONDS),
+            _setting("checkpoints") is not False,
         )
     return _read[path]
 
 
 def _seconds(name: str, default: float) -> float:
+    value = _setting(name)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 86400:
+        return float(value)
+    return default
+
+
+def _setting(name: str) -> object:
+    """config.yaml's `ways.evidence.<name>`, or None (absent, or a config that fails to
+    read: lint names it)."""
     from ..config.layers import read_config
 
     try:
         config, _ = read_config()
     except Exception:
-        return default
+        return None
     node = config.get("ways") if isinstance(config, dict) else None
     node = node.get("evidence") if isinstance(node, dict) else None
-    value = node.get(name) if isinstance(node, dict) else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 86400:
-        return float(value)
-    return default
+    return node.get(name) if isinstance(node, dict) else None
