@@ -17,6 +17,9 @@ VAR = "WAYS_TEST_HELD_TOKEN"
 
 def test_an_unset_header_variable_holds_the_records_until_it_is_set(install, tmp_path):
     install.env.pop(VAR, None)
+    # the dispatcher exits owing the records (below) once idle but for its retries: after
+    # this long rather than the default minute
+    install.config("ways:\n  dispatch_idle_seconds: 10\n")
     server = Server("accept")
     try:
         install.sensor(
