@@ -157,6 +157,8 @@ def test_checkpoints_off_keeps_the_chain_alone(install, tmp_path):
     assert install.ways("sensors", "verify", str(out)).returncode == 0
     assert private_keys_under(install.state_root) == []
     assert not (install.state_root / "machine-log").exists()
+    rc, text = verify(install, out)  # the root key made now, to verify with
+    assert rc == 3 and "unsigned" in text, text
 
 
 def test_lint_knows_every_key_of_the_docs_evidence_block(install):
