@@ -125,10 +125,13 @@ class Victim:
             return
         uid, gid = self.ids
         for p in [self.base, *self.base.rglob("*")]:
-            if p.is_symlink():
-                os.lchown(p, ATTACKER, ATTACKER)
-            elif p.stat().st_uid == 0:
-                os.chown(p, uid, gid)
+            try:
+                if p.is_symlink():
+                    os.lchown(p, ATTACKER, ATTACKER)
+                elif p.stat().st_uid == 0:
+                    os.chown(p, uid, gid)
+            except FileNotFoundError:
+                continue  # a live dispatcher removed it meanwhile (a retired key, a batch)
 
     def run(self, argv: list[str], input: bytes = b"", timeout: float = 60):
         return subprocess.run(
