@@ -301,3 +301,29 @@ def test_a_line_the_untyped_cursor_wrote_loads_and_saves_back_as_the_same_bytes(
     log.close()
     assert (folder / "cursors.log").read_bytes() == line + line
     assert sorted(os.listdir(folder)) == ["cursors.log", "s.a.aaaaaaaaaaaa.batch"]
+
+
+def test_a_reader_in_another_process_sees_a_batch_in_flight_by_its_token(tmp_path):
+    """`cursorstate.read_all` (retention, `ways status`) leaves batch files unread: the
+    log's token alone says a batch is in flight, and a line that is no cursor reads as
+    None (retention counts it as owing)."""
+    from ways_sensors.state import cursorstate
+    from ways_sensors.state.cursorlog import CursorLog
+
+    folder = tmp_path / "cursors"
+    folder.mkdir(mode=0o700)
+    log = CursorLog(str(folder), str(tmp_path))
+    base = {"rule_seq": 3, "hash": "0" * 64, "segment": "0000000001.seg", "offset": 40}
+    rec = {"section": "tool_call", "rule_seq": 3}
+    log.save("s.sent", {**base, "active": True, "pending": None}, lambda: b"")
+    log.save("s.held", {**base, "active": True, "pending": [rec]}, lambda: b"{}\n")
+    log.close()
+    with open(folder / "cursors.log", "ab") as f:
+        f.write(b'{"rule": "s.odd", "segment": 7}\n')
+    got = cursorstate.read_all(str(folder))
+    assert got["s.held"] is not None and got["s.held"].in_flight
+    assert got["s.held"].pending is None  # not read: the token says it
+    assert got["s.sent"] is not None and not got["s.sent"].in_flight
+    assert got["s.odd"] is None
+    one = cursorstate.read(str(folder), "s.held")
+    assert one is not None and one.pending == [{}]  # read with the cursor

@@ -30,8 +30,7 @@ class Cursor:
     finished_as: str | None = None  # how `pending` was finished (dispatch/refinish.py)
     pending: list[dict[str, Any]] | None = None  # the batch in flight; never empty
     unreadable: bool = False  # its batch file could not be read (never written)
-    batch: str | None = None  # the pending batch's file token, as another process reads
-    # the log (cursorread.read_states: `pending` not read)
+    batch: str | None = None  # the log's batch token, for a reader that did not read it
 
     @classmethod
     def from_json(cls, st: dict[str, Any]) -> Cursor:
@@ -53,7 +52,6 @@ class Cursor:
             finished_as=st.get("finished_as"),
             pending=pending,
             unreadable=bool(st.get("unreadable", False)),
-            batch=st.get("batch") if isinstance(st.get("batch"), str) else None,
         )
 
     @classmethod
@@ -66,6 +64,9 @@ class Cursor:
             c = cls.from_json(st)
         except (KeyError, TypeError):
             return None
+        # read_all leaves the batch file unread: its token says one is in flight (never
+        # on a worker's own cursor, whose `pending` is read)
+        c.batch = st.get("batch") if isinstance(st.get("batch"), str) else None
         typed = isinstance(c.segment, str) and type(c.offset) is int  # never a bool
         return c if typed and type(c.rule_seq) is int and isinstance(c.hash, str) else None
 
