@@ -150,3 +150,71 @@ def test_show_and_replay_say_when_the_store_holds_no_such_session(install, tmp_p
         r = install.ways("sessions", argv[0], "nosuch", *argv[1:])
         assert (r.returncode, r.stdout, r.stderr) == (1, "", "no session nosuch in the store\n")
     assert not page.exists()
+
+
+V4_TRIGGER = """CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+  INSERT INTO records_fts (rowid, text) VALUES (new.id, new.text || char(10, 10));
+END;"""
+
+
+def test_a_store_of_schema_4_is_upgraded_and_each_new_record_indexed_once(install):
+    """A store an earlier ways made (schema 4, indexed by an insert trigger) is upgraded
+    by the first dispatcher that writes to it: the trigger goes, the writer indexes each
+    new record once, and what the trigger indexed is still found."""
+    from ways_sensors.store import schema
+
+    db = install.root / "s.db"
+    with sqlite3.connect(db) as conn:
+        conn.executescript(schema.DDL + V4_TRIGGER + "INSERT INTO meta VALUES ('schema', '4');")
+        old = {
+            "sensor": "st",
+            "rule": "calls",
+            "session_id": "earlier",
+            "rule_seq": 1,
+            "seq": 1,
+            "timestamp": "2026-12-01T10:00:00Z",
+            "section": "tool_call",
+            "data": {"tool_name": "Bash", "tool_input": {"command": "echo oldneedle"}},
+        }
+        conn.execute(schema.INSERT, schema.row(old, json.dumps(old)))
+    install.sensor(
+        "st",
+        "rules:\n  calls:\n    sections: [tool_call]\n    delivery: at_least_once\n"
+        f"    dispatch: {{store: {{path: '{db}'}}}}\n",
+    )
+    spool_directly(
+        install,
+        [
+            (
+                "PreToolUse",
+                {
+                    "session_id": SID,
+                    "hook_event_name": "PreToolUse",
+                    "tool_name": "Bash",
+                    "tool_use_id": "toolu_1",
+                    "tool_input": {"command": "echo newneedle"},
+                },
+            )
+        ],
+    )
+    dispatcher = start_dispatcher(install)
+    try:
+
+        def found(query: str) -> list[str]:
+            r = install.ways("sessions", "search", query, "--store", str(db), "--json")
+            return [h["session_id"] for h in json.loads(r.stdout or "[]")]
+
+        assert wait_until(lambda: found("newneedle") == [SID], 60), found("newneedle")
+        assert found("oldneedle") == ["earlier"]
+        assert sorted(found("needle")) == sorted(["earlier", SID])
+    finally:
+        dispatcher.kill()
+        dispatcher.wait(10)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("5",)
+        assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall() == [
+            ("records_ad",)
+        ]
+        # each row indexed once: a second entry for a rowid would be a second hit
+        hits = conn.execute("SELECT rowid FROM records_fts WHERE records_fts MATCH 'eed'")
+        assert sorted(r for (r,) in hits) == [1, 2]

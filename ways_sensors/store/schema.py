@@ -5,15 +5,17 @@
                  delivered). UNIQUE (sensor, rule, session_id, rule_seq): a batch
                  delivered again after a crash (at-least-once) is stored once.
     records_fts  FTS5 over records.text with the `trigram` tokenizer (substrings of
-                 three characters or more, case folded), kept in step by triggers; it
-                 indexes each text with PAD after it (its content is the view
-                 `records_indexed`), so every character of a text begins a trigram: a
-                 query of one or two characters finds its records among the trigrams
-                 it begins (store/candidates.py)
+                 three characters or more, case folded), kept in step by the writer
+                 (INSERT_FTS: a row and its index entry in one transaction) and by a
+                 delete trigger; it indexes each text with PAD after it (its content
+                 is the view `records_indexed`), so every character of a text begins
+                 a trigram: a query of one or two characters finds its records among
+                 the trigrams it begins (store/candidates.py)
     sessions     one row per session, updated with each new record: its span, counts,
                  first prompt, model, cost (the sum of its replies') and how it ended
     checkpoints  the signed checkpoints a chained rule delivers after its records
-    meta         `schema` (VERSION): a database of another version is refused
+    meta         `schema` (VERSION; the embedded store's file: store/sqlite.py's
+                 FILE_VERSION): a database of another version is refused
 
 `text` is every distinct string of the record's `data` but those under UNSEARCHED's
 keys (the client's bookkeeping, a call's id, the tool's name), depth first, one per line
@@ -30,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 VERSION = 4
-PAD = "\n\n"  # after each indexed text (records_indexed, the triggers): char(10, 10)
+PAD = "\n\n"  # after each indexed text (records_indexed, INSERT_FTS, records_ad): char(10, 10)
 TEXT_MAX = 1 << 20
 # data's fields search does not read: the client's bookkeeping (`extra`: its transcript
 # path, working folder, modes, the same in every record), a call's id, and the tool's
@@ -54,9 +56,6 @@ CREATE VIEW IF NOT EXISTS records_indexed AS
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5 (
   text, content='records_indexed', content_rowid='id', tokenize='trigram', detail='none'
 );
-CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
-  INSERT INTO records_fts (rowid, text) VALUES (new.id, new.text || char(10, 10));
-END;
 CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
   INSERT INTO records_fts (records_fts, rowid, text)
     VALUES ('delete', old.id, old.text || char(10, 10));
@@ -99,6 +98,9 @@ COLUMNS = (
     "text",
     "record",
 )
+# a new row's index entry, made by the writer: the same insert made by a trigger costs
+# several times as much (bench/RESULTS.md, the drain into the store)
+INSERT_FTS = "INSERT INTO records_fts (rowid, text) VALUES (?, ? || char(10, 10))"
 INSERT = (
     f"INSERT OR IGNORE INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 )

@@ -28,6 +28,16 @@ from typing import Any
 from ..roots import makedirs_private
 from . import schema
 
+TEXT = schema.COLUMNS.index("text")
+
+
+# The file's version. 5: the writer indexes each new row itself (schema.INSERT_FTS); a
+# file of 4 differs only by the insert trigger that did it, dropped by the first process
+# that opens it to write (a reader reads either). A process of an older ways refuses 5.
+FILE_VERSION = 5
+UPGRADES = {"4": "DROP TRIGGER IF EXISTS records_ai;"}
+READABLE = frozenset({str(FILE_VERSION), *UPGRADES})
+
 
 class StoreError(Exception):
     """The store cannot be used as it is: another schema version, not a database."""
@@ -70,11 +80,17 @@ def _ensure_schema(conn: sqlite3.Connection, create: bool) -> None:
         conn.executescript(
             "BEGIN IMMEDIATE;"
             + schema.DDL
-            + f"INSERT OR IGNORE INTO meta VALUES ('schema', '{schema.VERSION}');COMMIT;"
+            + f"INSERT OR IGNORE INTO meta VALUES ('schema', '{FILE_VERSION}');COMMIT;"
         )
         version = _version(conn)
-    if version != str(schema.VERSION):
-        raise StoreError(f"a session store of schema {version}, not {schema.VERSION}")
+    elif version in UPGRADES and create:
+        conn.executescript(
+            f"BEGIN IMMEDIATE;{UPGRADES[version]}"
+            f"UPDATE meta SET value = '{FILE_VERSION}' WHERE key = 'schema';COMMIT;"
+        )
+        version = _version(conn)
+    if version != str(FILE_VERSION) and (create or version not in READABLE):
+        raise StoreError(f"a session store of schema {version}, not {FILE_VERSION}")
 
 
 def _version(conn: sqlite3.Connection) -> str | None:
@@ -106,7 +122,9 @@ def write(
                 conn.execute(schema.INSERT_CHECKPOINT, checkpoint_row(record, line))
                 continue
             r = schema.row(record, line)
-            if conn.execute(schema.INSERT, r).rowcount == 1:
+            cur = conn.execute(schema.INSERT, r)
+            if cur.rowcount == 1:
+                conn.execute(schema.INSERT_FTS, (cur.lastrowid, r[TEXT]))
                 conn.execute(schema.UPSERT_SESSION, schema.session_values(r))
                 new += 1
         conn.execute("COMMIT")
