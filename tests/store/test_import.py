@@ -6,6 +6,7 @@ often it runs, one session with a live recording of it, and never a planted secr
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 from ..agents.fixtures import CODEX, GEMINI
@@ -103,3 +104,28 @@ def test_what_cannot_be_imported_says_so(install, tmp_path):
     assert r.returncode == 2 and "cursor keeps no session file" in r.stderr
     r = install.ways("sessions", "import", str(tmp_path / "missing.jsonl"))
     assert r.returncode == 2 and "no such file or folder" in r.stderr
+
+
+def test_many_files_import_in_order_with_an_unreadable_one_among_them(install):
+    """A folder of sessions is replayed by worker processes: every file's records are
+    stored as the same file's alone would be, an unreadable one (a FIFO) is named and
+    the others are not held back by it."""
+    folder = install.home / ".claude" / "projects" / "-home-dev-project"
+    folder.mkdir(parents=True)
+    old = TRANSCRIPT.stem
+    text = TRANSCRIPT.read_text()
+    sids = [f"00000000-0000-4000-8000-00000000000{i}" for i in range(6)]
+    for sid in sids:
+        (folder / f"{sid}.jsonl").write_text(text.replace(old, sid))
+    fifo = folder / "00000000-0000-4000-8000-000000000003a.jsonl"
+    os.mkfifo(fifo)
+    got = imported(install, "--agent", "claude-code")
+    assert (got["files"], got["sessions"], got["unreadable"]) == (7, 6, [str(fifo)])
+
+    def timeline(sid: str) -> list[tuple]:
+        shown = json.loads(install.ways("sessions", "show", sid, "--json").stdout)
+        return [(r["rule_seq"], r["section"], r["data"].get("tool_name")) for r in shown["records"]]
+
+    first = timeline(sids[0])
+    assert len(first) > 3 and got["records"] == 6 * len(first)
+    assert all(timeline(sid) == first for sid in sids[1:])

@@ -28,10 +28,13 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import agents
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..store.sqlite import Prepared
 
 REPLAYABLE = ("claude-code", "codex", "gemini")
 BATCH = 512
@@ -126,32 +129,73 @@ def _rule() -> Any:
     return rule_of(load(), RULE)[1]
 
 
-def run(conn: sqlite3.Connection, files: list[tuple[str, str]]) -> Result:
+def run(conn: sqlite3.Connection, files: list[tuple[str, str]], workers: int = 0) -> Result:
+    """Import `files` in their order. Their replays run in `workers` processes (0: one
+    a core, at most WORKERS_MAX), forked after the rule is read; this process alone
+    writes the store, a file's rows in one go after the last one's."""
     from ..store import sqlite as store
 
-    result = Result()
-    rule = _rule()
-    for agent, path in files:
-        result.files += 1
-        try:
-            replay = agents.adapter(agent).replay(path)
-            sid = replay.session_id
-            held = conn.execute(
-                "SELECT imported FROM sessions WHERE session_id = ?", (sid,)
-            ).fetchone()
-            if held is not None and held[0] == 0:
-                result.live += 1
-                continue
-            new = sum(store.write(conn, batch, 30.0) for batch in _records(replay, rule))
-        except (OSError, ValueError, UnicodeError):
+    result = Result(files=len(files))
+    live = frozenset(
+        sid for (sid,) in conn.execute("SELECT session_id FROM sessions WHERE imported = 0")
+    )
+    for path, sid, replayed in _replays(files, _rule(), live, workers):
+        if replayed is None:
             result.unreadable.append(path)
             continue
+        held = conn.execute("SELECT imported FROM sessions WHERE session_id = ?", (sid,))
+        row = held.fetchone()  # a live rule may have stored it since the worker looked
+        if isinstance(replayed, str) or (row is not None and row[0] == 0):
+            result.live += 1
+            continue
+        new = sum(store.write_prepared(conn, batch, 30.0) for batch in replayed)
         result.records += new
         if new:
             result.sessions += 1
         else:
             result.unchanged += 1
     return result
+
+
+LIVE = "live"  # a replay skipped (the only string a replay gives): a live rule's session
+WORKERS_MAX = 8
+Replayed = tuple[str, str, "list[list[Prepared]] | str | None"]
+_job: dict[str, Any] = {}  # what a worker reads: the rule and the live sessions
+
+
+def _replays(
+    files: list[tuple[str, str]], rule: Any, live: frozenset[str], workers: int
+) -> Iterator[Replayed]:
+    """Each file's (path, session id, its rows in batches | LIVE | None: unreadable), in
+    the files' order."""
+    import multiprocessing
+
+    _job.update(rule=rule, live=live)
+    workers = min(workers or os.cpu_count() or 1, WORKERS_MAX, len(files))
+    # forked, so a worker starts with the rule and the modules this process loaded;
+    # where there is no fork, one process does it all
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from map(_replay, files)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        yield from pool.map(_replay, files, chunksize=1)
+
+
+def _replay(item: tuple[str, str]) -> Replayed:
+    from ..store.sqlite import prepare
+
+    agent, path = item
+    try:
+        replay = agents.adapter(agent).replay(path)
+        if replay.session_id in _job["live"]:
+            return path, replay.session_id, LIVE
+        rows = [[prepare(r, line) for r, line in b] for b in _records(replay, _job["rule"])]
+    except (OSError, ValueError, UnicodeError):
+        return path, "", None
+    return path, replay.session_id, rows
 
 
 def _records(replay: Any, rule: Any) -> Iterator[list[tuple[dict[str, Any], str]]]:

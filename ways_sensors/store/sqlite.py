@@ -103,11 +103,27 @@ def _version(conn: sqlite3.Connection) -> str | None:
     return str(got[0]) if got else None
 
 
+Prepared = tuple[str, tuple[Any, ...]]  # a statement of schema's and its values
+
+
+def prepare(record: dict[str, Any], line: str) -> Prepared:
+    """What stores one delivered record (its JSON `line`): a checkpoint's row or a
+    record's, built apart from the transaction (an import builds them in its workers)."""
+    if record.get("section") == "checkpoint":
+        return schema.INSERT_CHECKPOINT, checkpoint_row(record, line)
+    return schema.INSERT, schema.row(record, line)
+
+
 def write(
     conn: sqlite3.Connection, records: Iterable[tuple[dict[str, Any], str]], timeout: float
 ) -> int:
     """Store (record, its JSON) pairs in one transaction; how many rows were new. Busy
     when another writer held the database for `timeout` seconds."""
+    return write_prepared(conn, [prepare(record, line) for record, line in records], timeout)
+
+
+def write_prepared(conn: sqlite3.Connection, rows: Iterable[Prepared], timeout: float) -> int:
+    """write() of rows prepare() made."""
     conn.execute(f"PRAGMA busy_timeout = {max(int(timeout * 1000), 1)}")
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -117,13 +133,9 @@ def write(
         raise
     new = 0
     try:
-        for record, line in records:
-            if record.get("section") == "checkpoint":
-                conn.execute(schema.INSERT_CHECKPOINT, checkpoint_row(record, line))
-                continue
-            r = schema.row(record, line)
-            cur = conn.execute(schema.INSERT, r)
-            if cur.rowcount == 1:
+        for statement, r in rows:
+            cur = conn.execute(statement, r)
+            if statement == schema.INSERT and cur.rowcount == 1:
                 conn.execute(schema.INSERT_FTS, (cur.lastrowid, r[TEXT]))
                 conn.execute(schema.UPSERT_SESSION, schema.session_values(r))
                 new += 1

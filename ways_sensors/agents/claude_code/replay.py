@@ -99,7 +99,8 @@ class Replay:
     def drafts(self) -> Iterator[Draft]:
         with Recording(Builder(), self.session_id, self.path, "transcript.jsonl") as rec:
             ts, started = 0, False
-            for _, objs in sessionfile.iter_lines(self.path, self.stats):
+            for line, objs in sessionfile.iter_lines(self.path, self.stats):
+                whole = len(objs) == 1  # the line itself: read again, it is the same object
                 for obj in objs:
                     ts = ts_ns(obj.get("timestamp"), ts)
                     if not started and isinstance(obj.get("timestamp"), str):
@@ -108,7 +109,7 @@ class Replay:
                     if self.compact is not None and not self._compacting(obj):
                         yield from self._build(rec, self._compacted(), ts)
                     yield from self._build(rec, self._before(obj), ts)
-                    rec.copy(json.dumps(obj).encode() + b"\n")
+                    rec.copy(line if whole else json.dumps(obj).encode() + b"\n")
                     yield from self._build(rec, self._payloads(obj), ts)
             if self.compact is not None:
                 yield from self._build(rec, self._compacted(), ts)
