@@ -252,9 +252,7 @@ class Journal:
         fd = secure.open_private(path, os.O_WRONLY | os.O_CREAT)
         try:
             os.lseek(fd, size, os.SEEK_SET)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            secure.write_all(fd, data)
         finally:
             os.close(fd)
         return seg, size + len(data)

@@ -49,9 +49,7 @@ class KeyFolder:
             self._path(name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, self.layout.root
         )
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            secure.write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -136,9 +136,7 @@ def _append_bounded(path: str, data: bytes, sensor: str, rule: str, session: str
                     rotated_out=gone,
                 )
                 continue
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            secure.write_all(fd, data)
             return
         finally:
             os.close(fd)  # releases the lock

@@ -93,6 +93,8 @@ def _repaired(path: str, mode: int) -> None:
 
 def _create(path: str) -> None:
     """Write a new key beside `path` and link it there, unless a key got there first."""
+    from ..state.secure import write_all
+
     folder = os.path.dirname(path)
     roots.makedirs_private(folder)
     tmp = os.path.join(folder, f".redaction.key.{os.getpid()}.{os.urandom(6).hex()}.tmp")
@@ -100,9 +102,7 @@ def _create(path: str) -> None:
     try:
         try:
             data = os.urandom(KEY_BYTES)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -240,9 +240,7 @@ def _replace(path: str, body: bytes, layout: Layout) -> None:
     tmp = path + ".replay"
     fd = secure.open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
-        view = memoryview(body)
-        while view:
-            view = view[os.write(fd, view) :]
+        secure.write_all(fd, body)
         os.fsync(fd)
     finally:
         os.close(fd)

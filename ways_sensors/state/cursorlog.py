@@ -191,7 +191,7 @@ class CursorLog:
                     self._remember(key, line)
                     self._rewrite()
                 else:
-                    _write_all(self.fd, line)
+                    secure.write_all(self.fd, line)
                     self.size += len(line)
                     self._remember(key, line)
                 if recs is None:
@@ -218,7 +218,7 @@ class CursorLog:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         fd = secure.open_private(path, flags, self.root)
         try:
-            _write_all(fd, data)
+            secure.write_all(fd, data)
         except BaseException:
             os.close(fd)
             _unlink(path)
@@ -235,12 +235,6 @@ class CursorLog:
 
 def _line(key: str, st: dict[str, Any]) -> bytes:
     return jsoncore.dumps({"rule": key, **st}, separators=(",", ":")).encode() + b"\n"
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _unlink(path: str) -> None:

@@ -49,6 +49,14 @@ class UnsafeState(OSError):
         self.why = why
 
 
+def write_all(fd: int, data: bytes | bytearray) -> None:
+    """Every byte of `data` to `fd`: os.write may write fewer (a signal, a pipe, a full
+    disk's last block), and a record cut short is a record lost."""
+    view = memoryview(data)
+    while view:
+        view = view[posix.write(fd, view) :]
+
+
 def _uid() -> int:
     return posix.geteuid()
 
@@ -272,9 +280,7 @@ def replace_private(path: str, data: bytes, root: str = "") -> None:
     fd = posix.open(tmp, flags, 0o600)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[posix.write(fd, view) :]
+            write_all(fd, data)
         finally:
             posix.close(fd)
         posix.rename(tmp, path)

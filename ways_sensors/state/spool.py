@@ -122,13 +122,6 @@ def frame(
     return MAGIC + str(len(body)).encode() + b"\n" + body + b"\n"
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = posix.write(fd, view)
-        view = view[n:]
-
-
 def segment_names(spool_dir: str) -> list[str]:
     try:
         return sorted(n for n in posix.listdir(spool_dir) if n.endswith(".seg"))
@@ -250,7 +243,7 @@ def append(
                 fd = _open_segment(spool_dir, name, root)
                 size = posix.fstat(fd).st_size
             try:
-                _write_all(fd, data)
+                secure.write_all(fd, data)
             except BaseException:
                 try:
                     posix.ftruncate(fd, size)

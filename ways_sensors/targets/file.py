@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 from ..regex import Lazy
 from ..roots import makedirs_private
+from ..state.secure import write_all
 from .base import (
     ERROR,
     PLACEHOLDERS,
@@ -190,9 +191,7 @@ def _append(path: str, data: bytes, deadline: float, cut_json: bool) -> None:
     try:
         if _lock(fd, deadline) and readable:
             data = _mend(fd, data, cut_json)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     finally:
         os.close(fd)  # releases the lock
 
