@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from pathlib import Path
 
+import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ways_sensors.agents.codex import rollout
 from ways_sensors.agents.codex.builder import Builder as CodexBuilder
 from ways_sensors.agents.gemini import chats
 from ways_sensors.agents.gemini.builder import Builder as GeminiBuilder
+from ways_sensors.agents.kit import handed
 from ways_sensors.agents.kit import sessionfile as t
+
+from ..jsonvalues import same_outcome, values
 
 
 def _sparse(path: Path, size: int) -> Path:
@@ -153,3 +160,132 @@ def test_codex_and_gemini_read_their_files_through_the_kit(tmp_path):
     pre = {"session_id": "s1", "transcript_path": fifo, "trigger": "manual"}
     out = _returns(lambda: gemini.build("PreCompress", pre, 1, transcript_size=0))
     assert not gemini.held and [d.section for d in out] == ["compaction", "compaction"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(values, st.sampled_from(["", " ", "x", " {}", "]", ' {"b": 1}']), st.sampled_from(["", " "]))
+def test_a_line_is_read_by_msgspec_as_json_reads_it(value, tail, head):
+    """With msgspec loaded (as in a dispatcher) a line is decoded by it, and what it
+    gives or refuses is json's: NaN, a lone surrogate or 1e400 are read by json."""
+    assert "msgspec" in sys.modules
+    doc = head + json.dumps(value) + tail
+    same_outcome(lambda: t._loads(doc), lambda: json.loads(doc))
+    assert t._fast and isinstance(t._fast[0], msgspec.json.Decoder)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='{}[]":,0123456789.eE-+ \ntruefalsn\\u\ufeffINa\x01\t', max_size=40))
+def test_arbitrary_text_fails_or_reads_as_json_does(text):
+    same_outcome(lambda: t._loads(text), lambda: json.loads(text))
+
+
+def test_lines_json_alone_reads_are_the_same_objects(tmp_path):
+    """NaN, a lone surrogate and 1e400 (msgspec refuses them) and a line of two
+    objects still come out as json reads them."""
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(
+        b'{"a": NaN, "b": "\\ud800", "c": 1e400}\n{"x": 1} {"y": 2}\n{"z": [1, 2.5, null]}\n'
+    )
+    got = [objs for _, objs in t.iter_lines(str(f))]
+    assert repr(got) == repr(
+        [[{"a": float("nan"), "b": "\ud800", "c": float("inf")}], [{"x": 1}, {"y": 2}],
+         [{"z": [1, 2.5, None]}]]
+    )  # fmt: skip
+
+
+def _replayed(monkeypatch, hand: bool) -> tuple[list, int]:
+    """The fixture transcript's drafts, and how many lines were decoded on the way."""
+    from ways_sensors.agents.claude_code.replay import Replay
+
+    from ..conftest import TRANSCRIPT
+
+    decoded = []
+    real = t.decode_line
+    monkeypatch.setattr(
+        t, "decode_line", lambda line, stats=None: decoded.append(1) or real(line, stats)
+    )
+    if not hand:
+        monkeypatch.setattr(handed, "hand_line", lambda *args: None)
+        monkeypatch.setattr(handed, "hand_file", lambda *args: None)
+    drafts = [
+        (d.section, json.dumps(d.data, sort_keys=True, default=repr))
+        for d in Replay(str(TRANSCRIPT)).drafts()
+    ]
+    monkeypatch.undo()
+    return drafts, len(decoded)
+
+
+def test_a_replay_hands_its_decoded_lines_to_the_builder_and_makes_the_same_drafts(
+    monkeypatch,
+):
+    """The builder reads the replay's scratch copy of the transcript; the lines the
+    replay decoded go to it decoded, so each is decoded once, and nothing it builds
+    changes."""
+    shared, fewer = _replayed(monkeypatch, hand=True)
+    alone, more = _replayed(monkeypatch, hand=False)
+    assert shared == alone and len(shared) > 10
+    assert fewer < more
+    assert (handed._lines, handed._bytes, handed._file) == ({}, {}, {})  # its end forgets
+
+
+def test_handed_lines_are_read_once_within_a_limit_then_from_the_file(tmp_path):
+    f = tmp_path / "copy.jsonl"
+    lines = [b'{"n": 1}\n', b'{"n": 2}\n', b'{"n": 3}\n']
+    f.write_bytes(b"".join(lines))
+    objs = [[{"n": "handed 1"}], [{"n": "handed 2"}], [{"n": "handed 3"}]]
+    ends = [9, 18, 27]
+    try:
+        for start, end, o in zip([0, 9, 18], ends, objs, strict=True):
+            handed.hand_line(str(f), start, end, o)
+        stats = t.ReadStats()
+        first = t.read_lines(str(f), 0, stats, limit=18)  # the third was written after
+        assert first == [(9, objs[0]), (18, objs[1])]
+        assert (stats.lines, stats.objects) == (2, 2)
+        from_file = [(9, [{"n": 1}]), (18, [{"n": 2}]), (27, [{"n": 3}])]
+        assert t.read_lines(str(f), 0) == from_file  # taken once: the file itself now
+        assert t.read_lines(str(f), 18) == [(27, objs[2])]  # still handed until read
+        assert t.read_lines(str(f), 18) == from_file[2:]
+    finally:
+        handed.forget(str(f))
+    big = tmp_path / "big.jsonl"
+    handed.hand_line(str(big), 0, handed.HANDED_MAX + 1, [{"too": "much"}])  # not held
+    assert str(big) not in handed._lines
+
+
+def test_a_handed_whole_file_is_taken_once_and_only_while_unchanged(tmp_path):
+    f = tmp_path / "agent-a.jsonl"
+    f.write_bytes(b'{"n": 1}\n')
+    mine = [{"n": "handed"}]
+    handed.hand_file(str(f), handed.identity(str(f)), mine, 1)
+    stats = t.ReadStats()
+    assert list(t.iter_file(str(f), stats)) == mine and (stats.lines, stats.objects) == (1, 1)
+    assert list(t.iter_file(str(f))) == [{"n": 1}]  # once
+    handed.hand_file(str(f), handed.identity(str(f)), mine, 1)
+    with open(f, "ab") as out:  # written since the replay read it
+        out.write(b'{"n": 2}\n')
+    assert list(t.iter_file(str(f))) == [{"n": 1}, {"n": 2}]
+
+
+lines = st.builds(
+    lambda head, value, tail, cut: (head + json.dumps(value) + tail).encode("utf-8", "replace")[
+        : cut or None
+    ],
+    st.sampled_from(["", " ", "\x0c", "\ufeff", "\x00"]),
+    values,
+    st.sampled_from(["", "\n", " \t\n", ' {"b": 2}\n', "\x00\n", "\x0b\n", "]\n"]),
+    st.integers(min_value=0, max_value=3),
+) | st.binary(max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines)
+def test_a_line_decodes_to_what_json_alone_decodes(line):
+    """decode_line reads a line's bytes with msgspec first; a line it takes or leaves
+    comes out as the json-only path reads it (NUL, invalid UTF-8, a BOM, a form feed,
+    two objects, a cut line)."""
+    got = t.decode_line(line)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(t, "_fast", [])
+        mp.setattr(t, "sys", type("NoMsgspec", (), {"modules": {}}))
+        want = t.decode_line(line)
+    assert repr(got) == repr(want)

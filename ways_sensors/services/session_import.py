@@ -179,6 +179,9 @@ def _replays(
         return
     from concurrent.futures import ProcessPoolExecutor
 
+    from ..dispatch import pricing
+
+    pricing.version()  # its table loaded once here, not once a worker
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         yield from pool.map(_replay, files, chunksize=1)

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...records import Draft
-from ..kit import sessionfile
+from ..kit import handed, sessionfile
 from ..kit.replaying import Recording, ts_ns
 from . import permissions, transcript
 from .builder import Builder
@@ -100,7 +100,7 @@ class Replay:
         with Recording(Builder(), self.session_id, self.path, "transcript.jsonl") as rec:
             ts, started = 0, False
             for line, objs in sessionfile.iter_lines(self.path, self.stats):
-                whole = len(objs) == 1  # the line itself: read again, it is the same object
+                whole = len(objs) == 1  # the line itself: read again, it is that object
                 for obj in objs:
                     ts = ts_ns(obj.get("timestamp"), ts)
                     if not started and isinstance(obj.get("timestamp"), str):
@@ -109,7 +109,10 @@ class Replay:
                     if self.compact is not None and not self._compacting(obj):
                         yield from self._build(rec, self._compacted(), ts)
                     yield from self._build(rec, self._before(obj), ts)
-                    rec.copy(line if whole else json.dumps(obj).encode() + b"\n")
+                    if whole:  # its objects go to the builder's reader with it
+                        rec.copy(line, objs)
+                    else:
+                        rec.copy(json.dumps(obj).encode() + b"\n")
                     yield from self._build(rec, self._payloads(obj), ts)
             if self.compact is not None:
                 yield from self._build(rec, self._compacted(), ts)
@@ -273,10 +276,13 @@ class Replay:
         agent = (aid, self._agent_type(aid, tool_input))
         yield "SubagentStart", {"agent_id": aid, "agent_type": agent[1]}
         last_text = ""
+        before, lines = handed.identity(path), self.stats.lines
         try:
             objs = list(sessionfile.iter_file(path, self.stats))
         except OSError:
             objs = []
+        else:  # the builder reads it whole again at the SubagentStop below
+            handed.hand_file(path, before, objs, self.stats.lines - lines)
         for obj in objs:
             if obj.get("type") == "assistant":
                 m = _m if isinstance(_m := obj.get("message"), dict) else {}

@@ -19,6 +19,7 @@ from types import TracebackType
 
 from ...records import Draft
 from ..protocols import SessionBuilder
+from . import handed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class Recording:
         self._tmp = tempfile.TemporaryDirectory()
         self.scratch = os.path.join(self._tmp.name, name)
         self._out = open(self.scratch, "ab")  # noqa: SIM115 (closed in __exit__)
+        self._size = 0  # bytes copied
 
     def __enter__(self) -> Recording:
         return self
@@ -57,12 +59,18 @@ class Recording:
         tb: TracebackType | None,
     ) -> None:
         self._out.close()
+        handed.forget(self.scratch)
         self._tmp.cleanup()
 
-    def copy(self, line: bytes) -> None:
-        """One more line of the recorded file, where the builder will read it."""
+    def copy(self, line: bytes, objs: list[dict[str, Any]] | None = None) -> None:
+        """One more line of the recorded file, where the builder will read it; `objs`:
+        what the line decodes to, handed to the builder's reader so it
+        is not decoded twice (kit/handed.py)."""
         self._out.write(line)
         self._out.flush()
+        start, self._size = self._size, self._size + len(line)
+        if objs is not None:
+            handed.hand_line(self.scratch, start, self._size, objs)
 
     def build(self, event: str, payload: dict[str, Any], ts: int, size: int = -1) -> list[Draft]:
         """The drafts of one replayed hook event; `size` is the file's size when it ran."""
