@@ -26,9 +26,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..roots import makedirs_private
-from . import schema
+from . import schema, sessionrow
 
 TEXT = schema.COLUMNS.index("text")
+SESSION = schema.COLUMNS.index("session_id")
 
 
 # The file's version. 5: the writer indexes each new row itself (schema.INSERT_FTS); a
@@ -132,13 +133,15 @@ def write_prepared(conn: sqlite3.Connection, rows: Iterable[Prepared], timeout: 
             raise Busy from None
         raise
     new = 0
+    shares: dict[str, list[tuple[Any, ...]]] = {}  # the new records' shares, by session
     try:
         for statement, r in rows:
             cur = conn.execute(statement, r)
             if statement == schema.INSERT and cur.rowcount == 1:
                 conn.execute(schema.INSERT_FTS, (cur.lastrowid, r[TEXT]))
-                conn.execute(schema.UPSERT_SESSION, schema.session_values(r))
+                shares.setdefault(r[SESSION], []).append(schema.session_values(r))
                 new += 1
+        sessionrow.write(conn, schema.UPSERT_SESSION, shares)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
