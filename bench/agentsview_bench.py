@@ -75,7 +75,7 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.Compl
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--agentsview", required=True, metavar="PATH")
-    ap.add_argument("--sessions", type=int, default=1000)
+    ap.add_argument("--sessions", type=int, default=1600)  # 204,800 lines: the 200,000
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp())
