@@ -66,6 +66,18 @@ def corpus(home: Path, sessions: int) -> int:
     return lines
 
 
+def throwaway(sessions: int) -> tuple[Path, dict[str, str], int]:
+    """A temporary root holding the corpus under its home, the environment that points
+    both tools there (agentsview's daemon off), and the corpus' transcript lines."""
+    root = Path(tempfile.mkdtemp())
+    lines = corpus(root / "home", sessions)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAUDE"))}
+    env.update(HOME=str(root / "home"), AGENTSVIEW_NO_DAEMON="1", NO_COLOR="1")
+    for name in ("config", "cache", "state", "data"):
+        env[f"XDG_{name.upper()}_HOME"] = str(root / name)
+    return root, env, lines
+
+
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
     t = time.perf_counter()
     r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=3600)
@@ -78,13 +90,8 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, default=1600)  # 204,800 lines: the issue's 200,000
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
-    root = Path(tempfile.mkdtemp())
+    root, env, lines = throwaway(args.sessions)
     home = root / "home"
-    lines = corpus(home, args.sessions)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAUDE"))}
-    env.update(HOME=str(home), AGENTSVIEW_NO_DAEMON="1", NO_COLOR="1")
-    for name in ("config", "cache", "state", "data"):
-        env[f"XDG_{name.upper()}_HOME"] = str(root / name)
     ways = str(Path(sys.executable).parent / "ways")
     isolated = ["unshare", "-n", args.agentsview]
     print(f"corpus: {args.sessions:,} Claude Code sessions, {lines:,} transcript lines")

@@ -26,13 +26,12 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agentsview_bench import corpus
+from agentsview_bench import throwaway
 
 ALL = ["--include-automated", "--include-one-shot", "--include-children"]
 # (what it is, ways' arguments, agentsview's arguments, whether it finds anything)
@@ -116,19 +115,13 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--agentsview", required=True, metavar="PATH")
-    ap.add_argument("--sessions", type=int, default=1000)
+    ap.add_argument("--sessions", type=int, default=1600)
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.inside:
         return inside(args)
-    root = Path(tempfile.mkdtemp())
-    home = root / "home"
-    lines = corpus(home, args.sessions)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAUDE"))}
-    env.update(HOME=str(home), AGENTSVIEW_NO_DAEMON="1", NO_COLOR="1")
-    for name in ("config", "cache", "state", "data"):
-        env[f"XDG_{name.upper()}_HOME"] = str(root / name)
+    root, env, lines = throwaway(args.sessions)
     ways = str(Path(sys.executable).parent / "ways")
     print(f"corpus: {args.sessions:,} Claude Code sessions, {lines:,} transcript lines")
     r = subprocess.run(

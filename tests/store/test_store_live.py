@@ -20,6 +20,17 @@ def store_path(install):
     return install.home / ".local" / "share" / "agent-ways" / "store" / "sessions.db"
 
 
+def bash_call(tool_use_id: str, command: str) -> dict:
+    """A PreToolUse payload of a Bash call."""
+    return {
+        "session_id": SID,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": tool_use_id,
+        "tool_input": {"command": command},
+    }
+
+
 def by_seq(records: list[dict]) -> dict[int, tuple]:
     return {r["seq"]: (r["section"], r.get("agent"), r["data"]) for r in records}
 
@@ -67,19 +78,7 @@ def test_a_dispatcher_killed_mid_drain_stores_every_record_once(install):
     n = 1500
     spool_directly(
         install,
-        [
-            (
-                "PreToolUse",
-                {
-                    "session_id": SID,
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": "Bash",
-                    "tool_use_id": f"toolu_{i}",
-                    "tool_input": {"command": f"echo {i}"},
-                },
-            )
-            for i in range(n)
-        ],
+        [("PreToolUse", bash_call(f"toolu_{i}", f"echo {i}")) for i in range(n)],
     )
 
     def stored() -> int:
@@ -184,18 +183,7 @@ def test_a_store_of_schema_4_is_upgraded_and_each_new_record_indexed_once(instal
     )
     spool_directly(
         install,
-        [
-            (
-                "PreToolUse",
-                {
-                    "session_id": SID,
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": "Bash",
-                    "tool_use_id": "toolu_1",
-                    "tool_input": {"command": "echo newneedle"},
-                },
-            )
-        ],
+        [("PreToolUse", bash_call("toolu_1", "echo newneedle"))],
     )
     dispatcher = start_dispatcher(install)
     try:
