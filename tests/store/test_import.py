@@ -129,3 +129,43 @@ def test_many_files_import_in_order_with_an_unreadable_one_among_them(install):
     first = timeline(sids[0])
     assert len(first) > 3 and got["records"] == 6 * len(first)
     assert all(timeline(sid) == first for sid in sids[1:])
+
+
+DRIVER = """
+import json, sys
+from ways_sensors.services import session_import as si
+from ways_sensors.store import default_path, sqlite
+si.WORKER_FILE_MAX = int(sys.argv[1])
+files = si.plan("claude-code", [])
+print(json.dumps(si.run(sqlite.connect(default_path()), files, workers=2).as_json()))
+"""
+
+
+def test_a_file_over_the_worker_bound_is_replayed_in_its_place_by_the_command(install):
+    """A file larger than WORKER_FILE_MAX is replayed by the command's own process,
+    batch by batch, between the workers' files: the same records, in the same order."""
+    import subprocess
+    import sys
+
+    folder = install.home / ".claude" / "projects" / "-home-dev-project"
+    folder.mkdir(parents=True)
+    old, text = TRANSCRIPT.stem, TRANSCRIPT.read_text()
+    sids = [f"00000000-0000-4000-8000-00000000000{i}" for i in range(5)]
+    sids.insert(2, "00000000-0000-4000-8000-0000000000020000-longer-and-so-larger")
+    for sid in sids:
+        (folder / f"{sid}.jsonl").write_text(text.replace(old, sid))
+    bound = (folder / f"{sids[0]}.jsonl").stat().st_size  # the longer one is over it
+    r = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(bound)], env=install.env, capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert (got["files"], got["sessions"], got["unreadable"]) == (6, 6, [])
+    listed = json.loads(install.ways("sessions", "list", "--json").stdout)
+    assert sorted(s["session_id"] for s in listed) == sorted(sids)
+    timelines = [
+        [(x["rule_seq"], x["section"]) for x in json.loads(
+            install.ways("sessions", "show", sid, "--json").stdout)["records"]]
+        for sid in sids
+    ]  # fmt: skip
+    assert len(timelines[0]) > 3 and all(t == timelines[0] for t in timelines)

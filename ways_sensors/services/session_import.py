@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -132,7 +132,7 @@ def _rule() -> Any:
 def run(conn: sqlite3.Connection, files: list[tuple[str, str]], workers: int = 0) -> Result:
     """Import `files` in their order. Their replays run in `workers` processes (0: one
     a core, at most WORKERS_MAX), forked after the rule is read; this process alone
-    writes the store, a file's rows in one go after the last one's."""
+    writes the store."""
     from ..store import sqlite as store
 
     result = Result(files=len(files))
@@ -140,15 +140,20 @@ def run(conn: sqlite3.Connection, files: list[tuple[str, str]], workers: int = 0
         sid for (sid,) in conn.execute("SELECT session_id FROM sessions WHERE imported = 0")
     )
     for path, sid, replayed in _replays(files, _rule(), live, workers):
-        if replayed is None:
-            result.unreadable.append(path)
-            continue
         held = conn.execute("SELECT imported FROM sessions WHERE session_id = ?", (sid,))
         row = held.fetchone()  # a live rule may have stored it since the worker looked
         if isinstance(replayed, str) or (row is not None and row[0] == 0):
             result.live += 1
             continue
-        new = sum(store.write_prepared(conn, batch, 30.0) for batch in replayed)
+        try:
+            new = 0
+            for batch in replayed or ():
+                new += store.write_prepared(conn, batch, 30.0)
+        except (OSError, ValueError, UnicodeError):
+            replayed = None  # a file read in this process failed on the way
+        if replayed is None:
+            result.unreadable.append(path)
+            continue
         result.records += new
         if new:
             result.sessions += 1
@@ -159,7 +164,12 @@ def run(conn: sqlite3.Connection, files: list[tuple[str, str]], workers: int = 0
 
 LIVE = "live"  # a replay skipped (the only string a replay gives): a live rule's session
 WORKERS_MAX = 8
-Replayed = tuple[str, str, "list[list[Prepared]] | str | None"]
+AHEAD = 2  # files each worker may have replayed before this process writes them
+# a larger file is replayed by this process, batch by batch, in its place in the order:
+# a worker holds a file's rows whole until they are written, and AHEAD files a worker
+# bounds what waits, so a file's size bounds what one holds
+WORKER_FILE_MAX = 16 << 20
+Replayed = tuple[str, str, "Iterable[list[Prepared]] | str | None"]
 _job: dict[str, Any] = {}  # what a worker reads: the rule and the live sessions
 
 
@@ -175,29 +185,58 @@ def _replays(
     # forked, so a worker starts with the rule and the modules this process loaded;
     # where there is no fork, one process does it all
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        yield from map(_replay, files)
+        yield from map(_streamed, files)
         return
-    from concurrent.futures import ProcessPoolExecutor
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     from ..dispatch import pricing
 
     pricing.version()  # its table loaded once here, not once a worker
     context = multiprocessing.get_context("fork")
+    todo = iter(files)
+    window: deque[Future[Replayed] | tuple[str, str]] = deque()
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        yield from pool.map(_replay, files, chunksize=1)
+        while True:
+            while len(window) < AHEAD * workers and (item := next(todo, None)) is not None:
+                big = _size(item[1]) > WORKER_FILE_MAX
+                window.append(item if big else pool.submit(_replay, item))
+            if not window:
+                return
+            head = window.popleft()
+            yield _streamed(head) if isinstance(head, tuple) else head.result()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # the replay says why
 
 
 def _replay(item: tuple[str, str]) -> Replayed:
+    """A worker's replay of one file, its rows whole."""
+    path, sid, replayed = _streamed(item)
+    if replayed is None or isinstance(replayed, str):
+        return path, sid, replayed
+    try:
+        return path, sid, list(replayed)
+    except (OSError, ValueError, UnicodeError):
+        return path, sid, None
+
+
+def _streamed(item: tuple[str, str]) -> Replayed:
+    """One file's replay, its rows made batch by batch as they are read."""
     from ..store.sqlite import prepare
 
     agent, path = item
     try:
         replay = agents.adapter(agent).replay(path)
-        if replay.session_id in _job["live"]:
-            return path, replay.session_id, LIVE
-        rows = [[prepare(r, line) for r, line in b] for b in _records(replay, _job["rule"])]
     except (OSError, ValueError, UnicodeError):
         return path, "", None
+    if replay.session_id in _job["live"]:
+        return path, replay.session_id, LIVE
+    rows = ([prepare(r, line) for r, line in b] for b in _records(replay, _job["rule"]))
     return path, replay.session_id, rows
 
 
