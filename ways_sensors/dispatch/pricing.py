@@ -41,6 +41,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..agents.providers import provider as _provider
+from . import pricefast
 
 SOURCE = "genai-prices"
 CURRENCY = "USD"
@@ -114,14 +115,8 @@ def price(model: Any, usage: Any, agent: str | None, timestamp: Any) -> dict[str
             shares.append((r, [1 if j == i else 0 for j in range(4)]))
     total, priced_model = Decimal(0), model
     try:
-        for n, (i_, o_, cr_, cw_) in shares:
-            u = table.Usage(
-                input_tokens=i_ + cr_ + cw_,
-                output_tokens=o_,
-                cache_read_tokens=cr_,
-                cache_write_tokens=cw_,
-            )
-            calc = _calc(table, u, model, provider, when)
+        for n, counts in shares:
+            calc = _calc(table, (counts[0], counts[1], counts[2], counts[3]), model, provider, when)
             total += Decimal(calc.total_price) * n
             priced_model = calc.model.id
     except LookupError:
@@ -137,16 +132,30 @@ def price(model: Any, usage: Any, agent: str | None, timestamp: Any) -> dict[str
     }
 
 
-def _calc(table: Any, usage: Any, model: str, provider: str | None, when: Any) -> Any:
-    """The table's price, from the agent's provider first, then from any that has it."""
+def _calc(
+    table: Any, counts: tuple[int, int, int, int], model: str, provider: str | None, when: Any
+) -> Any:
+    """The table's price of (uncached input, output, cache read, cache write) tokens,
+    from the agent's provider first, then from any that has it."""
     if provider:
         try:
-            return table.calc_price(
-                usage, model, provider_id=provider, genai_request_timestamp=when
-            )
+            return _one(table, counts, model, provider, when)
         except LookupError:
             pass
-    return table.calc_price(usage, model, genai_request_timestamp=when)
+    return _one(table, counts, model, None, when)
+
+
+def _one(
+    table: Any, counts: tuple[int, int, int, int], model: str, provider: str | None, when: Any
+) -> Any:
+    fast = pricefast.calc(table, counts, model, provider, when)  # a per-token price
+    if fast is not None:
+        return fast
+    i, o, cr, cw = counts
+    usage = table.Usage(
+        input_tokens=i + cr + cw, output_tokens=o, cache_read_tokens=cr, cache_write_tokens=cw
+    )
+    return table.calc_price(usage, model, provider_id=provider, genai_request_timestamp=when)
 
 
 def _amount(value: Decimal) -> float:
