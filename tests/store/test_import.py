@@ -132,12 +132,19 @@ def test_many_files_import_in_order_with_an_unreadable_one_among_them(install):
 
 
 DRIVER = """
-import json, sys
+import json, os, sys
 from ways_sensors.services import session_import as si
 from ways_sensors.store import default_path, sqlite
 si.WORKER_FILE_MAX = int(sys.argv[1])
+me, here, streamed = os.getpid(), [], si._streamed
+def noted(item):  # a worker's calls are noted in its own copy of the list, not here
+    if os.getpid() == me:
+        here.append(os.path.basename(item[1]))
+    return streamed(item)
+si._streamed = noted
 files = si.plan("claude-code", [])
-print(json.dumps(si.run(sqlite.connect(default_path()), files, workers=2).as_json()))
+got = si.run(sqlite.connect(default_path()), files, workers=2).as_json()
+print(json.dumps({**got, "here": here}))
 """
 
 
@@ -161,6 +168,7 @@ def test_a_file_over_the_worker_bound_is_replayed_in_its_place_by_the_command(in
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert (got["files"], got["sessions"], got["unreadable"]) == (6, 6, [])
+    assert got["here"] == [f"{sids[2]}.jsonl"]  # the large one here, the others in workers
     listed = json.loads(install.ways("sessions", "list", "--json").stdout)
     assert sorted(s["session_id"] for s in listed) == sorted(sids)
     timelines = [

@@ -46,5 +46,5 @@ def test_a_folded_batch_leaves_the_row_the_upserts_leave(before, batch):
             conn.execute(schema.UPSERT_SESSION, values)
     for values in batch:
         one_by_one.execute(schema.UPSERT_SESSION, values)
-    sessionrow.write(folded, schema.UPSERT_SESSION, {"s1": list(batch)})
+    sessionrow.write(folded, {"s1": list(batch)})
     assert _rows(folded) == _rows(one_by_one)

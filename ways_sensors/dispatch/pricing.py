@@ -109,14 +109,14 @@ def price(model: Any, usage: Any, agent: str | None, timestamp: Any) -> dict[str
     # `calls` equal calls of the sums' quotients, then each leftover token (fewer than
     # `calls` of each kind) as a call of its own: exact for a per-token price
     split = [divmod(v, calls) for v in (inp, out, cread, cwrite)]
-    shares = [(calls, [q for q, _ in split])]
+    shares: list[tuple[int, tuple[int, int, int, int]]] = [(calls, _four([q for q, _ in split]))]
     for i, (_, r) in enumerate(split):
         if r:
-            shares.append((r, [1 if j == i else 0 for j in range(4)]))
+            shares.append((r, _four([1 if j == i else 0 for j in range(4)])))
     total, priced_model = Decimal(0), model
     try:
         for n, counts in shares:
-            calc = _calc(table, (counts[0], counts[1], counts[2], counts[3]), model, provider, when)
+            calc = _calc(table, counts, model, provider, when)
             total += Decimal(calc.total_price) * n
             priced_model = calc.model.id
     except LookupError:
@@ -130,6 +130,10 @@ def price(model: Any, usage: Any, agent: str | None, timestamp: Any) -> dict[str
         "source": SOURCE,
         "version": version(),
     }
+
+
+def _four(v: list[int]) -> tuple[int, int, int, int]:
+    return (v[0], v[1], v[2], v[3])
 
 
 def _calc(

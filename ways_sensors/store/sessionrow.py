@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from . import schema
+
 # the sessions table's columns, in the order of FOLDED's values
 COLUMNS = (
     "session_id",
@@ -73,12 +75,12 @@ def fold(row: dict[str, Any] | None, shares: list[tuple[Any, ...]]) -> dict[str,
     return s
 
 
-def write(conn: sqlite3.Connection, upsert: str, shares: dict[str, list[tuple[Any, ...]]]) -> None:
+def write(conn: sqlite3.Connection, shares: dict[str, list[tuple[Any, ...]]]) -> None:
     """Each session's shares of one batch into its row, inside the caller's transaction:
-    one share by `upsert` (the SQL itself), several folded and written once."""
+    one share by schema.UPSERT_SESSION itself, several folded and written once."""
     for sid, values in shares.items():
         if len(values) == 1:
-            conn.execute(upsert, values[0])
+            conn.execute(schema.UPSERT_SESSION, values[0])
             continue
         got = conn.execute(SELECT, (sid,)).fetchone()
         row = fold(dict(zip(COLUMNS, got, strict=True)) if got else None, values)

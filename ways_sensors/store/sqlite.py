@@ -141,7 +141,7 @@ def write_prepared(conn: sqlite3.Connection, rows: Iterable[Prepared], timeout: 
                 conn.execute(schema.INSERT_FTS, (cur.lastrowid, r[TEXT]))
                 shares.setdefault(r[SESSION], []).append(schema.session_values(r))
                 new += 1
-        sessionrow.write(conn, schema.UPSERT_SESSION, shares)
+        sessionrow.write(conn, shares)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

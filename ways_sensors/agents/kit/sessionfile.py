@@ -143,8 +143,9 @@ def _lines(
 
 def decode_line(line: bytes, stats: ReadStats | None = None) -> list[dict[str, Any]]:
     """The JSON objects on one line: usually one, two when writes collided, none if broken."""
-    if _fast or "msgspec" in sys.modules:
-        obj = _fast_object(line)  # the common line: one object, valid UTF-8, no NUL
+    fast = _msgspec()
+    if fast is not None:
+        obj = _fast_object(fast, line)  # the common line: one object, valid UTF-8, no NUL
         if obj is not None:
             if stats:
                 stats.lines += 1
@@ -181,19 +182,22 @@ def decode_line(line: bytes, stats: ReadStats | None = None) -> list[dict[str, A
     return out
 
 
-def _fast_object(line: bytes) -> dict[str, Any] | None:
+def _fast_object(fast: Any, line: bytes) -> dict[str, Any] | None:
     """The line's one object as msgspec reads the bytes, or None for anything else (not
     UTF-8, a NUL, two objects, no object, what msgspec refuses): the str path decides.
     What msgspec reads from the bytes is what it reads from their text, json's."""
     try:
-        obj = _msgspec().decode(line)
+        obj = fast.decode(line)
     except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
 
 
 def _msgspec() -> Any:
+    """msgspec's JSON decoder, or None while this process has not loaded msgspec."""
     if not _fast:
+        if "msgspec" not in sys.modules:
+            return None
         import msgspec
 
         _fast.append(msgspec.json.Decoder())
@@ -203,9 +207,10 @@ def _msgspec() -> Any:
 def _loads(text: str) -> Any:
     """json.loads(text), by msgspec when it is loaded (about twice as fast on these lines,
     bench/RESULTS.md)."""
-    if _fast or "msgspec" in sys.modules:
+    fast = _msgspec()
+    if fast is not None:
         try:
-            return _msgspec().decode(text)
+            return fast.decode(text)
         except (ValueError, RecursionError):  # msgspec's DecodeError is a ValueError
             pass  # NaN, a lone surrogate, 1e400, or broken: json reads it or says why
     return jsoncore.loads(text)
