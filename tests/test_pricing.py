@@ -5,6 +5,10 @@ end carries the total, subagents' replies included."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -13,7 +17,7 @@ import pytest
 
 from ways_sensors.dispatch import pricing
 
-from .conftest import kill_dispatchers
+from .conftest import REPO, kill_dispatchers
 from .helpers import dispatcher_alive, lines, wait_until
 from .sessions import ScriptedSession
 
@@ -217,3 +221,43 @@ def test_what_cannot_be_priced_says_why():
     assert pricing.price(None, {"input_tokens": 1}, "claude-code", when) == "no model named"
     assert "too long" in str(pricing.price("m" * 5000, {"input_tokens": 1}, None, when))
     assert "no price for model" in str(pricing.price("nope-1", {"input_tokens": 1}, None, when))
+
+
+VERSION_CHECK = """
+import sys
+from ways_sensors.dispatch import pricing
+got = pricing.version()
+imported = "genai_prices" in sys.modules
+try:
+    import genai_prices
+    table = genai_prices.__version__
+except ImportError:
+    table = "absent"
+print(got, imported, table)
+"""
+
+
+def _version_in(extra_path: Path | None) -> list[str]:
+    env = dict(os.environ)
+    if extra_path is not None:  # looked in before site-packages
+        env["PYTHONPATH"] = os.pathsep.join([str(extra_path), str(REPO)])
+    out = subprocess.run(
+        [sys.executable, "-c", VERSION_CHECK], env=env, capture_output=True, text=True, check=True
+    )
+    return out.stdout.split()
+
+
+def test_the_version_a_session_end_names_is_read_without_importing_the_table():
+    got, imported, table = _version_in(None)
+    assert got == table == genai_prices.__version__
+    assert imported == "False"  # the package and its table stay unloaded
+
+
+def test_a_package_without_metadata_beside_it_is_asked_its_version(tmp_path):
+    # a copy with no dist-info beside it (a source tree on PYTHONPATH): imported instead
+    shutil.copytree(Path(genai_prices.__file__).parent, tmp_path / "genai_prices")
+    got, imported, _ = _version_in(tmp_path)
+    assert (got, imported) == (genai_prices.__version__, "True")
+    # one that cannot be imported: absent, as a missing package is
+    (tmp_path / "genai_prices" / "__init__.py").write_text("raise ImportError('broken')\n")
+    assert _version_in(tmp_path) == ["absent", "False", "absent"]

@@ -35,6 +35,7 @@ of the session so far; a record is priced once, when it is built.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -54,6 +55,8 @@ _TOKENS = (
 )
 
 _table: Any = None  # the genai_prices module, imported at the first reply with usage
+_version: str | None = None
+METADATA_HEAD = 1 << 16  # bytes of a METADATA file read for its Version header
 
 
 def _prices() -> Any:
@@ -65,11 +68,64 @@ def _prices() -> Any:
     return _table
 
 
-def version() -> str:
+def load() -> None:
+    """Load the table now (before an import forks its workers, say), if it is there."""
     try:
-        return str(_prices().__version__)
+        _prices().data_snapshot.get_snapshot()
     except ImportError:
-        return "absent"
+        pass
+
+
+def version() -> str:
+    """genai-prices' version as its `__version__` has it, or "absent". Every session_end
+    names it, priced replies or not, and importing the package and its table costs more
+    than a dispatcher's whole start, so the version is read from the installed
+    distribution's metadata beside the package, and the package imported only where
+    that is not found."""
+    global _version
+    if _version is None:
+        try:
+            _version = _installed_version() or str(_prices().__version__)
+        except ImportError:
+            _version = "absent"
+    return _version
+
+
+def _installed_version() -> str | None:
+    """The Version header of the genai_prices-*.dist-info beside the package (the wheel
+    layout pip installs), without importing it; None when there is no single one."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("genai_prices")
+    if spec is None:
+        raise ImportError("genai_prices")
+    places = spec.submodule_search_locations or []
+    if len(places) != 1:
+        return None
+    site = os.path.dirname(os.path.normpath(places[0]))
+    try:
+        found = [n for n in os.listdir(site) if _is_dist_info(n)]
+    except OSError:
+        return None
+    if len(found) != 1:
+        return None
+    try:
+        with open(os.path.join(site, found[0], "METADATA"), "rb") as f:
+            head = f.read(METADATA_HEAD).decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in head.splitlines():
+        if not line.strip():
+            break  # the headers end; a description follows
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "version" and value.strip():
+            return value.strip()
+    return None
+
+
+def _is_dist_info(name: str) -> bool:
+    stem, _, rest = name.partition("-")
+    return stem.lower().replace("-", "_") == "genai_prices" and rest.endswith(".dist-info")
 
 
 def _count(value: Any) -> int:

@@ -192,7 +192,7 @@ def _replays(
 
     from ..dispatch import pricing
 
-    pricing.version()  # its table loaded once here, not once a worker
+    pricing.load()  # its table loaded once here, not once a worker
     context = multiprocessing.get_context("fork")
     todo = iter(files)
     window: deque[Future[Replayed] | tuple[str, str]] = deque()
