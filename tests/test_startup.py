@@ -25,6 +25,8 @@ HEAVY = (
     "hmac",
     "http.client",
     "ways_sensors.evidence.sealer",
+    "ssl",
+    "genai_prices",
 )
 
 
@@ -89,3 +91,20 @@ def test_reading_sensor_files_loads_no_openssl(install, tmp_path):
     code, mods = loaded_after(install, ["sensors", "list"])
     assert code == 0
     assert "ways_sensors.config.spec" in mods and not {"_hashlib", "hmac"} & mods
+    assert "ssl" not in mods  # loaded where a TLS context is made (targets/tlsconf.py)
+
+
+def test_a_session_end_names_the_price_table_without_loading_it(install, tmp_path):
+    """Every session_end carries the session's cost with genai-prices' version, priced
+    replies or not: a session without any is ended without importing the table."""
+    import genai_prices
+
+    out = tmp_path / "out.jsonl"
+    install.sensor("all", everything_sensor(out))
+    with dispatcher_lock(install):
+        play(install, ["SessionStart", "UserPromptSubmit", "SessionEnd"])
+    code, mods = loaded_after(install, ["sensors", "dispatch", "--idle", "0.3", "--", SID])
+    assert code == 0
+    end = [r for r in lines(out) if r["section"] == "session_end"]
+    assert end and end[0]["data"]["cost"]["version"] == genai_prices.__version__
+    assert "genai_prices" not in mods

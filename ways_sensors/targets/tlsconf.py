@@ -18,11 +18,13 @@ the record waits, counted as an error, until the file is there (docs/fleet.md).
 from __future__ import annotations
 
 import os
-import ssl
 import threading
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from msgspec import Meta, Struct
+
+if TYPE_CHECKING:
+    import ssl  # loaded where a context is made: every command reads this module's Tls
 
 
 class Tls(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -76,6 +78,8 @@ def context(tls: Tls) -> ssl.SSLContext:
 
 
 def _make(tls: Tls) -> ssl.SSLContext:
+    import ssl
+
     def full(p: str | None) -> str | None:
         return os.path.expanduser(p) if p else None
 
