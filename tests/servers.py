@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import gzip
+import itertools
 import json
+import os
 import re
 import socket
 import threading
@@ -330,9 +332,39 @@ class Server:
         return self.bodies
 
 
+_offered = itertools.count()
+PORTS_A_PROCESS = 1000  # each test process's own slice of the ports below the ephemeral
+
+
 def free_port() -> int:
+    """A loopback TCP port free now, for a server that cannot bind port 0 and say which
+    it got (rsyslog's imrelp, PostgreSQL). It comes from below the kernel's ephemeral
+    range, so no outgoing connection is given it between this probe and the server's
+    bind (the port of `bind(0)` could be), and from this test process's own slice, so
+    two test processes never offer the same one."""
+    low = _ephemeral_low()
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:]
+    slots = (low - 10000) // PORTS_A_PROCESS
+    if slots >= 1:
+        base = 10000 + (int(worker) if worker.isdigit() else 0) % slots * PORTS_A_PROCESS
+        for _ in range(PORTS_A_PROCESS):
+            port = base + (os.getpid() + next(_offered)) % PORTS_A_PROCESS
+            with socket.socket() as s:  # no SO_REUSEADDR: a port in TIME_WAIT is skipped
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            return port
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
