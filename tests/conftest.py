@@ -178,33 +178,60 @@ def hooks() -> list[dict]:
     return [json.loads(line) for line in HOOKS.read_text().splitlines() if line.strip()]
 
 
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid`, from the kernel's own lists of each thread's children
+    (/proc/PID/task/TID/children): the reaper runs around every test, and psutil finds
+    children by reading every process's stat file. psutil where the kernel has no list."""
+    if not os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+        return {p.pid for p in psutil.Process(pid).children(recursive=True)}
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            threads = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue  # gone
+        for tid in threads:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children", "rb") as f:
+                    kids = {int(x) for x in f.read().split()} - found
+            except (OSError, ValueError):
+                continue
+            found |= kids
+            todo += kids
+    return found
+
+
 @pytest.fixture(autouse=True)
 def reap_children():
     """Kill what a test left running (dispatchers, consumers), grandchildren included."""
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    before = descendants(os.getpid())
     yield
-    me = psutil.Process()
-    for child in me.children(recursive=True):
-        if child.pid not in before:
-            try:
-                child.send_signal(signal.SIGKILL)
-            except psutil.Error:
-                pass
+    for pid in descendants(os.getpid()) - before:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def kill_dispatchers(root: Path) -> None:
     """Detached dispatchers are not our children: find them by their state root. Only a
-    dispatcher's environment is read (every process's was about half of this teardown,
-    which runs after every test with an install)."""
-    for proc in psutil.process_iter(["cmdline"]):
-        if "dispatch" not in (proc.info["cmdline"] or []):
+    dispatcher's environment is read, and /proc is read directly (this teardown runs
+    after every test with an install, over every process of the machine)."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
         try:
-            env = proc.environ()
-        except psutil.Error:
-            continue
-        if str(root) in env.get("XDG_STATE_HOME", ""):
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if b"dispatch" not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = dict(v.partition(b"=")[::2] for v in f.read().split(b"\0"))
+        except OSError:
+            continue  # gone, or not ours to read
+        if str(root).encode() in env.get(b"XDG_STATE_HOME", b""):
             try:
-                proc.kill()
-            except psutil.Error:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
                 pass

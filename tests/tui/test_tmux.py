@@ -27,9 +27,10 @@ class Tmux:
         assert shutil.which("tmux"), "tmux is needed: scripts/test.sh installs it on Debian"
         self.name = f"ways-{uuid.uuid4().hex[:8]}"
         self.sock = str(cwd / "tmux.sock")  # a server of our own, never the user's
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k != "TMUX")
-        # without COLUMNS and LINES, which the pane's shell may export at tmux's first
-        # 80x24 (Textual reads them before the pty): the tab takes the pane's own size
+        # without COLUMNS and LINES, from this process or from the pane's shell at tmux's
+        # first 80x24 (Textual reads them before the pty): the tab takes the pane's size
+        unsized = {k: v for k, v in env.items() if k not in ("TMUX", "COLUMNS", "LINES")}
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in unsized.items())
         cmd = f"env -u COLUMNS -u LINES {exports} TERM=xterm-256color {WAYS} sensors tui"
         self.tmux(
             "new-session",
@@ -119,7 +120,8 @@ def test_mode_and_delivery_on_screen_at_160_columns(install):
                 screen = t.wait_for("OFF-MACHINE", timeout=3)
             except AssertionError:
                 screen = t.screen()
-        assert "OFF-MACHINE" in screen, screen
+        pane = t.tmux("display-message", "-p", "-t", t.name, "#{pane_width}x#{pane_height}")
+        assert "OFF-MACHINE" in screen, f"pane {pane.strip()}:\n{screen}"
         header = _header(screen)
         for heading in ("STATE", "HEALTH", "MODE", "DELIVERY", "TIMEOUT", "TARGET", "OFF-MACHINE"):
             assert heading in header, header
