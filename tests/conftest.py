@@ -35,6 +35,16 @@ LAUNCHER = REPO / "ways_sensors" / "_launch.py"
 ALL_SECTIONS = list(SECTIONS)  # every section the spec knows: a new one is tested at once
 
 
+def saved(path: Path, text: str) -> Path:
+    """`text` written to `path` whole, as an editor saves (a new file renamed over the
+    old): a dispatcher or hook reading the file mid-write would see half of it, refuse
+    it and log the refusal, which is right for such a file and not what a test edits."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
 class Install:
     """A throwaway install: its own HOME, XDG roots and project folder."""
 
@@ -85,15 +95,11 @@ class Install:
     def sensor(self, name: str, text: str, layer: str = "user") -> Path:
         folder = self.user_sensors if layer == "user" else self.project_sensors
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{name}.yaml"
-        path.write_text(textwrap.dedent(text))
-        return path
+        return saved(folder / f"{name}.yaml", textwrap.dedent(text))
 
     def config(self, text: str) -> Path:
         self.config_root.mkdir(parents=True, exist_ok=True)
-        path = self.config_root / "config.yaml"
-        path.write_text(textwrap.dedent(text))
-        return path
+        return saved(self.config_root / "config.yaml", textwrap.dedent(text))
 
     def ways(
         self,

@@ -9,7 +9,7 @@ import json
 
 from ways_sensors.errors import NOT_RECORDING
 
-from .conftest import payload
+from .conftest import payload, saved
 from .helpers import lines, wait_until
 
 GOOD = """\
@@ -45,7 +45,7 @@ def test_a_typo_in_a_sensor_file_is_loud(install, tmp_path):
     r = install.ways("status")
     assert r.returncode == 0, r.stdout
 
-    path.write_text(GOOD.format(out=out).replace("timeout: 5s", "timeout: 5 sec"))
+    saved(path, GOOD.format(out=out).replace("timeout: 5s", "timeout: 5 sec"))
     fire_hooks(install, 3)
     [line] = refused_lines(install)  # one line for the change, not one per event
     assert line["file"] == str(path) and line["line"] == 5 and line["enabled"] is True
@@ -67,11 +67,11 @@ def test_a_typo_in_a_sensor_file_is_loud(install, tmp_path):
 
     fire_hooks(install, 2)
     assert len(refused_lines(install)) == 1  # still the same file contents: logged once
-    path.write_text(GOOD.format(out=out).replace("timeout: 5s", "timeout: 7 sec"))
+    saved(path, GOOD.format(out=out).replace("timeout: 5s", "timeout: 7 sec"))
     fire_hooks(install, 1)
     assert len(refused_lines(install)) == 2  # changed, still refused: once more
 
-    path.write_text(GOOD.format(out=out))
+    saved(path, GOOD.format(out=out))
     fire_hooks(install, 1)
     assert wait_until(lambda: len(lines(out)) == 2)  # recording again
     assert len(refused_lines(install)) == 2
