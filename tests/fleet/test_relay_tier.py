@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -23,10 +24,19 @@ from ways_sensors.targets import ACCEPTED, RETRYABLE, Context, Item, syslog
 from ways_sensors.targets.syslog import SyslogTarget
 
 from ..formats import samples
+from ..helpers import wait_until
 from ..relay import run_tier, tier
 
 RECORDS = samples.records()[:2]
 BATCH = [Item(r, line) for r, line in zip(RECORDS, samples.lines(RECORDS), strict=True)]
+
+
+def stopped(pid: int) -> bool:
+    """Every thread of `pid` is stopped. SIGSTOP stops a thread when it next runs: on a
+    loaded machine rsyslogd answered a frame or two after the signal was sent."""
+    tasks = Path(f"/proc/{pid}/task")
+    states = [(t / "stat").read_text().rpartition(")")[2].split()[0] for t in tasks.iterdir()]
+    return all(state in ("T", "t") for state in states)
 
 
 def send(spec: SyslogTarget, timeout: float):
@@ -42,6 +52,7 @@ def test_a_batch_counts_only_once_the_central_server_has_it(tmp_path):
         assert len(central.records()) == 2
         central.proc.send_signal(signal.SIGSTOP)  # up, and answering nothing
         try:
+            assert wait_until(lambda: stopped(central.proc.pid), timeout=10)
             # the relay acknowledges what the central server has not: the gap itself
             assert send(bare, 5).status == ACCEPTED
             # with the flush, the batch waits for the central server's answer
