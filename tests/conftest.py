@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from ways_sensors.config.spec import SECTIONS
+from ways_sensors.state.files import replace_atomically
 
 from .e2e.harness import VERSION
 
@@ -37,11 +38,10 @@ ALL_SECTIONS = list(SECTIONS)  # every section the spec knows: a new one is test
 
 def saved(path: Path, text: str) -> Path:
     """`text` written to `path` whole, as an editor saves (a new file renamed over the
-    old): a dispatcher or hook reading the file mid-write would see half of it, refuse
-    it and log the refusal, which is right for such a file and not what a test edits."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    old; a new one readable by all, as under umask 022): a dispatcher or hook reading
+    the file mid-write would see half of it, refuse it and log the refusal, which is
+    right for such a file and not what a test edits."""
+    replace_atomically(str(path), text, new_mode=0o644)
     return path
 
 

@@ -125,7 +125,7 @@ def _installed_version() -> str | None:
 
 def _is_dist_info(name: str) -> bool:
     stem, _, rest = name.partition("-")
-    return stem.lower().replace("-", "_") == "genai_prices" and rest.endswith(".dist-info")
+    return stem.lower() == "genai_prices" and rest.endswith(".dist-info")
 
 
 def _count(value: Any) -> int:
