@@ -4,7 +4,9 @@ Every file ways reads that a user or a project controls goes through `read_yaml`
 most MAX_YAML_BYTES of a regular file (a FIFO never blocks), no aliases, nesting at most
 MAX_DEPTH, no duplicate keys, no value the loader cannot build. Whatever it refuses is
 a YamlError with the line to show; the caller refuses that file alone. `position`
-turns a spec error's path into the line and column of the node it names.
+turns a spec error's path into the line and column of the node it names. libyaml
+parses where PyYAML has it, Python where it has not; the composing and every check
+above are the same Python code under either (`_Bounded`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,12 @@ import stat
 from typing import Any, Protocol, cast
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.resolver import Resolver
+from yaml.scanner import Scanner
 
 MAX_YAML_BYTES = 1 << 20  # a sensor file or config.yaml; bounds the pure-Python parser's time
 MAX_DEPTH = 64  # nesting of mappings and lists; sensor files need about 6
@@ -34,8 +42,11 @@ class _Peeking(Protocol):
     def peek_event(self) -> Any: ...
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader refusing aliases, nesting beyond MAX_DEPTH and values it cannot build.
+class _Bounded(Composer, SafeConstructor, Resolver):
+    """A safe loader refusing aliases, nesting beyond MAX_DEPTH and values it cannot build.
+    Its parser comes from the class below it (`_CLoader`, `_PyLoader`): the composer,
+    PyYAML's own in Python, comes first in their order, so every node passes through
+    `compose_node` below whichever parser made its event.
 
     Aliases are refused outright rather than allowed within an expansion budget: a few
     hundred bytes of nested anchors (`b: &b [*a, *a, ...]`, nine levels) stand for a
@@ -46,8 +57,10 @@ class _BoundedLoader(yaml.SafeLoader):
     aliases the node graph is a tree, so all of those steps are linear in the file.
     """
 
-    def __init__(self, stream: bytes) -> None:
-        super().__init__(stream)
+    def _start(self) -> None:
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
         self._depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
@@ -59,7 +72,7 @@ class _BoundedLoader(yaml.SafeLoader):
                 f"alias *{event.anchor} refused: aliases are not allowed in sensor files "
                 "or config.yaml (a nest of them can expand to billions of values); "
                 "write the value out in full",
-                event.start_mark,  # type: ignore[arg-type]  # SafeLoader is pure Python: never a C mark
+                event.start_mark,  # type: ignore[arg-type]  # the stubs know no libyaml mark
             )
         self._depth += 1
         try:
@@ -77,6 +90,32 @@ class _BoundedLoader(yaml.SafeLoader):
         except (ValueError, TypeError, AttributeError, OverflowError) as exc:
             # e.g. a date like 2001-13-45, or an integer of 5,000 digits
             raise _Refused(None, None, f"cannot read this value: {exc}", node.start_mark) from None
+
+
+class _PyLoader(_Bounded, Reader, Scanner, Parser):
+    """Parsed in Python: where PyYAML was built without libyaml."""
+
+    def __init__(self, stream: bytes) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        self._start()
+
+
+_BoundedLoader: type[_CLoader | _PyLoader] = _PyLoader
+if yaml.__with_libyaml__:
+    from yaml._yaml import CParser
+
+    class _CLoader(_Bounded, CParser):
+        """Parsed by libyaml, PyYAML's C parser: scanning and parsing in Python were
+        most of what a command spent reading the sensor files. CSafeLoader would
+        compose in C too, past the checks above."""
+
+        def __init__(self, stream: bytes) -> None:
+            CParser.__init__(self, stream)
+            self._start()
+
+    _BoundedLoader = _CLoader
 
 
 def _read_bounded(path: str) -> bytes:
@@ -105,9 +144,14 @@ def _read_bounded(path: str) -> bytes:
 def read_yaml(path: str) -> tuple[Any, Any]:
     """Parse one YAML document; returns (data, node) so errors can name a line. Whatever
     would make a file slow or crash the loader is a YamlError: the file is refused alone."""
-    text = _read_bounded(path)
+    return parse(_read_bounded(path))
+
+
+def parse(text: bytes, parser: type[_CLoader | _PyLoader] | None = None) -> tuple[Any, Any]:
+    """`read_yaml` for bytes in hand; `parser` chooses the loader (the tests hold both
+    to the same data and refusals)."""
     try:
-        loader = _BoundedLoader(text)
+        loader = (parser or _BoundedLoader)(text)
         try:
             node = loader.get_single_node()
             _check_duplicate_keys(node)
@@ -117,8 +161,11 @@ def read_yaml(path: str) -> tuple[Any, Any]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
+        problem = str(exc.problem or exc)
+        if "maximum nesting depth" in problem:  # libyaml's own bound, met scanning ahead
+            raise YamlError(f"nested deeper than {MAX_DEPTH} levels", line) from None
         prefix = "" if isinstance(exc, _Refused) else "not valid YAML: "
-        raise YamlError(f"{prefix}{exc.problem or exc}", line) from None
+        raise YamlError(f"{prefix}{problem}", line) from None
     except yaml.YAMLError as exc:
         raise YamlError(f"not valid YAML: {exc}", 1) from None
     except RecursionError:  # a caller already deep in its stack
