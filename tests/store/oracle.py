@@ -121,13 +121,23 @@ def oracle_columns(r: dict) -> dict:
     }
 
 
+_FOLDED: dict[int, tuple[dict, str, str]] = {}
+
+
+def folded(data: dict) -> tuple[str, str]:
+    """The record's text with A-Z folded alone (as SQLite's lower() does for an ASCII
+    query) and wholly lowered: made once per record, not once per query and record."""
+    got = _FOLDED.get(id(data))
+    if got is None or got[0] is not data:
+        whole = text(data)
+        ascii_folded = "".join(c.lower() if "A" <= c <= "Z" else c for c in whole)
+        got = _FOLDED[id(data)] = (data, ascii_folded, whole.lower())
+    return got[1], got[2]
+
+
 def matches(r: dict, q: str, f: query.Filters) -> bool:
-    whole = text(r["data"])
-    if q.isascii():  # A-Z folded alone, as SQLite's lower() does for an ASCII query
-        whole = "".join(c.lower() if "A" <= c <= "Z" else c for c in whole)
-    else:
-        whole = whole.lower()
-    if q.lower() not in whole:
+    ascii_folded, lowered = folded(r["data"])
+    if q.lower() not in (ascii_folded if q.isascii() else lowered):
         return False
     cols = oracle_columns(r)
     for name, value in cols.items():
