@@ -24,8 +24,9 @@ What is removed, and by whom (layout.py has every path):
 * Ledger entries beyond LEDGER_MAX sessions, oldest first (`retention.ledger_pruned`,
   with the count): a session resumed after its entry is gone starts its chains again
   at rule_seq 1, and `verify --rule` no longer expects its records.
-* Pending markers of sessions without a folder, and temporary files a SIGKILL left in
-  the ledger folder.
+* Pending markers of sessions without a folder, temporary files a SIGKILL left in
+  the ledger folder, and a finished session's folder a SIGKILL left on its way out
+  (`sessions/.gone-*`, layout.py), each once TMP_AGE old.
 * A dead-letter file (deadletters.py; its rotated `.1` too) nothing was parked in for
   DEAD_LETTER_AGE, or for `abandoned_after` when that is longer: removed under its
   flock, `retention.dead_letters_removed` logged with the rule and the records given up.
@@ -47,7 +48,7 @@ from typing import Any
 
 from ..config import userconfig
 from ..state import cursorstate, events, secure, spool
-from ..state.layout import Layout, rule_label
+from ..state.layout import GONE_PREFIX, Layout, rule_label
 from ..state.session import Session, read_json
 from .ages import STORE_KEPT, abandoned_after, parse_age
 from .buildstate import BuildCursor
@@ -78,6 +79,7 @@ def sweep(layout: Layout | None = None, skip: str | None = None, now: float | No
             except OSError as exc:  # a refused path (secure.py), a full disk: the next one
                 events.log("retention.error", session=sid, error=type(exc).__name__)
         _prune_markers(layout)
+        _prune_leaving(layout, now)
         _prune_ledger(layout, now)
         _prune_dead_letters(layout, now - max(age, DEAD_LETTER_AGE))
         _prune_store(now)
@@ -261,6 +263,21 @@ def _prune_markers(layout: Layout) -> None:
     for sid in layout.pending_sessions():
         if not os.path.lexists(layout.session_dir(sid)):
             Session(sid, layout).mark_pending(False)
+
+
+def _prune_leaving(layout: Layout, now: float) -> None:
+    """A finished session's folder whose remover was killed after renaming it."""
+    import shutil
+
+    try:
+        entries = list(os.scandir(layout.sessions_dir()))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for e in entries:
+        if not e.name.startswith(GONE_PREFIX) or not e.is_dir(follow_symlinks=False):
+            continue
+        if e.stat(follow_symlinks=False).st_mtime < now - TMP_AGE:
+            shutil.rmtree(e.path, ignore_errors=True)
 
 
 def _prune_ledger(layout: Layout, now: float) -> None:

@@ -19,6 +19,10 @@ module; who writes and who deletes it; what a SIGKILL of a writer at any instant
         or by any dispatcher's start once nothing wrote in it for
         `ways.retention.abandoned_after` (retention.py). SIGKILL: kept; the next
         dispatcher resumes from it.
+    sessions/.gone-<sid>-<pid>/         session.py
+        a finished session's folder on its way out: renamed here in one step, then
+        removed (so a late dispatcher finds no folder at `sessions/<sid>`). SIGKILL:
+        left; the retention sweep removes it once it is an hour old.
     sessions/<sid>/spool/<n>.seg        spool.py (its format)
         appended by the hook, `ways sensors emit` and the blocking path; a segment the
         build passed is deleted by the dispatcher. SIGKILL: complete frames intact, a
@@ -121,6 +125,7 @@ from ..roots import valid_session_id as valid_session_id  # ids are path compone
 
 STATE_FILE_CAP = 256 << 20  # a cursor may hold a pending record (see verify.LINE_CAP)
 SMALL_STATE_CAP = 1 << 20  # a .head or a ledger: a few numbers per rule
+GONE_PREFIX = ".gone-"  # a session folder being removed (a "." never starts a session id)
 _REG = 0o100000  # S_IFREG, without the stat module
 
 

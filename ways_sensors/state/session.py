@@ -60,7 +60,7 @@ import time
 from .. import jsoncore
 from . import secure
 from .cursorlog import CursorLog
-from .layout import Layout, read_state, rule_label
+from .layout import GONE_PREFIX, Layout, read_state, rule_label
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,11 +177,20 @@ class Session:
         self.remove()
 
     def remove(self) -> None:
-        """Remove the session folder (checked first: never through a linked parent)."""
+        """Remove the session folder (checked first: never through a linked parent). It
+        leaves the sessions folder in one rename before its files go: a dispatcher that
+        a hook started as this one left finds no folder and exits (dispatcher.acquire),
+        where a half-removed one would let it make a new lock file in it, take it and
+        wait out its idle time on a session that has ended."""
         try:
             secure.ensure_private_dir(self.dir, self.layout.root, create=False)
         except FileNotFoundError:
             return
         import shutil  # here: the blocking path makes sessions and never removes one
 
-        shutil.rmtree(self.dir, ignore_errors=True)
+        gone = f"{self.layout.sessions_dir()}/{GONE_PREFIX}{self.id}-{os.getpid()}"
+        try:
+            os.rename(self.dir, gone)
+        except OSError:
+            gone = self.dir
+        shutil.rmtree(gone, ignore_errors=True)
