@@ -1,19 +1,47 @@
-"""A finished session's folder leaves `sessions/<sid>` in one step (state/session.py): a
-dispatcher that a hook started as the last one left finds no folder and exits. Removed
-file by file, the folder could be caught half gone: a late dispatcher made a new lock
-file in it, took it, and waited out its idle minute on a session that had ended. What
-a SIGKILL leaves on the way out is swept."""
+"""A session's dispatcher that drained it and left is not followed by another: a hook
+whose frame it served probes after it left (launch.py) and starts none, and its folder
+leaves `sessions/<sid>` in one step (state/session.py), so a dispatcher started late
+finds no folder and exits. Before, the probe made the folder again, or a late
+dispatcher made a new lock file in the half-removed one, and either way a dispatcher
+waited out its idle minute on a session that had ended (a lane run under load met it).
+What a SIGKILL leaves on the way out is swept."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 
 from ways_sensors.dispatch import retention
 from ways_sensors.state.session import Session
 
+from .helpers import SESSION, SID, dispatcher_done, play, wait_until
+
 FRAMES = 3000
+
+
+def starts(install) -> int:
+    log = install.state_root / "events.log"
+    return sum('"dispatch.start"' in line for line in log.read_text().splitlines())
+
+
+def test_a_hook_probing_after_the_dispatcher_left_starts_none(install, tmp_path):
+    out = tmp_path / "out.jsonl"
+    install.sensor(
+        "s", f"rules:\n  r:\n    sections: [tool_call]\n    dispatch: {{file: {{path: '{out}'}}}}\n"
+    )
+    play(install, SESSION)
+    assert wait_until(lambda: dispatcher_done(install, SID), timeout=60)
+    assert wait_until(lambda: not (install.sessions() / SID).exists(), timeout=60)
+    before = starts(install)
+    probe = f"from ways_sensors.dispatch import launch; print(launch.ensure_dispatcher({SID!r}))"
+    r = subprocess.run([sys.executable, "-c", probe], env=install.env, capture_output=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"False\n", b"")
+    time.sleep(1)  # what a started dispatcher would have logged by now
+    assert starts(install) == before
+    assert not (install.sessions() / SID).exists()
 
 
 def test_a_leaving_folder_is_never_seen_half_removed(install):

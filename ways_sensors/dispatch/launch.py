@@ -41,10 +41,15 @@ def _locked(path: str) -> bool:
 
 
 def dispatcher_running(session_id: str) -> bool:
+    """Someone holds the session's dispatch.lock; FileNotFoundError when its folder is
+    gone. Every caller has just appended to the session's spool, and a folder goes only
+    with its spool drained (dispatcher.finish, under spool.lock): the frame was served
+    by the dispatcher that left, and making the folder again would start one for
+    nothing, to idle out its minute on a session that has ended."""
     from ..state.layout import Layout
 
     layout = Layout()
-    secure.ensure_private_dir(layout.session_dir(session_id), layout.root)
+    secure.ensure_private_dir(layout.session_dir(session_id), layout.root, create=False)
     return _locked(layout.dispatch_lock(session_id))
 
 
@@ -78,8 +83,12 @@ def spawn_detached(argv: list[str]) -> None:
 
 
 def ensure_dispatcher(session_id: str) -> bool:
-    """Start the session's dispatcher unless one holds its lock; True when started."""
-    if dispatcher_running(session_id):
+    """Start the session's dispatcher unless one holds its lock or the session's folder
+    is gone (dispatcher_running says why); True when started."""
+    try:
+        if dispatcher_running(session_id):
+            return False
+    except FileNotFoundError:
         return False
     spawn_detached(dispatcher_argv(session_id))
     return True

@@ -14,7 +14,7 @@ id (`valid_session_id`), `<key>` a rule key (`rule_key`). Each entry: path, owni
 module; who writes and who deletes it; what a SIGKILL of a writer at any instant leaves.
 
     sessions/<sid>/                     session.py
-        made by the session's first writer (hook, blocking path, launch's probe);
+        made by the session's first writer (hook, blocking path, `ways sensors emit`);
         removed by the dispatcher once the session ended and everything is delivered,
         or by any dispatcher's start once nothing wrote in it for
         `ways.retention.abandoned_after` (retention.py). SIGKILL: kept; the next
