@@ -276,7 +276,11 @@ def _prune_leaving(layout: Layout, now: float) -> None:
     for e in entries:
         if not e.name.startswith(GONE_PREFIX) or not e.is_dir(follow_symlinks=False):
             continue
-        if e.stat(follow_symlinks=False).st_mtime < now - TMP_AGE:
+        try:
+            old = e.stat(follow_symlinks=False).st_mtime < now - TMP_AGE
+        except FileNotFoundError:
+            continue  # another dispatcher's sweep removed it: the rest of this one goes on
+        if old:
             shutil.rmtree(e.path, ignore_errors=True)
 
 
