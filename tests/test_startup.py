@@ -73,7 +73,9 @@ def test_a_dispatchers_whole_run_without_config_yaml_loads_no_yaml(install, tmp_
 
 def test_a_chained_rules_dispatcher_without_a_witness_loads_no_http_client(install, tmp_path):
     """A chained file rule signs its tree (the sealer runs), but with no witness to ask
-    the witness module's network half (http.client, ssl, socket) is never imported."""
+    the witness module's network half (http.client, ssl, socket) is never imported; and
+    the sealer's settings (cadence, witnesses, epoch) come from a config.yaml that is not
+    there, so nor is the YAML reader."""
     out = tmp_path / "out.jsonl"
     install.sensor("all", everything_sensor(out, chain="true"))
     with dispatcher_lock(install):
@@ -82,6 +84,7 @@ def test_a_chained_rules_dispatcher_without_a_witness_loads_no_http_client(insta
     assert code == 0
     assert '"checkpoint"' in out.read_text()  # signed
     assert "ways_sensors.evidence.sealer" in mods and "http.client" not in mods
+    assert "yaml" not in mods and "ways_sensors.config.layers" not in mods
 
 
 def test_reading_sensor_files_loads_no_openssl(install, tmp_path):

@@ -67,11 +67,12 @@ def _seconds(name: str, default: float) -> float:
 
 def _setting(name: str) -> object:
     """config.yaml's `ways.evidence.<name>`, or None (absent, or a config that fails to
-    read: lint names it)."""
-    from ..config.layers import read_config
+    read: lint names it). userconfig, not layers.read_config: a dispatcher most often
+    finds no config.yaml, and then never loads the YAML reader."""
+    from ..config import userconfig
 
     try:
-        config, _ = read_config()
+        config = userconfig.data()
     except Exception:
         return None
     node = config.get("ways") if isinstance(config, dict) else None

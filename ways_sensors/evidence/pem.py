@@ -131,10 +131,10 @@ def load(path: str, root: str) -> Ed25519PrivateKey:
 
 def epoch_seconds() -> float:
     """`ways.evidence.epoch_seconds` from config.yaml (a positive number), else 3600."""
-    from ..config.layers import read_config
+    from ..config import userconfig  # no YAML reader where there is no config.yaml
 
     try:
-        config, _ = read_config()
+        config = userconfig.data()
     except Exception:
         return DEFAULT_EPOCH_SECONDS
     node = config.get("ways") if isinstance(config, dict) else None

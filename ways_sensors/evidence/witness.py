@@ -97,9 +97,9 @@ class Answer(Plain):
 def configured(config: dict[str, Any] | None = None) -> tuple[list[Witness], list[str]]:
     """The witnesses of config.yaml's `ways.witness`, and a line per entry refused."""
     if config is None:
-        from ..config.layers import read_config
+        from ..config import userconfig  # no YAML reader where there is no config.yaml
 
-        config, _ = read_config()
+        config = userconfig.data()
     node = config.get("ways") if isinstance(config, dict) else None
     node = node.get("witness") if isinstance(node, dict) else None
     entries = node if isinstance(node, list) else [node] if node else []
