@@ -53,22 +53,23 @@ def configured() -> Cadence:
             _seconds("checkpoint_seconds", CHECKPOINT_SECONDS),
             _seconds("witness_seconds", WITNESS_SECONDS),
             _seconds("machine_log_seconds", MACHINE_LOG_SECONDS),
-            _setting("checkpoints") is not False,
+            setting("checkpoints") is not False,
         )
     return _read[path]
 
 
 def _seconds(name: str, default: float) -> float:
-    value = _setting(name)
+    value = setting(name)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 86400:
         return float(value)
     return default
 
 
-def _setting(name: str) -> object:
+def setting(name: str) -> object:
     """config.yaml's `ways.evidence.<name>`, or None (absent, or a config that fails to
-    read: lint names it). userconfig, not layers.read_config: a dispatcher most often
-    finds no config.yaml, and then never loads the YAML reader."""
+    read: lint names it); the key epoch's too (pem.py). userconfig, not
+    layers.read_config: a dispatcher most often finds no config.yaml, and then never
+    loads the YAML reader."""
     from ..config import userconfig
 
     try:

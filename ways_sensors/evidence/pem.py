@@ -131,15 +131,9 @@ def load(path: str, root: str) -> Ed25519PrivateKey:
 
 def epoch_seconds() -> float:
     """`ways.evidence.epoch_seconds` from config.yaml (a positive number), else 3600."""
-    from ..config import userconfig  # no YAML reader where there is no config.yaml
+    from .cadence import setting
 
-    try:
-        config = userconfig.data()
-    except Exception:
-        return DEFAULT_EPOCH_SECONDS
-    node = config.get("ways") if isinstance(config, dict) else None
-    node = node.get("evidence") if isinstance(node, dict) else None
-    value = node.get("epoch_seconds") if isinstance(node, dict) else None
+    value = setting("epoch_seconds")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value)
     return DEFAULT_EPOCH_SECONDS
